@@ -1,0 +1,259 @@
+#include "emulation/bulk.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "emulation/round.hpp"
+
+namespace simprec {
+namespace {
+
+constexpr size_t kBlock = 1024;
+constexpr size_t kMinPerThread = size_t{1} << 16;
+
+template <class In>
+struct IeeeLayout;
+template <>
+struct IeeeLayout<float> {
+  using U = uint32_t;
+  static constexpr int kWidth = 32, kMantissa = 23, kBias = 127;
+};
+template <>
+struct IeeeLayout<double> {
+  using U = uint64_t;
+  static constexpr int kWidth = 64, kMantissa = 52, kBias = 1023;
+};
+
+// The vectorised path handles inputs whose exponent range covers the target's (so that target
+// subnormals come from input normals and input subnormals land below the target's range) and
+// targets with fewer mantissa bits than the input.
+template <class In>
+bool fast_path_applies(const Format& f) {
+  using L = IeeeLayout<In>;
+  return f.mantissa_bits < L::kMantissa && f.emin() >= 1 - L::kBias && f.width() <= 64;
+}
+
+// Constants of one (input type, target format) pair.
+template <class In>
+struct Plan {
+  using L = IeeeLayout<In>;
+  using U = typename L::U;
+  int shift_normal;       // input mantissa bits dropped for a normal result
+  int64_t emin_biased;    // input biased exponent of the target's smallest normal
+  U rebias;               // subtracting it moves the exponent field to the target's bias
+  U max_bits;             // target's largest finite magnitude encoding
+  uint64_t sign_out;      // target sign bit
+  bool unsigned_zero;     // fnuz: a negative zero result is +0
+  bool flush;             // subnormal results go through the scalar kernel
+  explicit Plan(const Format& f)
+      : shift_normal(L::kMantissa - f.mantissa_bits),
+        emin_biased(f.emin() + L::kBias),
+        rebias(static_cast<U>(static_cast<U>(L::kBias - f.bias) << L::kMantissa)),
+        max_bits(static_cast<U>(f.max_finite_bits())),
+        sign_out(f.sign_mask()),
+        unsigned_zero(!f.has_negative_zero()),
+        flush(!f.keeps_subnormals()) {}
+};
+
+// Rounds one block. `fix[i]` is set where the scalar kernel must redo element i.
+template <RoundingMode M, class In, class Bits>
+void round_block_fast(const Plan<In>& p, const In* in, Bits* out, uint8_t* fix, size_t n,
+                      const uint32_t* random, int sr_bits) {
+  using L = IeeeLayout<In>;
+  using U = typename L::U;
+  constexpr U kAbs = (U{1} << (L::kWidth - 1)) - 1;
+  constexpr U kFrac = (U{1} << L::kMantissa) - 1;
+  constexpr U kExpAllOnes = (U{1} << (L::kWidth - 1 - L::kMantissa)) - 1;
+  const U keep_mask = sr_bits >= 32 ? ~U{0} : ~((U{1} << (32 - sr_bits)) - 1) & 0xffffffffu;
+  for (size_t i = 0; i < n; ++i) {
+    const U x = std::bit_cast<U>(in[i]);
+    const U a = x & kAbs;
+    const U negative = x >> (L::kWidth - 1);
+    const U field = a >> L::kMantissa;
+    const U field_eff = field + (field == 0);
+    const U sig = (a & kFrac) | (static_cast<U>(field != 0) << L::kMantissa);
+    const int64_t d = p.emin_biased - static_cast<int64_t>(field_eff);
+    const bool normal = d <= 0;
+    const int64_t s_sub = p.shift_normal + d;
+    const bool tiny = !normal && s_sub > L::kMantissa + 1;
+    const int s = normal ? p.shift_normal
+                         : static_cast<int>(std::min<int64_t>(s_sub, L::kMantissa + 1));
+    const U base = normal ? a - p.rebias : sig;
+    const U unit = U{1} << s;
+    U q;
+    if constexpr (M == RoundingMode::kNearestEven) {
+      q = (base + (unit / 2 - 1) + ((base >> s) & 1)) >> s;
+    } else if constexpr (M == RoundingMode::kNearestAway) {
+      q = (base + unit / 2) >> s;
+    } else if constexpr (M == RoundingMode::kTowardZero) {
+      q = base >> s;
+    } else if constexpr (M == RoundingMode::kUp) {
+      q = (base + (negative ? 0 : unit - 1)) >> s;
+    } else if constexpr (M == RoundingMode::kDown) {
+      q = (base + (negative ? unit - 1 : 0)) >> s;
+    } else if constexpr (M == RoundingMode::kOdd) {
+      q = (base >> s) | ((base & (unit - 1)) != 0);
+    } else if constexpr (M == RoundingMode::kStochastic) {
+      // The top sr_bits of a 32-bit word, scaled to the s dropped bits (see round.cpp).
+      const U r = static_cast<U>(random[i] & keep_mask);
+      const U scaled = L::kWidth == 32 ? r >> (32 - s)
+                                       : static_cast<U>((static_cast<uint64_t>(r) << 32) >> (64 - s));
+      q = (base + scaled) >> s;
+    } else {  // kNearestRandomTies
+      q = (base + (unit / 2 - 1) + (random[i] & 1)) >> s;
+    }
+    const bool special = field == kExpAllOnes || tiny || q > p.max_bits || (p.flush && !normal);
+    fix[i] = special;
+    const uint64_t sign = (negative && !(p.unsigned_zero && q == 0)) ? p.sign_out : 0;
+    out[i] = static_cast<Bits>(static_cast<uint64_t>(q) | sign);
+  }
+}
+
+template <class In, class Bits>
+void round_range(std::span<const In> in, std::span<Bits> out, const BulkRounding& spec,
+                 uint64_t offset) {
+  const Format& f = spec.format;
+  const Rounding& r = spec.rounding;
+  const bool random = uses_random_bits(r.mode);
+  uint32_t rnd[kBlock];
+  uint8_t fix[kBlock];
+  const bool fast = fast_path_applies<In>(f);
+  const Plan<In> plan(f);
+  for (size_t start = 0; start < in.size(); start += kBlock) {
+    const size_t n = std::min(kBlock, in.size() - start);
+    const uint64_t index = spec.first_index + offset + start;
+    if (random) fill_random_bits(spec.random, index, rnd, n);
+    const In* src = in.data() + start;
+    Bits* dst = out.data() + start;
+    if (!fast) {
+      for (size_t i = 0; i < n; ++i) {
+        dst[i] = static_cast<Bits>(round_to_format(f, unrounded_from_double(src[i]), r, random ? rnd[i] : 0));
+      }
+      continue;
+    }
+    switch (r.mode) {
+#define SIMPREC_BULK_CASE(MODE) \
+  case MODE:                    \
+    round_block_fast<MODE>(plan, src, dst, fix, n, rnd, r.sr_bits); \
+    break;
+      SIMPREC_BULK_CASE(RoundingMode::kNearestEven)
+      SIMPREC_BULK_CASE(RoundingMode::kNearestAway)
+      SIMPREC_BULK_CASE(RoundingMode::kTowardZero)
+      SIMPREC_BULK_CASE(RoundingMode::kUp)
+      SIMPREC_BULK_CASE(RoundingMode::kDown)
+      SIMPREC_BULK_CASE(RoundingMode::kOdd)
+      SIMPREC_BULK_CASE(RoundingMode::kStochastic)
+      SIMPREC_BULK_CASE(RoundingMode::kNearestRandomTies)
+#undef SIMPREC_BULK_CASE
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (fix[i]) {
+        dst[i] = static_cast<Bits>(
+            round_to_format(f, unrounded_from_double(src[i]), r, random ? rnd[i] : 0));
+      }
+    }
+  }
+}
+
+// Splits [0, n) into contiguous chunks (multiples of kBlock) run on their own threads.
+template <class Fn>
+void parallel_chunks(size_t n, unsigned threads, Fn&& fn) {
+  unsigned t = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+  t = static_cast<unsigned>(std::min<size_t>(t, std::max<size_t>(1, n / kMinPerThread)));
+  if (t <= 1) {
+    fn(size_t{0}, n);
+    return;
+  }
+  const size_t per = (n / t + kBlock - 1) / kBlock * kBlock;
+  std::vector<std::jthread> pool;
+  for (unsigned k = 1; k < t; ++k) {
+    const size_t begin = std::min(n, k * per), end = std::min(n, (k + 1) * per);
+    if (begin < end) pool.emplace_back([&fn, begin, end] { fn(begin, end); });
+  }
+  fn(size_t{0}, std::min(n, per));
+}
+
+void check_spec(const BulkRounding& spec, int bits_width, size_t in_size, size_t out_size) {
+  if (auto problem = spec.format.validate(); !problem.empty()) throw std::invalid_argument(problem);
+  if (spec.rounding.sr_bits < 1 || spec.rounding.sr_bits > 32) {
+    throw std::invalid_argument("sr_bits must be 1..32, got " + std::to_string(spec.rounding.sr_bits));
+  }
+  if (bits_width < spec.format.width()) {
+    throw std::invalid_argument("output elements of " + std::to_string(bits_width) +
+                                " bits cannot hold " + spec.format.name() + " (" +
+                                std::to_string(spec.format.width()) + " bits)");
+  }
+  if (in_size != out_size) {
+    throw std::invalid_argument("input has " + std::to_string(in_size) + " elements, output " +
+                                std::to_string(out_size));
+  }
+}
+
+}  // namespace
+
+template <class In, class Bits>
+void round_to_bits(std::span<const In> in, std::span<Bits> out, const BulkRounding& spec) {
+  check_spec(spec, static_cast<int>(8 * sizeof(Bits)), in.size(), out.size());
+  parallel_chunks(in.size(), spec.threads, [&](size_t begin, size_t end) {
+    round_range<In, Bits>(in.subspan(begin, end - begin), out.subspan(begin, end - begin), spec,
+                          begin);
+  });
+}
+
+template <class Bits, class Out>
+void decode_bits(const Format& f, std::span<const Bits> in, std::span<Out> out) {
+  if (in.size() != out.size()) throw std::invalid_argument("decode_bits: sizes differ");
+  if constexpr (sizeof(Out) == sizeof(float)) {
+    // Values of formats wider than float would round here; refuse rather than round twice.
+    if (f.precision() > 24 || f.emin() - f.mantissa_bits < -149 || f.emax() > 127) {
+      throw std::invalid_argument(f.name() + " values do not all fit in a float");
+    }
+  }
+  for (size_t i = 0; i < in.size(); ++i) out[i] = static_cast<Out>(decode(f, in[i]));
+}
+
+template <class In>
+void round_to_values(std::span<const In> in, std::span<In> out, const BulkRounding& spec) {
+  check_spec(spec, 64, in.size(), out.size());
+  if constexpr (std::is_same_v<In, float>) {
+    if (spec.format.precision() > 24 || spec.format.emin() - spec.format.mantissa_bits < -149 ||
+        spec.format.emax() > 127) {
+      throw std::invalid_argument(spec.format.name() + " values do not all fit in a float");
+    }
+  }
+  const Format& f = spec.format;
+  parallel_chunks(in.size(), spec.threads, [&](size_t begin, size_t end) {
+    uint64_t bits[kBlock];
+    for (size_t start = begin; start < end; start += kBlock) {
+      const size_t n = std::min(kBlock, end - start);
+      round_range<In, uint64_t>(in.subspan(start, n), std::span<uint64_t>(bits, n), spec, start);
+      for (size_t i = 0; i < n; ++i) out[start + i] = static_cast<In>(decode(f, bits[i]));
+    }
+  });
+}
+
+#define SIMPREC_INSTANTIATE_BITS(IN, BITS)                                                   \
+  template void round_to_bits<IN, BITS>(std::span<const IN>, std::span<BITS>,                \
+                                        const BulkRounding&);                                \
+  template void decode_bits<BITS, IN>(const Format&, std::span<const BITS>, std::span<IN>);
+SIMPREC_INSTANTIATE_BITS(float, uint8_t)
+SIMPREC_INSTANTIATE_BITS(float, uint16_t)
+SIMPREC_INSTANTIATE_BITS(float, uint32_t)
+SIMPREC_INSTANTIATE_BITS(float, uint64_t)
+SIMPREC_INSTANTIATE_BITS(double, uint8_t)
+SIMPREC_INSTANTIATE_BITS(double, uint16_t)
+SIMPREC_INSTANTIATE_BITS(double, uint32_t)
+SIMPREC_INSTANTIATE_BITS(double, uint64_t)
+#undef SIMPREC_INSTANTIATE_BITS
+template void round_to_values<float>(std::span<const float>, std::span<float>, const BulkRounding&);
+template void round_to_values<double>(std::span<const double>, std::span<double>,
+                                      const BulkRounding&);
+
+}  // namespace simprec

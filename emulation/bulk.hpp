@@ -1,0 +1,38 @@
+// Rounding whole arrays: a vectorised integer kernel for the common cases, the scalar kernel
+// for the rest (NaN, infinity, overflow, deep underflow, flushed subnormals), threads for large
+// arrays. Element i takes random index first_index + i, so the output does not depend on the
+// thread count.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "emulation/format.hpp"
+#include "emulation/random.hpp"
+#include "emulation/rounding_mode.hpp"
+
+namespace simprec {
+
+struct BulkRounding {
+  Format format;
+  Rounding rounding;
+  RandomStream random;
+  uint64_t first_index = 0;
+  // 0: as many threads as the hardware has (only for arrays large enough to gain from them).
+  unsigned threads = 0;
+};
+
+// Encodings out. `out` must be as long as `in`, with an element type at least format.width()
+// bits wide (uint8_t, uint16_t, uint32_t or uint64_t). Throws std::invalid_argument otherwise.
+template <class In, class Bits>
+void round_to_bits(std::span<const In> in, std::span<Bits> out, const BulkRounding& spec);
+
+// Rounded values out (the decoded encodings), as the input type; `out` may alias `in`.
+template <class In>
+void round_to_values(std::span<const In> in, std::span<In> out, const BulkRounding& spec);
+
+// Decoding encodings back to values.
+template <class Bits, class Out>
+void decode_bits(const Format& format, std::span<const Bits> in, std::span<Out> out);
+
+}  // namespace simprec

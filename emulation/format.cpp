@@ -1,0 +1,142 @@
+#include "emulation/format.hpp"
+
+#include <charconv>
+#include <stdexcept>
+
+namespace simprec {
+namespace {
+
+constexpr NamedFormat kNamedFormats[] = {
+    {"bf16", formats::bf16},       {"fp16", formats::fp16},         {"tf32", formats::tf32},
+    {"fp32", formats::fp32},       {"fp64", formats::fp64},         {"e4m3fn", formats::e4m3fn},
+    {"e5m2", formats::e5m2},       {"e4m3fnuz", formats::e4m3fnuz}, {"e5m2fnuz", formats::e5m2fnuz},
+};
+
+struct Alias {
+  std::string_view alias;
+  std::string_view name;
+};
+constexpr Alias kAliases[] = {{"bfloat16", "bf16"}, {"half", "fp16"},   {"float16", "fp16"},
+                              {"float", "fp32"},    {"float32", "fp32"}, {"single", "fp32"},
+                              {"double", "fp64"},   {"float64", "fp64"}};
+
+// Reads a decimal number at the front of `text`, advancing it; -1 when there is none.
+int take_number(std::string_view& text) {
+  int value = -1;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{}) return -1;
+  text.remove_prefix(static_cast<size_t>(end - text.data()));
+  return value;
+}
+
+// "eXmY", "eXmYfn" or "eXmYfnuz" with the same default policies as the OCP/fnuz formats.
+bool parse_exmy(std::string_view text, Format& out) {
+  if (text.empty() || text.front() != 'e') return false;
+  text.remove_prefix(1);
+  const int e = take_number(text);
+  if (e < 0 || text.empty() || text.front() != 'm') return false;
+  text.remove_prefix(1);
+  const int m = take_number(text);
+  if (m < 0 || e > 30 || m > 62) return false;
+  if (text.empty()) {
+    out = ieee_format(e, m);
+  } else if (text == "fn") {
+    out = Format{e, m, (1 << (e - 1)) - 1, SpecialEncoding::kFiniteNan, OverflowPolicy::kNan,
+                 SubnormalPolicy::kKeep};
+  } else if (text == "fnuz") {
+    out = Format{e, m, 1 << (e - 1), SpecialEncoding::kUnsignedZero, OverflowPolicy::kNan,
+                 SubnormalPolicy::kKeep};
+  } else {
+    return false;
+  }
+  return true;
+}
+
+std::string_view special_suffix(SpecialEncoding s) {
+  switch (s) {
+    case SpecialEncoding::kIeee:
+      return "";
+    case SpecialEncoding::kFiniteNan:
+      return "fn";
+    case SpecialEncoding::kUnsignedZero:
+      return "fnuz";
+  }
+  return "";
+}
+
+std::string_view overflow_name(OverflowPolicy p) {
+  switch (p) {
+    case OverflowPolicy::kInfinity:
+      return "inf";
+    case OverflowPolicy::kSaturate:
+      return "saturate";
+    case OverflowPolicy::kNan:
+      return "nan";
+  }
+  return "";
+}
+
+}  // namespace
+
+const NamedFormat* named_formats_begin() { return std::begin(kNamedFormats); }
+const NamedFormat* named_formats_end() { return std::end(kNamedFormats); }
+
+std::string Format::validate() const {
+  if (exponent_bits < 2 || exponent_bits > 11) {
+    return "exponent bits must be 2..11 (the value must fit in a double), got " +
+           std::to_string(exponent_bits);
+  }
+  if (mantissa_bits < 1 || mantissa_bits > 52) {
+    return "mantissa bits must be 1..52, got " + std::to_string(mantissa_bits);
+  }
+  if (emax() > 1023 || emin() - mantissa_bits < -1074) {
+    return "exponent range [" + std::to_string(emin()) + ", " + std::to_string(emax()) +
+           "] does not fit in a double";
+  }
+  if (emax() < emin()) return "bias " + std::to_string(bias) + " leaves no normal numbers";
+  if (overflow == OverflowPolicy::kInfinity && !has_infinity()) {
+    return "overflow to infinity asked for a format without infinity";
+  }
+  return {};
+}
+
+std::string Format::name() const {
+  Format plain = *this;
+  plain.overflow = has_infinity() ? OverflowPolicy::kInfinity : OverflowPolicy::kNan;
+  plain.subnormals = SubnormalPolicy::kKeep;
+  std::string result;
+  for (const auto& named : kNamedFormats) {
+    if (named.format == plain) result = named.name;
+  }
+  if (result.empty()) {
+    result = "e" + std::to_string(exponent_bits) + "m" + std::to_string(mantissa_bits) +
+             std::string(special_suffix(special));
+    Format parsed;
+    if (!parse_exmy(result, parsed) || parsed.bias != bias) result += ":bias" + std::to_string(bias);
+  }
+  if (overflow != plain.overflow) result += ":" + std::string(overflow_name(overflow));
+  if (!keeps_subnormals()) result += ":ftz";
+  return result;
+}
+
+Format parse_format(std::string_view text) {
+  std::string_view name = text;
+  for (const auto& a : kAliases) {
+    if (a.alias == text) name = a.name;
+  }
+  for (const auto& named : kNamedFormats) {
+    if (named.name == name) return named.format;
+  }
+  Format f;
+  if (parse_exmy(name, f)) {
+    if (auto problem = f.validate(); !problem.empty()) {
+      throw std::invalid_argument("format '" + std::string(text) + "': " + problem);
+    }
+    return f;
+  }
+  throw std::invalid_argument("unknown format '" + std::string(text) +
+                              "': expected one of bf16 fp16 tf32 fp32 fp64 e4m3fn e5m2 e4m3fnuz "
+                              "e5m2fnuz, or eXmY / eXmYfn / eXmYfnuz");
+}
+
+}  // namespace simprec

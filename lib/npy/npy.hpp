@@ -1,0 +1,44 @@
+// NumPy .npy files: the exchange format for tensors on the command line.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace simprec {
+
+enum class NpyType : uint8_t { kFloat32, kFloat64, kUint8, kUint16, kUint32, kUint64, kInt32, kInt64 };
+
+struct NpyArray {
+  NpyType type = NpyType::kFloat32;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> data;  // C order, little endian
+
+  int64_t size() const;  // number of elements
+  size_t element_bytes() const;
+  template <class T>
+  std::span<const T> as() const {
+    return {reinterpret_cast<const T*>(data.data()), data.size() / sizeof(T)};
+  }
+  template <class T>
+  std::span<T> as() {
+    return {reinterpret_cast<T*>(data.data()), data.size() / sizeof(T)};
+  }
+  // Elements as doubles (float and integer types; exact for all of them up to 2^53).
+  std::vector<double> to_doubles() const;
+};
+
+std::string npy_type_name(NpyType type);  // "float32", "uint16", ...
+
+// Throws std::runtime_error naming the file and what is wrong (bad magic, unsupported dtype,
+// Fortran order, size that disagrees with the shape, ...).
+NpyArray read_npy(const std::filesystem::path& path);
+// Writes atomically (a temporary file renamed into place). Throws std::runtime_error.
+void write_npy(const std::filesystem::path& path, const NpyArray& array);
+
+template <class T>
+NpyArray make_npy(std::vector<int64_t> shape, std::span<const T> values);
+
+}  // namespace simprec

@@ -1,0 +1,1 @@
+// Keeps the plugin host library non-empty before its sources exist.
