@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what simprec needs from Debian's packages (only what is missing) and builds it.
+# Idempotent and non-interactive; run as root on a fresh Debian machine.
+#   BUILD_DIR   build folder (default: build)
+#   SIMPREC_CMAKE_ARGS  extra arguments for cmake
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libmpfr-dev libgmp-dev libboost-dev libeigen3-dev
+  libtomlplusplus-dev libcli11-dev nlohmann-json3-dev librandom123-dev libdlpack-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  gnuplot-nox python3
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+build_dir=${BUILD_DIR:-build}
+# shellcheck disable=SC2086
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release ${SIMPREC_CMAKE_ARGS:-}
+cmake --build "$build_dir" -j "$(nproc)"
+echo "setup: built into $build_dir (the command-line tool is $build_dir/bin/simprec)"
