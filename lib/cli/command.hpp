@@ -24,4 +24,9 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A command that has already reported what happened and only needs main() to exit with `code`.
+struct ExitStatus {
+  int code;
+};
+
 }  // namespace simprec::cli

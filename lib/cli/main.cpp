@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const simprec::cli::ExitStatus& status) {
+    return status.code;
   } catch (const simprec::cli::UsageError& e) {
     std::fprintf(stderr, "simprec: error: %s\n", e.what());
     return 2;

@@ -1,0 +1,80 @@
+// simprec run EXPERIMENT.toml: validate the whole file, run its cases in parallel into a
+// results folder (resumable), then write the summary, report and plots.
+#include <cstdio>
+#include <filesystem>
+
+#include "lib/cli/command.hpp"
+#include "lib/config/toml_reader.hpp"
+#include "lib/experiments/attention_backend.hpp"
+#include "lib/experiments/results_store.hpp"
+#include "lib/experiments/runner.hpp"
+#include "lib/reports/report.hpp"
+
+namespace simprec::cli {
+namespace {
+
+struct RunArguments {
+  std::string file, out;
+  bool force = false, quiet = false, validate_only = false;
+  unsigned threads = 0;
+  int64_t max_cases = 0;
+};
+
+int run(const RunArguments& args) {
+  const experiments::AttentionBackend backend;
+  experiments::ExperimentSpec spec;
+  std::vector<experiments::Case> cases;
+  try {
+    spec = experiments::load_experiment(args.file, backend);
+    if (args.max_cases > 0) spec.max_cases = args.max_cases;
+    cases = experiments::expand_cases(spec, backend);
+  } catch (const config::ConfigError& e) {
+    throw UsageError(e.what());
+  }
+  if (args.validate_only) {
+    std::printf("%s: valid, %zu cases\n", args.file.c_str(), cases.size());
+    return 0;
+  }
+  experiments::RunOptions options;
+  options.out = args.out.empty() ? std::filesystem::path(spec.name) : std::filesystem::path(args.out);
+  options.force = args.force;
+  options.quiet = args.quiet;
+  options.threads = args.threads;
+  const auto summary = experiments::run_experiment(spec, cases, backend, options);
+  if (summary.interrupted) {
+    std::fprintf(stderr, "simprec run: interrupted after %zu new cases; run the same command again to resume\n",
+                 summary.ran + summary.failed);
+    return 130;
+  }
+  const auto files = reports::write_report(options.out);
+  if (!args.quiet) {
+    std::printf("%zu cases (%zu already done, %zu run, %zu failed) in %s\n", summary.total, summary.skipped,
+                summary.ran, summary.failed, options.out.string().c_str());
+    std::printf("report: %s\nsummary: %s\n", files.markdown.string().c_str(), files.csv.string().c_str());
+    for (const auto& p : files.plots) std::printf("plot: %s\n", p.string().c_str());
+    if (!files.plot_note.empty()) std::printf("%s\n", files.plot_note.c_str());
+    std::printf("\nverdict:\n");
+    for (const auto& line : reports::verdict(experiments::read_results(options.out))) {
+      std::printf("- %s\n", line.c_str());
+    }
+  }
+  return summary.failed ? 1 : 0;
+}
+
+const RegisterCommand kRegistration([](CLI::App& app) {
+  auto* command = app.add_subcommand("run", "Run an experiment file: sweeps, resumable results, report and plots.");
+  auto args = std::make_shared<RunArguments>();
+  command->add_option("experiment", args->file, "the experiment file (TOML)")->required();
+  command->add_option("--out,-o", args->out, "results folder (default: a folder named after the experiment)");
+  command->add_flag("--force", args->force, "replace the results of a different experiment in the folder");
+  command->add_flag("--quiet,-q", args->quiet, "no progress and no summary");
+  command->add_option("--threads,-j", args->threads, "threads (default: all cores)");
+  command->add_option("--max-cases", args->max_cases, "refuse sweeps with more cases (default: the file's max_cases)");
+  command->add_flag("--check", args->validate_only, "only validate the file and count its cases");
+  command->callback([args] {
+    if (const int code = run(*args); code != 0) throw ExitStatus{code};
+  });
+});
+
+}  // namespace
+}  // namespace simprec::cli

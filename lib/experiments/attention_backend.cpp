@@ -1,0 +1,209 @@
+#include "lib/experiments/attention_backend.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "lib/attention/attention.hpp"
+#include "lib/attention/attribution.hpp"
+#include "lib/attention/preset.hpp"
+#include "lib/inputs/generators.hpp"
+#include "lib/metrics/error_metrics.hpp"
+
+namespace simprec::experiments {
+namespace {
+
+using attention::AttentionConfig;
+
+// "BRxBC" with positive sizes.
+std::pair<int, int> parse_tile(const std::string& text) {
+  const auto x = text.find('x');
+  try {
+    if (x != std::string::npos) {
+      size_t used_r = 0, used_c = 0;
+      const int r = std::stoi(text.substr(0, x), &used_r);
+      const int c = std::stoi(text.substr(x + 1), &used_c);
+      if (used_r == x && used_c == text.size() - x - 1 && r > 0 && c > 0) return {r, c};
+    }
+  } catch (const std::exception&) {
+  }
+  throw FieldError("tile", "'" + text + "' is not a tile size; expected BRxBC, e.g. 64x64");
+}
+
+AttentionConfig build_config(const ImplementationSpec& impl) {
+  Format low;
+  try {
+    low = parse_format(impl.format);
+  } catch (const std::invalid_argument& e) {
+    throw FieldError("format", e.what());
+  }
+  AttentionConfig config;
+  try {
+    config = attention::make_preset(impl.preset, low);
+  } catch (const std::invalid_argument& e) {
+    throw FieldError("preset", e.what());
+  }
+  if (!impl.tile.empty()) std::tie(config.block_rows, config.block_cols) = parse_tile(impl.tile);
+  config.causal = impl.causal;
+  for (size_t i = 0; i < impl.set.size(); ++i) {
+    try {
+      attention::apply_override(config, impl.set[i]);
+    } catch (const std::invalid_argument& e) {
+      throw FieldError("set[" + std::to_string(i) + "]", e.what());
+    }
+  }
+  for (size_t i = 0; i < impl.mitigations.size(); ++i) {
+    try {
+      attention::apply_mitigation(config, impl.mitigations[i]);
+    } catch (const std::invalid_argument& e) {
+      throw FieldError("mitigations[" + std::to_string(i) + "]", e.what());
+    }
+  }
+  return config;
+}
+
+ImplementationSpec implementation_from_json(const nlohmann::json& j) {
+  ImplementationSpec impl;
+  impl.name = j.value("name", "");
+  impl.preset = j.value("preset", "");
+  impl.plugin = j.value("plugin", "");
+  impl.kernel = j.value("kernel", "");
+  impl.format = j.value("format", "bf16");
+  impl.tile = j.value("tile", "");
+  impl.causal = j.value("causal", false);
+  impl.set = j.value("set", std::vector<std::string>{});
+  impl.mitigations = j.value("mitigations", std::vector<std::string>{});
+  return impl;
+}
+
+attention::AttentionInputs make_inputs(const nlohmann::json& in, bool backward) {
+  if (in.contains("generator")) {
+    const auto shape = in["shape"].get<std::vector<int64_t>>();
+    attention::AttentionShape s;
+    s.batch = shape[0];
+    s.heads = shape[1];
+    s.nq = s.nk = shape[2];
+    s.d = s.dv = shape[3];
+    inputs::GeneratorParams p;
+    const auto options = in.value("options", std::map<std::string, double>{});
+    if (auto it = options.find("peak"); it != options.end()) p.peak = it->second;
+    if (auto it = options.find("prototypes"); it != options.end()) p.prototypes = static_cast<int>(it->second);
+    if (auto it = options.find("concentration"); it != options.end()) p.concentration = it->second;
+    return inputs::generate(in["generator"].get<std::string>(), s, in["seed"].get<uint64_t>(),
+                            backward && in.value("backward", true), p);
+  }
+  std::optional<Format> bits;
+  if (in.contains("input_format")) bits = parse_format(in["input_format"].get<std::string>());
+  std::optional<std::filesystem::path> d_out;
+  if (backward && in.contains("do")) d_out = in["do"].get<std::string>();
+  return inputs::load_inputs(in["q"].get<std::string>(), in["k"].get<std::string>(),
+                             in["v"].get<std::string>(), d_out, bits);
+}
+
+// The attribution in the record layout of docs/experiments.md: one row per site with its
+// exact and stochastic reruns side by side, ranked by the share made exact explains.
+nlohmann::json attribution_json(const attention::AttributionResult& a, const std::vector<std::string>& only) {
+  const auto z = [](double bias, double se) { return se > 0 ? bias / se : 0.0; };
+  std::map<std::string, nlohmann::json> rows;
+  for (const auto& s : a.exact) {
+    const std::string name(attention::site_name(s.site));
+    if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
+    rows[name] = {{"site", name},
+                  {"bias_exact", s.bias_without},
+                  {"bias_z_exact", z(s.bias_without, s.bias_without_se)},
+                  {"explained_exact", s.fraction}};
+  }
+  for (const auto& s : a.stochastic) {
+    const std::string name(attention::site_name(s.site));
+    if (!rows.count(name)) continue;
+    rows[name]["bias_sr"] = s.bias_without;
+    rows[name]["bias_z_sr"] = z(s.bias_without, s.bias_without_se);
+    rows[name]["explained_sr"] = s.fraction;
+  }
+  std::vector<nlohmann::json> ranked;
+  for (auto& [_, row] : rows) ranked.push_back(std::move(row));
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) {
+    return x.value("explained_exact", 0.0) > y.value("explained_exact", 0.0);
+  });
+  return {{"output", a.target},
+          {"bias", a.bias_full},
+          {"bias_se", a.bias_full_se},
+          {"bias_z", z(a.bias_full, a.bias_full_se)},
+          {"sites", ranked}};
+}
+
+}  // namespace
+
+void AttentionBackend::check_input(const InputSpec& input) const {
+  if (!input.generator.empty()) {
+    const auto kinds = inputs::generator_kinds();
+    if (std::find(kinds.begin(), kinds.end(), input.generator) == kinds.end()) {
+      std::string list;
+      for (const auto& k : kinds) list += (list.empty() ? "" : ", ") + k;
+      throw FieldError("generator", "unknown generator '" + input.generator + "': expected one of " + list);
+    }
+    for (const auto& [key, _] : input.options) {
+      if (key != "peak" && key != "prototypes" && key != "concentration") {
+        throw FieldError("options", "unknown generator option '" + key + "': expected peak, prototypes or concentration");
+      }
+    }
+  } else if (!input.input_format.empty()) {
+    try {
+      parse_format(input.input_format);
+    } catch (const std::invalid_argument& e) {
+      throw FieldError("input_format", e.what());
+    }
+  }
+}
+
+void AttentionBackend::check_implementation(const ImplementationSpec& impl) const {
+  if (!impl.plugin.empty()) {
+    throw FieldError("plugin", "plugin implementations in experiments are not available yet; compare a plugin "
+                               "with `simprec validate --plugin` instead");
+  }
+  build_config(impl);
+}
+
+nlohmann::json AttentionBackend::run_case(const nlohmann::json& params, unsigned threads) const {
+  const ImplementationSpec impl = implementation_from_json(params["implementation"]);
+  const auto& analysis = params["analysis"];
+  AttentionConfig config = build_config(impl);
+  config.threads = threads;
+  config.trace = true;
+  const bool backward = analysis.value("backward", true);
+  const attention::AttentionInputs raw = make_inputs(params["input"], backward);
+  const attention::AttentionInputs rounded = attention::round_inputs(raw, config);
+  const attention::AttentionOutputs reference = attention::reference_attention(
+      rounded, attention::softmax_scale(config, raw.shape), config.causal, threads);
+  const attention::AttentionOutputs out = attention::run_attention(raw, config);
+
+  const int64_t draws = raw.shape.batch;
+  nlohmann::json results;
+  const auto add_metrics = [&](const char* name, const std::vector<double>& test,
+                               const std::vector<double>& ref, const Format& format) {
+    if (test.empty() || ref.empty()) return;
+    results["outputs"][name] = metrics::compute_metrics(test, ref, draws, format).to_json();
+  };
+  const Format& o_format = config.site(attention::Site::kOOut).format;
+  const Format& grad_format = config.site(attention::Site::kGradOut).format;
+  add_metrics("o", out.o, reference.o, o_format);
+  add_metrics("delta", out.delta, reference.delta, config.site(attention::Site::kD).format);
+  add_metrics("dq", out.dq, reference.dq, grad_format);
+  add_metrics("dk", out.dk, reference.dk, grad_format);
+  add_metrics("dv", out.dv, reference.dv, grad_format);
+  for (int s = 0; s < attention::kSiteCount; ++s) {
+    if (out.traces[s].count > 0) {
+      results["traces"][std::string(attention::site_name(static_cast<attention::Site>(s)))] = out.traces[s].to_json();
+    }
+  }
+  if (analysis.value("attribute", false)) {
+    AttentionConfig quiet = config;
+    quiet.trace = false;
+    const auto a = attention::attribute_sites(raw, quiet, reference, "o", true);
+    results["attribution"] = attribution_json(a, analysis.value("attribute_sites", std::vector<std::string>{}));
+  }
+  results["config"] = attention::to_json(config);
+  return results;
+}
+
+}  // namespace simprec::experiments

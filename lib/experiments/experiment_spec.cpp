@@ -1,0 +1,368 @@
+#include "lib/experiments/experiment_spec.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+#include "lib/config/toml_reader.hpp"
+
+namespace simprec::experiments {
+namespace {
+
+using config::ConfigError;
+using config::TableReader;
+namespace fs = std::filesystem;
+
+// Sweep keys and whether they change the implementation (else the input).
+struct AxisKind {
+  const char* key;
+  bool implementation;
+};
+constexpr AxisKind kAxes[] = {
+    {"format", true},   {"preset", true},   {"tile", true},     {"causal", true},
+    {"set", true},      {"mitigations", true}, {"seq_len", false}, {"head_dim", false},
+    {"draws", false},   {"seed", false},
+};
+
+const AxisKind* find_axis(std::string_view key) {
+  for (const auto& a : kAxes) {
+    if (a.key == key) return &a;
+  }
+  return nullptr;
+}
+
+// Re-raises a FieldError from a backend check at the field's position in `table`.
+template <class Fn>
+void located(const TableReader& table, Fn&& check) {
+  try {
+    check();
+  } catch (const FieldError& e) {
+    std::string key = e.field;
+    int index = -1;
+    if (const auto open = key.find('['); open != std::string::npos) {
+      index = std::stoi(key.substr(open + 1));
+      key = key.substr(0, open);
+    }
+    const toml::node* at = table.node(key);
+    if (at && index >= 0 && at->is_array() && static_cast<size_t>(index) < at->as_array()->size()) {
+      at = at->as_array()->get(static_cast<size_t>(index));
+    }
+    table.fail(at, "'" + table.key_path(e.field) + "': " + e.what());
+  }
+}
+
+InputSpec read_input(const TableReader& t, const std::string& name, const fs::path& base,
+                     const CaseBackend& backend) {
+  t.allow_only({"generator", "shape", "seed", "backward", "options", "q", "k", "v", "do",
+                "input_format"});
+  InputSpec in;
+  in.name = name;
+  in.generator = t.string("generator").value_or("");
+  const bool files = t.has("q") || t.has("k") || t.has("v");
+  if (in.generator.empty() == !files) {
+    t.fail(nullptr, "input '" + name + "' needs either 'generator' (with 'shape') or the files 'q', 'k', 'v'");
+  }
+  if (!in.generator.empty()) {
+    auto shape = t.integers("shape", 1, int64_t{1} << 20);
+    if (!shape || shape->size() != 4) {
+      t.fail(t.node("shape") ? t.node("shape") : nullptr,
+             "input '" + name + "' needs 'shape' = [B, H, N, d] (four positive integers)");
+    }
+    in.shape = *shape;
+    in.seed = static_cast<uint64_t>(t.integer("seed", 0, INT64_MAX).value_or(0));
+    in.backward = t.boolean("backward").value_or(true);
+    if (auto options = t.table("options")) {
+      for (const auto& key : options->keys()) in.options[key] = *options->number(key);
+    }
+  } else {
+    for (const char* key : {"q", "k", "v"}) {
+      if (!t.has(key)) t.fail(nullptr, "input '" + name + "' has no '" + std::string(key) + "' file");
+    }
+    const auto resolve = [&](const char* key) -> std::string {
+      const auto value = t.string(key);
+      if (!value) return "";
+      const fs::path p = fs::path(*value).is_absolute() ? fs::path(*value) : base / *value;
+      if (!fs::exists(p)) t.fail_at(key, "file '" + p.string() + "' does not exist");
+      return fs::absolute(p).lexically_normal().string();
+    };
+    in.q = resolve("q");
+    in.k = resolve("k");
+    in.v = resolve("v");
+    in.d_out = resolve("do");
+    in.input_format = t.string("input_format").value_or("");
+    in.backward = !in.d_out.empty();
+  }
+  located(t, [&] { backend.check_input(in); });
+  return in;
+}
+
+ImplementationSpec read_implementation(const TableReader& t, const std::string& name,
+                                       const fs::path& base, const CaseBackend& backend) {
+  t.allow_only({"preset", "format", "tile", "causal", "set", "mitigations", "plugin", "kernel"});
+  ImplementationSpec impl;
+  impl.name = name;
+  impl.preset = t.string("preset").value_or("");
+  impl.plugin = t.string("plugin").value_or("");
+  if (impl.preset.empty() == impl.plugin.empty()) {
+    t.fail(nullptr, "implementation '" + name + "' needs exactly one of 'preset' or 'plugin'");
+  }
+  if (!impl.plugin.empty()) {
+    const fs::path p = fs::path(impl.plugin).is_absolute() ? fs::path(impl.plugin) : base / impl.plugin;
+    impl.plugin = fs::absolute(p).lexically_normal().string();
+    impl.kernel = t.string("kernel").value_or("");
+    if (impl.kernel.empty()) t.fail(nullptr, "implementation '" + name + "' names a plugin but no 'kernel'");
+  }
+  impl.format = t.string("format").value_or("bf16");
+  impl.tile = t.string("tile").value_or("");
+  impl.causal = t.boolean("causal").value_or(false);
+  impl.set = t.strings("set").value_or(std::vector<std::string>{});
+  impl.mitigations = t.strings("mitigations").value_or(std::vector<std::string>{});
+  located(t, [&] { backend.check_implementation(impl); });
+  return impl;
+}
+
+SweepAxis read_axis(const TableReader& sweep, const std::string& key) {
+  const AxisKind* kind = find_axis(key);
+  if (!kind) {
+    std::vector<std::string> names;
+    for (const auto& a : kAxes) names.emplace_back(a.key);
+    std::string message = "unknown sweep axis '" + key + "'";
+    if (auto guess = config::did_you_mean(key, names)) message += "; did you mean '" + *guess + "'?";
+    sweep.fail_at(key, message);
+  }
+  const toml::node* n = sweep.node(key);
+  const toml::array* values = n->as_array();
+  if (!values || values->empty()) sweep.fail(n, "sweep axis '" + key + "' must be a non-empty array of values");
+  SweepAxis axis;
+  axis.key = key;
+  for (const auto& v : *values) {
+    const std::string k = key;
+    if (k == "format" || k == "preset" || k == "tile") {
+      if (!v.is_string()) sweep.fail(&v, "sweep." + k + " values must be strings, not " + config::type_name(v));
+      axis.values.emplace_back(*v.value<std::string>());
+    } else if (k == "causal") {
+      if (!v.is_boolean()) sweep.fail(&v, "sweep.causal values must be true or false");
+      axis.values.emplace_back(*v.value<bool>());
+    } else if (k == "set" || k == "mitigations") {
+      nlohmann::json list = nlohmann::json::array();
+      if (v.is_string()) {
+        list.push_back(*v.value<std::string>());
+      } else if (const toml::array* a = v.as_array()) {
+        for (const auto& e : *a) {
+          if (!e.is_string()) sweep.fail(&e, "sweep." + k + " entries must be strings");
+          list.push_back(*e.value<std::string>());
+        }
+      } else {
+        sweep.fail(&v, "sweep." + k + " values must be strings or arrays of strings");
+      }
+      axis.values.push_back(list);
+    } else {  // seq_len, head_dim, draws, seed
+      if (!v.is_integer()) sweep.fail(&v, "sweep." + k + " values must be integers, not " + config::type_name(v));
+      const int64_t x = *v.value<int64_t>();
+      const int64_t min = k == "seed" ? 0 : 1;
+      if (x < min || x > (int64_t{1} << 20)) {
+        sweep.fail(&v, "sweep." + k + " value " + std::to_string(x) + " is out of range [" +
+                           std::to_string(min) + ", 1048576]");
+      }
+      axis.values.emplace_back(x);
+    }
+  }
+  return axis;
+}
+
+}  // namespace
+
+nlohmann::json InputSpec::to_json() const {
+  nlohmann::json j = {{"name", name}};
+  if (!generator.empty()) {
+    j["generator"] = generator;
+    j["shape"] = shape;
+    j["seed"] = seed;
+    j["backward"] = backward;
+    if (!options.empty()) j["options"] = options;
+  } else {
+    j["q"] = q;
+    j["k"] = k;
+    j["v"] = v;
+    if (!d_out.empty()) j["do"] = d_out;
+    if (!input_format.empty()) j["input_format"] = input_format;
+  }
+  return j;
+}
+
+nlohmann::json ImplementationSpec::to_json() const {
+  nlohmann::json j = {{"name", name}};
+  if (!plugin.empty()) {
+    j["plugin"] = plugin;
+    j["kernel"] = kernel;
+  } else {
+    j["preset"] = preset;
+  }
+  j["format"] = format;
+  j["tile"] = tile;
+  j["causal"] = causal;
+  j["set"] = set;
+  j["mitigations"] = mitigations;
+  return j;
+}
+
+nlohmann::json AnalysisSpec::to_json() const {
+  return {{"backward", backward},
+          {"attribute", attribute},
+          {"attribute_sites", attribute_sites},
+          {"baseline", baseline}};
+}
+
+nlohmann::json ExperimentSpec::to_json() const {
+  nlohmann::json j = {{"name", name}, {"description", description}, {"max_cases", max_cases}};
+  for (const auto& in : inputs) j["inputs"].push_back(in.to_json());
+  for (const auto& impl : implementations) j["implementations"].push_back(impl.to_json());
+  j["sweep"] = nlohmann::json::array();
+  for (const auto& axis : sweep) j["sweep"].push_back({{"key", axis.key}, {"values", axis.values}});
+  j["analysis"] = analysis.to_json();
+  return j;
+}
+
+std::string hash_hex(const std::string& text) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  char buffer[17];
+  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(h));
+  return buffer;
+}
+
+std::string ExperimentSpec::fingerprint() const { return hash_hex(to_json().dump()); }
+
+ExperimentSpec load_experiment(const std::string& path, const CaseBackend& backend) {
+  if (!fs::exists(path)) throw ConfigError(path + ": no such experiment file");
+  const toml::table root_table = config::parse_toml_file(path);
+  const TableReader root(root_table, path, "");
+  root.allow_only({"name", "description", "max_cases", "inputs", "implementations", "sweep", "analysis"});
+  const fs::path base = fs::absolute(path).parent_path();
+  ExperimentSpec spec;
+  spec.file = fs::absolute(path).lexically_normal().string();
+  spec.name = root.string("name").value_or(fs::path(path).stem().string());
+  spec.description = root.string("description").value_or("");
+  spec.max_cases = root.integer("max_cases", 1, int64_t{1} << 40).value_or(10000);
+
+  const auto inputs = root.table("inputs");
+  if (!inputs || inputs->keys().empty()) root.fail(nullptr, "the experiment has no [inputs.NAME] table");
+  for (const auto& name : inputs->keys()) {
+    const auto t = inputs->table(name);
+    spec.inputs.push_back(read_input(*t, name, base, backend));
+  }
+  const auto impls = root.table("implementations");
+  if (!impls || impls->keys().empty()) {
+    root.fail(nullptr, "the experiment has no [implementations.NAME] table");
+  }
+  for (const auto& name : impls->keys()) {
+    const auto t = impls->table(name);
+    spec.implementations.push_back(read_implementation(*t, name, base, backend));
+  }
+  if (const auto sweep = root.table("sweep")) {
+    for (const auto& key : sweep->keys()) {
+      spec.sweep.push_back(read_axis(*sweep, key));
+      spec.sweep.back().location = config::location(path, *sweep->node(key));
+    }
+  }
+  if (const auto analysis = root.table("analysis")) {
+    analysis->allow_only({"backward", "attribute", "attribute_sites", "baseline"});
+    spec.analysis.backward = analysis->boolean("backward").value_or(true);
+    spec.analysis.attribute = analysis->boolean("attribute").value_or(false);
+    spec.analysis.attribute_sites = analysis->strings("attribute_sites").value_or(std::vector<std::string>{});
+    spec.analysis.baseline = analysis->string("baseline").value_or("");
+    if (!spec.analysis.baseline.empty()) {
+      std::vector<std::string> names;
+      for (const auto& impl : spec.implementations) names.push_back(impl.name);
+      if (std::find(names.begin(), names.end(), spec.analysis.baseline) == names.end()) {
+        std::string message = "analysis.baseline '" + spec.analysis.baseline + "' is not an implementation";
+        if (auto guess = config::did_you_mean(spec.analysis.baseline, names)) {
+          message += "; did you mean '" + *guess + "'?";
+        }
+        analysis->fail_at("baseline", message);
+      }
+    }
+  }
+  return spec;
+}
+
+std::string Case::label() const {
+  const auto& impl = params["implementation"];
+  const auto& in = params["input"];
+  std::string text = impl["name"].get<std::string>();
+  if (impl.contains("preset")) text += " (" + impl["preset"].get<std::string>() + " " + impl["format"].get<std::string>() + ")";
+  text += " on " + in["name"].get<std::string>();
+  if (in.contains("shape")) {
+    const auto& s = in["shape"];
+    text += " N=" + std::to_string(s[2].get<int64_t>()) + " seed=" + std::to_string(in["seed"].get<uint64_t>());
+  }
+  if (!impl["tile"].get<std::string>().empty()) text += " tile=" + impl["tile"].get<std::string>();
+  for (const auto& m : impl["mitigations"]) text += " +" + m.get<std::string>();
+  for (const auto& s : impl["set"]) text += " " + s.get<std::string>();
+  return text;
+}
+
+std::vector<Case> expand_cases(const ExperimentSpec& spec, const CaseBackend& backend) {
+  // Mixed-radix counter over the sweep axes.
+  size_t combinations = 1;
+  for (const auto& axis : spec.sweep) combinations *= axis.values.size();
+  const size_t total = combinations * spec.inputs.size() * spec.implementations.size();
+  if (static_cast<int64_t>(total) > spec.max_cases) {
+    throw ConfigError(spec.file + ": the sweep gives " + std::to_string(total) +
+                      " cases, more than max_cases = " + std::to_string(spec.max_cases) +
+                      " (raise max_cases in the file or pass --max-cases)");
+  }
+  std::vector<Case> cases;
+  std::set<std::string> seen;
+  for (const auto& input : spec.inputs) {
+    for (const auto& implementation : spec.implementations) {
+      for (size_t c = 0; c < combinations; ++c) {
+        InputSpec in = input;
+        ImplementationSpec impl = implementation;
+        size_t rest = c;
+        for (auto axis = spec.sweep.rbegin(); axis != spec.sweep.rend(); ++axis) {
+          const nlohmann::json& value = axis->values[rest % axis->values.size()];
+          rest /= axis->values.size();
+          const std::string& k = axis->key;
+          const bool is_plugin = !impl.plugin.empty();
+          if (k == "format" && !is_plugin) impl.format = value;
+          else if (k == "preset" && !is_plugin) impl.preset = value;
+          else if (k == "tile" && !is_plugin) impl.tile = value;
+          else if (k == "causal") impl.causal = value;
+          else if (k == "set" && !is_plugin) impl.set = value.get<std::vector<std::string>>();
+          else if (k == "mitigations" && !is_plugin) impl.mitigations = value.get<std::vector<std::string>>();
+          else if (!in.shape.empty() && k == "seq_len") in.shape[2] = value;
+          else if (!in.shape.empty() && k == "head_dim") in.shape[3] = value;
+          else if (!in.shape.empty() && k == "draws") in.shape[0] = value;
+          else if (!in.shape.empty() && k == "seed") in.seed = value;
+        }
+        try {
+          backend.check_input(in);
+          backend.check_implementation(impl);
+        } catch (const FieldError& e) {
+          std::string where = spec.file;
+          for (const auto& axis : spec.sweep) {
+            if (e.field.rfind(axis.key, 0) == 0) where = axis.location;
+          }
+          throw ConfigError(where + ": case '" + impl.name + "' on '" + in.name + "': '" + e.field +
+                            "': " + e.what());
+        }
+        Case k;
+        k.params = {{"input", in.to_json()},
+                    {"implementation", impl.to_json()},
+                    {"analysis", spec.analysis.to_json()}};
+        k.id = hash_hex(k.params.dump());
+        if (!seen.insert(k.id).second) continue;  // a plugin ignores implementation axes
+        k.index = cases.size();
+        cases.push_back(std::move(k));
+      }
+    }
+  }
+  return cases;
+}
+
+}  // namespace simprec::experiments

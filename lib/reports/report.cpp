@@ -1,0 +1,291 @@
+#include "lib/reports/report.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "lib/experiments/results_store.hpp"
+#include "lib/reports/plots.hpp"
+#include "lib/reports/result_view.hpp"
+#include "lib/reports/summary_csv.hpp"
+
+namespace simprec::reports {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string baseline_name(const std::vector<nlohmann::json>& records) {
+  for (const auto& r : records) {
+    const std::string b = r["params"]["analysis"].value("baseline", "");
+    if (!b.empty()) return b;
+  }
+  return "";
+}
+
+// Cases grouped with the baseline case they should be compared with: same input, format and
+// causal flag, no mitigations or overrides on either side.
+struct BaselinePair {
+  const nlohmann::json* test;
+  const nlohmann::json* baseline;
+};
+std::vector<BaselinePair> baseline_pairs(const std::vector<nlohmann::json>& records) {
+  const std::string baseline = baseline_name(records);
+  std::vector<BaselinePair> pairs;
+  if (baseline.empty()) return pairs;
+  const auto key = [](const CaseView& c) {
+    return c.input().dump() + "|" + c.format() + "|" + (c.causal() ? "c" : "n");
+  };
+  std::map<std::string, const nlohmann::json*> baselines;
+  for (const auto& r : records) {
+    const CaseView c{r};
+    if (c.impl_name() == baseline && c.mitigations() == "-" && c.overrides() == "-" && c.has_output("o")) {
+      baselines[key(c)] = &r;
+    }
+  }
+  for (const auto& r : records) {
+    const CaseView c{r};
+    if (c.impl_name() == baseline || c.mitigations() != "-" || c.overrides() != "-" || !c.has_output("o")) continue;
+    if (auto it = baselines.find(key(c)); it != baselines.end()) pairs.push_back({&r, it->second});
+  }
+  return pairs;
+}
+
+std::string describe(const CaseView& c) {
+  std::string s = "`" + c.impl_name() + "` (" + c.preset() + ", " + c.format();
+  if (c.tile() != "default") s += ", tile " + c.tile();
+  return s + ")";
+}
+
+// Paper B: how much more the flash presets deviate than the baseline, and how that moves with N.
+void flash_vs_baseline_verdict(const std::vector<nlohmann::json>& records, std::vector<std::string>& out) {
+  std::map<std::string, std::map<long long, std::vector<double>>> ratios;  // impl -> N -> ratios
+  for (const auto& p : baseline_pairs(records)) {
+    const CaseView t{*p.test}, b{*p.baseline};
+    const double ratio = t.metric("o", "rms") / b.metric("o", "rms");
+    if (std::isfinite(ratio)) ratios[describe(t) + " on " + t.input_name()][t.seq_len()].push_back(ratio);
+  }
+  for (const auto& [name, by_n] : ratios) {
+    std::vector<std::pair<long long, double>> mean;
+    for (const auto& [n, v] : by_n) {
+      double s = 0;
+      for (double x : v) s += x;
+      mean.emplace_back(n, s / v.size());
+    }
+    std::ostringstream line;
+    line << name << " deviates " << fmt(mean.front().second, 3) << "x as much as the baseline";
+    if (mean.size() > 1) {
+      line << " at N = " << mean.front().first << " and " << fmt(mean.back().second, 3) << "x at N = "
+           << mean.back().first << " (RMS error of O against fp64): the gap "
+           << (mean.back().second > mean.front().second * 1.1
+                   ? "grows with sequence length"
+                   : (mean.back().second < mean.front().second / 1.1 ? "shrinks with sequence length"
+                                                                     : "does not change much with sequence length"));
+    }
+    out.push_back(line.str() + ".");
+  }
+}
+
+// Paper A: significant bias, its sources, and what the mitigations do to it.
+void bias_verdict(const std::vector<nlohmann::json>& records, std::vector<std::string>& out) {
+  size_t unbiased = 0;
+  std::map<std::string, const nlohmann::json*> unmitigated;
+  for (const auto& r : records) {
+    const CaseView c{r};
+    if (c.mitigations() == "-" && c.has_output("o")) unmitigated[c.key_without({"mitigations", "name"})] = &r;
+  }
+  for (const auto& r : records) {
+    const CaseView c{r};
+    if (!c.has_output("o") || c.mitigations() != "-") continue;
+    const double z = c.metric("o", "bias_z");
+    if (std::isnan(z)) continue;
+    if (std::fabs(z) < 3) {
+      ++unbiased;
+      continue;
+    }
+    std::ostringstream line;
+    line << describe(c) << " on " << c.input_name() << " (N = " << c.seq_len() << "): the bias of O is "
+         << fmt(c.metric("o", "bias"), 3) << " +- " << fmt(c.metric("o", "bias_se"), 2) << " (z = " << fmt(z, 3)
+         << " across " << c.dim(0) << " independent draws): "
+         << (std::fabs(z) >= 5 ? "significant, consistently " + std::string(z < 0 ? "negative" : "positive")
+                               : (std::fabs(z) >= 3 ? "borderline" : "no significant bias"));
+    const double dz = c.metric("delta", "bias_z");
+    if (!std::isnan(dz)) line << "; D = rowsum(dO*O) error z = " << fmt(dz, 3);
+    if (const auto* a = c.attribution(); a && std::fabs(z) >= 3 && a->contains("sites") && !(*a)["sites"].empty()) {
+      line << "; the sites that explain it: ";
+      int shown = 0;
+      for (const auto& s : (*a)["sites"]) {
+        const double explained = s.value("explained_exact", 0.0);
+        if (shown == 3 || explained < 0.1) break;
+        line << (shown ? ", " : "") << s.value("site", "?") << " (" << fmt(100 * explained, 3) << "%)";
+        ++shown;
+      }
+      if (shown == 0) line << "no single site (each explains under 10%)";
+    }
+    for (const auto& m : records) {
+      const CaseView mc{m};
+      if (mc.mitigations() == "-" || !mc.has_output("o")) continue;
+      const auto it = unmitigated.find(mc.key_without({"mitigations", "name"}));
+      if (it == unmitigated.end() || it->second != &r) continue;
+      const double mz = mc.metric("o", "bias_z");
+      line << "; with " << mc.mitigations() << " z = " << fmt(mz, 3);
+      if (std::fabs(z) >= 3) line << (std::fabs(mz) < 3 ? " (removed: under 3 standard errors)" : " (not removed)");
+    }
+    out.push_back(line.str() + ".");
+  }
+  if (unbiased > 0) {
+    out.push_back(std::to_string(unbiased) + " other unmitigated configuration" + (unbiased > 1 ? "s show" : " shows") +
+                  " no significant bias of O (|z| < 3 across draws).");
+  }
+}
+
+void deviation_table(const std::vector<nlohmann::json>& records, std::ostream& md) {
+  md << "| # | implementation | preset | format | tile | mitigations | input | N | O max abs | O RMS | O rel. Frobenius | O bias +- s.e. (z) | D bias z | dQ rel. Frob. | dK rel. Frob. | dV rel. Frob. | W1(O) |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : records) {
+    const CaseView c{r};
+    md << "| " << r.value("case_index", 0) << " | " << c.impl_name() << " | " << c.preset() << " | " << c.format()
+       << " | " << c.tile() << " | " << c.mitigations() << " | " << c.input_name() << " | " << c.seq_len() << " | ";
+    if (c.failed()) {
+      md << "failed: " << r.value("error", "") << " | | | | | | | | |\n";
+      continue;
+    }
+    md << fmt(c.metric("o", "max_abs")) << " | " << fmt(c.metric("o", "rms")) << " | "
+       << fmt(c.metric("o", "rel_frobenius")) << " | " << fmt(c.metric("o", "bias")) << " +- "
+       << fmt(c.metric("o", "bias_se"), 2) << " (" << fmt(c.metric("o", "bias_z"), 3) << ") | "
+       << fmt(c.metric("delta", "bias_z"), 3) << " | " << fmt(c.metric("dq", "rel_frobenius")) << " | "
+       << fmt(c.metric("dk", "rel_frobenius")) << " | " << fmt(c.metric("dv", "rel_frobenius")) << " | "
+       << fmt(c.metric("o", "wasserstein1")) << " |\n";
+  }
+}
+
+void baseline_table(const std::vector<nlohmann::json>& records, std::ostream& md) {
+  const auto pairs = baseline_pairs(records);
+  if (pairs.empty()) return;
+  md << "\n## Flash vs baseline\n\nDeviation of each implementation divided by that of `" << baseline_name(records)
+     << "` on the same inputs and format (paper B's comparison).\n\n"
+     << "| implementation | format | tile | input | N | seed | ratio of O RMS error | ratio of O max abs error |\n"
+     << "|---|---|---|---|---|---|---|---|\n";
+  for (const auto& p : pairs) {
+    const CaseView t{*p.test}, b{*p.baseline};
+    md << "| " << t.impl_name() << " | " << t.format() << " | " << t.tile() << " | " << t.input_name() << " | "
+       << t.seq_len() << " | " << t.seed() << " | " << fmt(t.metric("o", "rms") / b.metric("o", "rms")) << " | "
+       << fmt(t.metric("o", "max_abs") / b.metric("o", "max_abs")) << " |\n";
+  }
+}
+
+void attribution_tables(const std::vector<nlohmann::json>& records, std::ostream& md) {
+  bool header = false;
+  for (const auto& r : records) {
+    const CaseView c{r};
+    const auto* a = c.attribution();
+    if (!a || !a->contains("sites")) continue;
+    if (!header) {
+      md << "\n## Attribution\n\nEach site made exact (and, separately, rounded stochastically) with every other "
+            "site as configured; `explained` is the share of the output's bias that disappears.\n";
+      header = true;
+    }
+    md << "\n### " << describe(c) << " on " << c.input_name() << ", N = " << c.seq_len()
+       << ": bias of " << a->value("output", "o") << " " << fmt(a->value("bias", 0.0)) << " (z = "
+       << fmt(a->value("bias_z", 0.0), 3) << ")\n\n"
+       << "| rank | site | bias with site exact (z) | explained | bias with site SR (z) | explained by SR |\n"
+       << "|---|---|---|---|---|---|\n";
+    int rank = 1;
+    for (const auto& s : (*a)["sites"]) {
+      md << "| " << rank++ << " | " << s.value("site", "?") << " | " << fmt(s.value("bias_exact", 0.0)) << " ("
+         << fmt(s.value("bias_z_exact", 0.0), 3) << ") | " << fmt(100 * s.value("explained_exact", 0.0), 3)
+         << "% | " << fmt(s.value("bias_sr", 0.0)) << " (" << fmt(s.value("bias_z_sr", 0.0), 3) << ") | "
+         << fmt(100 * s.value("explained_sr", 0.0), 3) << "% |\n";
+    }
+  }
+}
+
+void mitigation_table(const std::vector<nlohmann::json>& records, std::ostream& md) {
+  std::map<std::string, const nlohmann::json*> unmitigated;
+  for (const auto& r : records) {
+    const CaseView c{r};
+    if (c.mitigations() == "-" && c.has_output("o")) unmitigated[c.key_without({"mitigations", "name"})] = &r;
+  }
+  bool header = false;
+  for (const auto& r : records) {
+    const CaseView c{r};
+    if (c.mitigations() == "-" || !c.has_output("o")) continue;
+    const auto it = unmitigated.find(c.key_without({"mitigations", "name"}));
+    if (it == unmitigated.end()) continue;
+    if (!header) {
+      md << "\n## Mitigations\n\n| preset | format | input | N | mitigation | O bias z before | after | D bias z "
+            "before | after | O RMS before | after |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+      header = true;
+    }
+    const CaseView b{*it->second};
+    md << "| " << c.preset() << " | " << c.format() << " | " << c.input_name() << " | " << c.seq_len() << " | "
+       << c.mitigations() << " | " << fmt(b.metric("o", "bias_z"), 3) << " | " << fmt(c.metric("o", "bias_z"), 3)
+       << " | " << fmt(b.metric("delta", "bias_z"), 3) << " | " << fmt(c.metric("delta", "bias_z"), 3) << " | "
+       << fmt(b.metric("o", "rms")) << " | " << fmt(c.metric("o", "rms")) << " |\n";
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> verdict(const std::vector<nlohmann::json>& records) {
+  std::vector<std::string> lines;
+  flash_vs_baseline_verdict(records, lines);
+  bias_verdict(records, lines);
+  return lines;
+}
+
+ReportFiles write_report(const fs::path& dir) {
+  const auto records = experiments::read_results(dir);
+  ReportFiles files;
+  files.csv = dir / "summary.csv";
+  write_summary_csv(records, files.csv);
+  const PlotResult plots = make_plots(dir, records);
+  files.plots = plots.files;
+  files.plot_note = plots.note;
+
+  nlohmann::json header = nlohmann::json::object();
+  if (std::ifstream in(dir / "experiment.json"); in) {
+    try {
+      header = nlohmann::json::parse(in);
+    } catch (const std::exception&) {
+    }
+  }
+  size_t failed = 0;
+  for (const auto& r : records) failed += r.contains("error");
+  std::ostringstream md;
+  const std::string name = records.empty() ? header.value("name", "experiment") : records[0].value("experiment", "experiment");
+  md << "# " << name << "\n\n";
+  if (header.contains("experiment")) {
+    const std::string description = header["experiment"].value("description", "");
+    if (!description.empty()) md << description << "\n\n";
+  }
+  md << "Produced by `simprec run " << header.value("file", "EXPERIMENT.toml") << " --out " << dir.string()
+     << "` with simprec " << (records.empty() ? "0.1.0" : records[0].value("simprec_version", "?"))
+     << " (experiment fingerprint " << header.value("fingerprint", "?") << "); rebuilt from `results.jsonl` by "
+     << "`simprec report " << dir.string() << "`. " << records.size() << " cases, " << failed << " failed. "
+     << "Errors are measured against the fp64 reference on the same inputs; bias standard errors are "
+        "taken across the independent draws of the batch dimension.\n\n";
+  md << "## Verdict\n\n";
+  const auto lines = verdict(records);
+  if (lines.empty()) md << "- Nothing to conclude: no case had both the data and a comparison to draw on.\n";
+  for (const auto& line : lines) md << "- " << line << "\n";
+  md << "\n## Deviation and bias per configuration\n\n";
+  deviation_table(records, md);
+  baseline_table(records, md);
+  attribution_tables(records, md);
+  mitigation_table(records, md);
+  md << "\n## Plots\n\n";
+  if (files.plots.empty()) md << (plots.note.empty() ? "No plot applies to these results." : plots.note) << "\n";
+  for (const auto& p : files.plots) md << "![" << p.stem().string() << "](" << p.filename().string() << ")\n\n";
+  files.markdown = dir / "report.md";
+  const fs::path tmp = files.markdown.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) throw std::runtime_error(files.markdown.string() + ": cannot write");
+    out << md.str();
+  }
+  fs::rename(tmp, files.markdown);
+  return files;
+}
+
+}  // namespace simprec::reports

@@ -1,0 +1,37 @@
+// Running the simprec executable from tests: exit code and captured output.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace simprec::testing {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs `simprec <arguments>` through the shell, feeding `input` on stdin.
+inline CommandResult run_simprec(const std::string& arguments, const std::string& input = "") {
+  const std::string input_file = ::testing::TempDir() + "simprec_cli_input.txt";
+  if (FILE* f = std::fopen(input_file.c_str(), "w")) {
+    std::fputs(input.c_str(), f);
+    std::fclose(f);
+  }
+  const std::string command =
+      std::string(SIMPREC_CLI) + " " + arguments + " < " + input_file + " 2>&1";
+  CommandResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return result;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+}  // namespace simprec::testing

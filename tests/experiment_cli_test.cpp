@@ -1,0 +1,185 @@
+// `simprec run` and `simprec report`: validation with positions, refusing unsafe output folders,
+// resuming an interrupted run to the same results as an uninterrupted one, thread-count
+// independence.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/cli_support.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using simprec::testing::run_simprec;
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("simprec_experiment_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+fs::path write(const fs::path& file, const std::string& text) {
+  std::ofstream(file) << text;
+  return file;
+}
+
+// A small but real experiment: 2 implementations x 2 seeds x 2 mitigation settings = 8 cases.
+const char* kSmallExperiment = R"(name = "small"
+[inputs.repeated]
+generator = "repeated-max"
+shape = [4, 1, 32, 16]
+seed = 3
+[implementations.baseline]
+preset = "baseline-lp"
+[implementations.flash]
+preset = "paper-a"
+tile = "16x16"
+[sweep]
+seed = [3, 4]
+mitigations = [[], ["beta-rowmax"]]
+[analysis]
+baseline = "baseline"
+)";
+
+// Records by case id, without the fields that legitimately differ between runs (timing).
+std::map<std::string, nlohmann::json> results_by_case(const fs::path& dir) {
+  std::map<std::string, nlohmann::json> out;
+  std::ifstream in(dir / "results.jsonl");
+  std::string line;
+  while (std::getline(in, line)) {
+    auto record = nlohmann::json::parse(line);
+    record.erase("elapsed_s");
+    out[record["case_id"].get<std::string>()] = record;
+  }
+  return out;
+}
+
+TEST(ExperimentValidation, SyntaxErrorHasLineAndColumn) {
+  const auto dir = fresh_dir("syntax");
+  const auto file = write(dir / "bad.toml", "name = \"x\"\n[inputs.a]\ngenerator = normal\n");
+  const auto r = run_simprec("run " + file.string() + " --check");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("bad.toml:3:"), std::string::npos) << r.output;
+}
+
+TEST(ExperimentValidation, UnknownKeySuggestsTheRightOne) {
+  const auto dir = fresh_dir("unknown_key");
+  const auto file = write(dir / "e.toml", std::string(kSmallExperiment) + "[implementations.more]\npreset = \"fa2\"\ntiel = \"16x16\"\n");
+  const auto r = run_simprec("run " + file.string() + " --check");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("e.toml:18:1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("did you mean 'tile'"), std::string::npos) << r.output;
+}
+
+TEST(ExperimentValidation, WrongTypeAndBadValuesArePlaced) {
+  const auto dir = fresh_dir("values");
+  struct Case {
+    std::string text, expected_position, expected_words;
+  };
+  const std::string inputs = "[inputs.a]\ngenerator = \"normal\"\nshape = [2, 1, 16, 8]\n";
+  const Case cases[] = {
+      {inputs + "[implementations.x]\npreset = \"fa3\"\n", "e.toml:5:10", "unknown preset"},
+      {inputs + "[implementations.x]\npreset = \"fa2\"\nformat = \"bf17\"\n", "e.toml:6:10", "unknown format"},
+      {inputs + "[implementations.x]\npreset = \"fa2\"\nset = [\"s=bf16:rne\", \"nosuch=fp32:rne\"]\n", "e.toml:6:22", "nosuch"},
+      {inputs + "[implementations.x]\npreset = \"fa2\"\ncausal = \"yes\"\n", "e.toml:6:10", "true or false"},
+      {"[inputs.a]\ngenerator = \"normal\"\nshape = [2, 1, 16]\n[implementations.x]\npreset = \"fa2\"\n", "e.toml:3:9", "shape"},
+      {"[inputs.a]\ngenerator = \"gaussian\"\nshape = [2, 1, 16, 8]\n[implementations.x]\npreset = \"fa2\"\n", "e.toml:2:13", "unknown generator"},
+      {"[inputs.a]\nq = \"q.npy\"\nk = \"k.npy\"\nv = \"v.npy\"\n[implementations.x]\npreset = \"fa2\"\n", "e.toml:2:5", "does not exist"},
+      {inputs + "[implementations.x]\npreset = \"fa2\"\n[sweep]\nseq_len = [16, -4]\n", "e.toml:7:16", "out of range"},
+      {inputs + "[implementations.x]\npreset = \"fa2\"\n[sweep]\nseqlen = [16]\n", "e.toml:7:1", "did you mean 'seq_len'"},
+      {inputs + "[implementations.x]\npreset = \"fa2\"\n[sweep]\ntile = [\"16x16\", \"big\"]\n", "e.toml:7:8", "'big' is not a tile size"},
+      {inputs + "[implementations.x]\npreset = \"fa2\"\n[analysis]\nbaseline = \"y\"\n", "e.toml:7:12", "not an implementation"},
+  };
+  for (const auto& c : cases) {
+    const auto file = write(dir / "e.toml", c.text);
+    const auto r = run_simprec("run " + file.string() + " --check");
+    EXPECT_NE(r.exit_code, 0) << c.text;
+    EXPECT_NE(r.output.find(c.expected_position), std::string::npos) << c.text << "\n-> " << r.output;
+    EXPECT_NE(r.output.find(c.expected_words), std::string::npos) << c.text << "\n-> " << r.output;
+  }
+}
+
+TEST(ExperimentValidation, TooManyCasesIsRefusedBeforeRunning) {
+  const auto dir = fresh_dir("too_many");
+  const auto file = write(dir / "e.toml", std::string(kSmallExperiment) + "max_cases = 5\n");
+  // max_cases must be at the top level; placed after [analysis] it is an unknown key there.
+  auto r = run_simprec("run " + file.string() + " --check");
+  EXPECT_NE(r.exit_code, 0);
+  const auto file2 = write(dir / "e2.toml", "max_cases = 5\n" + std::string(kSmallExperiment));
+  r = run_simprec("run " + file2.string() + " --out " + (dir / "out").string());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("8 cases, more than max_cases = 5"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "out" / "results.jsonl"));
+  r = run_simprec("run " + write(dir / "e3.toml", kSmallExperiment).string() + " --check --max-cases 7");
+  EXPECT_NE(r.exit_code, 0);
+}
+
+TEST(ExperimentRun, RefusesAnotherExperimentsFolderAndUnwritableFolders) {
+  const auto dir = fresh_dir("refuse");
+  const auto file = write(dir / "e.toml", kSmallExperiment);
+  const fs::path out = dir / "out";
+  ASSERT_EQ(run_simprec("run " + file.string() + " --quiet --out " + out.string()).exit_code, 0);
+  const auto changed = write(dir / "changed.toml", std::string(kSmallExperiment) + "backward = false\n");
+  auto r = run_simprec("run " + changed.string() + " --quiet --out " + out.string());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("different experiment"), std::string::npos) << r.output;
+  r = run_simprec("run " + changed.string() + " --quiet --force --out " + out.string());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(out / "results.jsonl.previous"));
+  // A folder that holds something else.
+  fs::create_directories(dir / "other");
+  write(dir / "other" / "notes.txt", "mine");
+  r = run_simprec("run " + file.string() + " --quiet --out " + (dir / "other").string());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("not a simprec results folder"), std::string::npos) << r.output;
+  // A folder that cannot be created (its parent is a file; root ignores permission bits).
+  r = run_simprec("run " + file.string() + " --quiet --out " + (dir / "other" / "notes.txt" / "x").string());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("cannot create"), std::string::npos) << r.output;
+}
+
+TEST(ExperimentRun, ResultsDoNotDependOnThreadCount) {
+  const auto dir = fresh_dir("threads");
+  const auto file = write(dir / "e.toml", kSmallExperiment);
+  ASSERT_EQ(run_simprec("run " + file.string() + " --quiet -j 1 --out " + (dir / "one").string()).exit_code, 0);
+  ASSERT_EQ(run_simprec("run " + file.string() + " --quiet -j 3 --out " + (dir / "three").string()).exit_code, 0);
+  const auto one = results_by_case(dir / "one");
+  EXPECT_EQ(one.size(), 8u);
+  EXPECT_EQ(one, results_by_case(dir / "three"));
+  // The report is rebuilt from results.jsonl alone, identically.
+  std::stringstream a, b;
+  a << std::ifstream(dir / "one" / "summary.csv").rdbuf();
+  b << std::ifstream(dir / "three" / "summary.csv").rdbuf();
+  EXPECT_EQ(a.str(), b.str());
+  fs::remove(dir / "one" / "report.md");
+  ASSERT_EQ(run_simprec("report " + (dir / "one").string()).exit_code, 0);
+  EXPECT_TRUE(fs::exists(dir / "one" / "report.md"));
+}
+
+TEST(ExperimentRun, KilledRunResumesToTheSameResults) {
+  const auto dir = fresh_dir("resume");
+  const auto file = write(dir / "e.toml", kSmallExperiment);
+  ASSERT_EQ(run_simprec("run " + file.string() + " --quiet -j 1 --out " + (dir / "whole").string()).exit_code, 0);
+  // Start a run, kill -9 it once some records are on disk, then tear its last line as a power
+  // loss mid-write would.
+  const fs::path part = dir / "part";
+  const std::string script = std::string("bash -c '") + SIMPREC_CLI + " run " + file.string() + " --quiet -j 1 --out " +
+                             part.string() + " & pid=$!; for i in $(seq 1 600); do n=$(cat " +
+                             (part / "results.jsonl").string() + " 2>/dev/null | wc -l); [ \"$n\" -ge 3 ] && break; sleep 0.05; done; { kill -9 $pid; wait $pid; } 2>/dev/null'";
+  std::system(script.c_str());
+  const auto partial = results_by_case(part);
+  EXPECT_GE(partial.size(), 3u);
+  EXPECT_LT(partial.size(), 8u) << "the run finished before it could be killed; the test proves nothing";
+  std::ofstream(part / "results.jsonl", std::ios::app) << "{\"case_id\": \"torn";
+  const auto r = run_simprec("run " + file.string() + " -j 2 --out " + part.string());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("already done"), std::string::npos) << r.output;
+  EXPECT_EQ(results_by_case(part), results_by_case(dir / "whole"));
+}
+
+}  // namespace
