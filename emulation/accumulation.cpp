@@ -7,6 +7,7 @@
 
 #include "emulation/arithmetic.hpp"
 #include "emulation/exact_accumulator.hpp"
+#include "emulation/tensor_core.hpp"
 
 namespace simprec {
 namespace {
@@ -40,7 +41,11 @@ double pairwise(RoundingContext& ctx, std::span<const double> v) {
 std::vector<double> rounded_products(std::span<const double> a, std::span<const double> b,
                                      RoundingContext& ctx) {
   std::vector<double> p(a.size());
-  for (size_t i = 0; i < a.size(); ++i) p[i] = fused(ctx, 0.0, a[i], b[i]);
+  // round(a*b) alone: adding +0 as in fused() would turn a -0 product into +0.
+  for (size_t i = 0; i < a.size(); ++i) {
+    p[i] = decode(ctx.format(),
+                  ctx.round(exact_mul(unrounded_from_double(a[i]), unrounded_from_double(b[i]))));
+  }
   return p;
 }
 
@@ -52,6 +57,7 @@ struct Registry {
     makers["pairwise"] = [] { return std::make_unique<PairwiseAccumulation>(); };
     makers["kahan"] = [] { return std::make_unique<KahanAccumulation>(); };
     makers["exact"] = [] { return std::make_unique<ExactAccumulation>(); };
+    for (auto& [name, make] : tensor_core_accumulations()) makers[name] = std::move(make);
   }
 };
 Registry& registry() {

@@ -64,8 +64,8 @@ struct Plan {
 };
 
 // Rounds one block. `fix[i]` is set where the scalar kernel must redo element i.
-template <RoundingMode M, bool kSameRange, class In, class Bits>
-void round_block_fast(const Plan<In>& p, const In* in, Bits* out, uint8_t* fix, size_t n,
+template <RoundingMode M, bool kSameRange, bool kMarkFixes, class In, class Bits>
+bool round_block_fast(const Plan<In>& p, const In* in, Bits* out, uint8_t* fix, size_t n,
                       const uint32_t* random, int sr_bits) {
   using L = IeeeLayout<In>;
   using U = typename L::U;
@@ -81,6 +81,7 @@ void round_block_fast(const Plan<In>& p, const In* in, Bits* out, uint8_t* fix, 
   const U unsigned_zero = p.unsigned_zero;
   const U flush = p.flush;
   const U sign_shift = static_cast<U>(std::countr_zero(p.sign_out));
+  U any_special = 0;
   for (size_t i = 0; i < n; ++i) {
     U x;
     std::memcpy(&x, in + i, sizeof x);
@@ -134,11 +135,16 @@ void round_block_fast(const Plan<In>& p, const In* in, Bits* out, uint8_t* fix, 
       q = (base + (unit / 2 - 1) + (random[i] & 1)) >> s;
     }
     const U special = static_cast<U>(field == kExpAllOnes) | tiny |
-                      static_cast<U>(q > p.max_bits) | (flush & (normal ^ 1));
-    fix[i] = static_cast<uint8_t>(special);
+                      static_cast<U>(q > p.max_bits) |
+                      // A flushed target also sends input subnormals (field 0) to the scalar
+                      // kernel: where the target's emin equals the input's, they count as normal.
+                      (flush & ((normal ^ 1) | static_cast<U>(field == 0)));
+    if constexpr (kMarkFixes) fix[i] = static_cast<uint8_t>(special);
+    any_special |= special;
     const U sign = negative & ~(unsigned_zero & static_cast<U>(q == 0));
     out[i] = static_cast<Bits>(q | (sign << sign_shift));
   }
+  return any_special != 0;
 }
 
 template <class In, class Bits>
@@ -165,14 +171,19 @@ void round_range(std::span<const In> in, std::span<Bits> out, const BulkRounding
       }
       continue;
     }
+    bool any_fix = false;
     switch (r.mode) {
 #define SIMPREC_BULK_CASE(MODE)                                                        \
   case MODE:                                                                           \
-    if (same_range) {                                                                  \
-      round_block_fast<MODE, true>(plan, src, dst, fix, n, rnd, r.sr_bits);            \
-    } else {                                                                           \
-      round_block_fast<MODE, false>(plan, src, dst, fix, n, rnd, r.sr_bits);           \
-    }                                                                                  \
+    /* First pass without marking: specials are rare, so only a block that has one is */        \
+    /* rounded again with the marks the fix-up loop needs. */                                   \
+    if (same_range) {                                                                           \
+      any_fix = round_block_fast<MODE, true, false>(plan, src, dst, fix, n, rnd, r.sr_bits) &&   \
+                round_block_fast<MODE, true, true>(plan, src, dst, fix, n, rnd, r.sr_bits);      \
+    } else {                                                                                    \
+      any_fix = round_block_fast<MODE, false, false>(plan, src, dst, fix, n, rnd, r.sr_bits) &&  \
+                round_block_fast<MODE, false, true>(plan, src, dst, fix, n, rnd, r.sr_bits);     \
+    }                                                                                           \
     break;
       SIMPREC_BULK_CASE(RoundingMode::kNearestEven)
       SIMPREC_BULK_CASE(RoundingMode::kNearestAway)
@@ -184,8 +195,6 @@ void round_range(std::span<const In> in, std::span<Bits> out, const BulkRounding
       SIMPREC_BULK_CASE(RoundingMode::kNearestRandomTies)
 #undef SIMPREC_BULK_CASE
     }
-    uint8_t any_fix = 0;
-    for (size_t i = 0; i < n; ++i) any_fix |= fix[i];
     if (!any_fix) continue;
     for (size_t i = 0; i < n; ++i) {
       if (fix[i]) {
@@ -205,7 +214,8 @@ void parallel_chunks(size_t n, unsigned threads, Fn&& fn) {
     fn(size_t{0}, n);
     return;
   }
-  const size_t per = (n / t + kBlock - 1) / kBlock * kBlock;
+  // ceil(n / t), rounded up to whole blocks: t chunks of this size cover all n elements.
+  const size_t per = ((n + t - 1) / t + kBlock - 1) / kBlock * kBlock;
   std::vector<std::jthread> pool;
   for (unsigned k = 1; k < t; ++k) {
     const size_t begin = std::min(n, k * per), end = std::min(n, (k + 1) * per);

@@ -21,10 +21,12 @@ Unrounded parse_exact(std::string_view text) {
   const int ternary = mpfr_strtofr(x, trimmed.c_str(), &end, 0, MPFR_RNDZ);
   const bool complete = end == trimmed.c_str() + trimmed.size() && end != trimmed.c_str();
   // MPFR also reads "@inf@" and bases other than 10 and 16 with prefixes; accept only what we
-  // document by rejecting '@' and binary prefixes.
-  const bool documented = trimmed.find('@') == std::string::npos &&
-                          trimmed.find("0b") == std::string::npos &&
-                          trimmed.find("0B") == std::string::npos;
+  // document by rejecting '@' and a binary prefix (after the sign; "0x0b" is hexadecimal).
+  const size_t digits = trimmed.find_first_not_of("+-");
+  const std::string_view body =
+      digits == std::string::npos ? std::string_view() : std::string_view(trimmed).substr(digits);
+  const bool binary_prefix = body.starts_with("0b") || body.starts_with("0B");
+  const bool documented = trimmed.find('@') == std::string::npos && !binary_prefix;
   if (!complete || !documented) {
     mpfr_clear(x);
     throw std::invalid_argument("'" + trimmed +

@@ -1,0 +1,112 @@
+// Tensor-core arithmetic as a parametrised block fused multiply-add (Fasi et al. 2021; Khattak &
+// Mikaitis 2025): the products of a block of k terms are exact, the block's products and the
+// accumulator C are aligned to one exponent, bits below a window are dropped, the aligned terms
+// are added exactly and the sum is rounded once into the accumulator format. Longer K chains
+// blocks. Computed with integers only; docs/tensor_cores.md lists the presets and the evidence.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "emulation/accumulation.hpp"
+#include "emulation/format.hpp"
+#include "emulation/rounding_mode.hpp"
+
+namespace simprec {
+
+// Which exponent a term brings to the alignment (the block aligns to the largest).
+enum class AlignmentExponent : uint8_t {
+  kOperandSum,  // e(a) + e(b): a product's significand in [1, 4) is not renormalised first
+  kProduct,     // the exact product's exponent, floor(log2 |a*b|)
+};
+
+// How the bits of an aligned term below the window are dropped.
+enum class TermTruncation : uint8_t {
+  kTowardZero,  // of the magnitude (sign-magnitude alignment)
+  kDown,        // toward minus infinity (two's complement alignment)
+};
+
+// How the K products of one instruction are split into blocks.
+enum class KGrouping : uint8_t {
+  kContiguous,  // block b holds k = b*block_size .. (b+1)*block_size - 1
+  kInterleaved  // block b holds k with (k / 2) % blocks == b: pairs dealt round-robin
+};
+
+// Where the accumulator C enters an instruction.
+enum class CEntry : uint8_t {
+  kFirstBlock,  // aligned with the first block's products, like one more term
+  // The blocks start from +0 and C is added to their result by one IEEE addition rounded to
+  // nearest in the accumulator format: how ptxas lowers mma.sync on fp8 for sm_90 (two
+  // fp16 HMMAs, then FADD/HADD).
+  kSeparateAddition,
+};
+
+struct TensorCoreModel {
+  std::string name;         // registry name, "tc:sm90-mma-bf16"
+  std::string instruction;  // PTX instruction
+  std::string gpu;          // "H100 (sm_90)"
+  Format input;             // A and B
+  Format accumulator;       // C and D: fp32 or fp16
+  int m = 16, n = 8, k = 16;  // instruction shape
+  // One block: this many products are aligned together with the running accumulator.
+  int block_size = 16;
+  // Bits kept below the alignment exponent: the accumulator's fraction bits plus the extra
+  // alignment bits (fp32 + 2 = 25); may be fewer than the accumulator's (fp8 wgmma: 13).
+  int kept_fraction_bits = 25;
+  AlignmentExponent alignment = AlignmentExponent::kOperandSum;
+  TermTruncation truncation = TermTruncation::kTowardZero;
+  KGrouping grouping = KGrouping::kContiguous;
+  CEntry c_entry = CEntry::kFirstBlock;
+  // Inputs converted (exactly) to this format before the blocks, as when fp8 runs through
+  // fp16 HMMAs: it changes which exponent an fp8 subnormal brings to the alignment. Empty:
+  // the datapath takes the input format itself.
+  std::optional<Format> datapath_input;
+  // Rounding of each block's exact (truncated-term) sum into the accumulator format, and the
+  // significand bits it keeps (the accumulator's precision unless narrower).
+  RoundingMode block_rounding = RoundingMode::kTowardZero;
+  int block_result_precision = 24;
+  // Whether the hardware was checked bit for bit (tests/tensor_core_hw_test.cpp) or the preset
+  // comes from the literature.
+  bool verified = false;
+  std::string evidence;
+
+  int blocks_per_instruction() const { return k / block_size; }
+};
+
+// All presets, sm_70 to sm_100; names start with "tc:".
+const std::vector<TensorCoreModel>& tensor_core_models();
+// Throws std::invalid_argument naming the model and listing the known ones.
+const TensorCoreModel& tensor_core_model(std::string_view name);
+
+// d = c + sum_k a[k*a_stride] * b[k*b_stride] as the model's instruction chain computes it, for
+// any length (chained instructions of model.k, the last padded with zeros). a and b are
+// encodings of model.input, c and the result encodings of model.accumulator. Integers only.
+uint32_t tensor_core_dot(const TensorCoreModel& model, const uint16_t* a, std::ptrdiff_t a_stride,
+                         const uint16_t* b, std::ptrdiff_t b_stride, int length, uint32_t c);
+
+// D = A*B + C for row-major A (M x K), B (K x N), C and D (M x N), encodings as above. The fast
+// path (16-bit inputs, fp32 accumulator) vectorises over N; results equal tensor_core_dot's.
+// threads = 0: all hardware threads.
+std::vector<uint32_t> tensor_core_gemm(const TensorCoreModel& model, std::span<const uint16_t> a,
+                                       std::span<const uint16_t> b, std::span<const uint32_t> c,
+                                       int m, int n, int k, unsigned threads = 1);
+
+// A preset as an accumulation model: dot(a, b, c) takes a and b exactly representable in the
+// input format and c in the accumulator format (std::invalid_argument otherwise), computes the
+// instruction chain over the whole length and rounds the result into ctx's format (no change
+// when that is the accumulator format). sum(terms, init) multiplies by ones.
+std::unique_ptr<Accumulation> make_tensor_core_accumulation(const TensorCoreModel& model);
+
+// Every preset as (name, maker): what the accumulation registry adds when it is built
+// (emulation/accumulation.cpp asks for it, so no static initialiser is needed).
+std::vector<std::pair<std::string, std::function<std::unique_ptr<Accumulation>()>>> tensor_core_accumulations();
+// Adds every preset to the registry again (e.g. after a test replaced one); harmless to repeat.
+void register_tensor_core_models();
+
+}  // namespace simprec

@@ -1,0 +1,688 @@
+#include "lib/attention/attention.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <numbers>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "emulation/elementary.hpp"
+#include "lib/attention/product.hpp"
+
+namespace simprec::attention {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+void check_size(const std::vector<double>& x, int64_t expected, const char* name) {
+  if (static_cast<int64_t>(x.size()) != expected) {
+    throw std::invalid_argument(std::string(name) + " has " + std::to_string(x.size()) +
+                                " elements, the shape needs " + std::to_string(expected));
+  }
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!std::isfinite(x[i])) {
+      throw std::invalid_argument(std::string(name) + " has a non-finite value at flat index " +
+                                  std::to_string(i));
+    }
+  }
+}
+
+// Runs fn(problem) for every problem on `threads` threads; each problem writes only its own
+// slices, so the result does not depend on the thread count.
+template <class Fn>
+void parallel_problems(int64_t problems, unsigned threads, Fn&& fn) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<int64_t>(threads, problems));
+  if (threads <= 1) {
+    for (int64_t p = 0; p < problems; ++p) fn(p);
+    return;
+  }
+  std::atomic<int64_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      for (int64_t p = next++; p < problems; p = next++) {
+        try {
+          fn(p);
+        } catch (...) {
+          std::lock_guard lock(error_mutex);
+          if (!error) error = std::current_exception();
+        }
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+// The per-row state that turns a score into an exponent argument: built from the row max in the
+// forward pass and from the log-sum-exp in the backward pass.
+struct RowShift {
+  double offset = 0;  // natural: round(m*scale) or round(lse); exp2: round(m*c) or round(lse*log2 e); exact: scale*m or lse
+  bool valid = false;
+};
+
+struct Engine {
+  const AttentionConfig& cfg;
+  AttentionShape shape;
+  double scale;
+  double scale_log2;  // c = scale*log2(e) rounded at exp_arg
+  std::array<SiteRounder, kSiteCount> r;
+  std::vector<ProductSite> products;  // indexed through product_of
+  std::array<int, kSiteCount> product_index{};
+  // Index layout of random streams: (problem, row, column, step).
+  uint64_t rows_max, cols_max, steps_max;
+
+  Engine(const AttentionConfig& config, const AttentionShape& s) : cfg(config), shape(s) {
+    scale = softmax_scale(config, s);
+    for (int i = 0; i < kSiteCount; ++i) {
+      const Site site = static_cast<Site>(i);
+      r[i] = SiteRounder(config.site(site), config.seed, site);
+      product_index[i] = -1;
+      if (site_accumulates(site)) {
+        product_index[i] = static_cast<int>(products.size());
+        products.emplace_back(site, config.site(site), config.seed);
+      }
+    }
+    scale_log2 = rd(Site::kExpArg, scale * std::numbers::log2e);
+    rows_max = std::max(s.nq, s.nk);
+    cols_max = std::max({s.nq, s.nk, s.d, s.dv}) + 1;
+    const int64_t tiles = std::max(s.nq, s.nk) / std::max(1, std::min(config.block_rows, config.block_cols)) + 2;
+    steps_max = static_cast<uint64_t>(tiles) * (std::max<int64_t>({s.nq, s.nk, s.d, s.dv}) + 2) + 16;
+  }
+
+  double rd(Site s, double x, uint64_t idx = 0) const { return r[static_cast<int>(s)](x, idx); }
+  double rd_exact(Site s, double hi, double lo, uint64_t idx = 0) const {
+    return r[static_cast<int>(s)].round_exact(hi, lo, idx);
+  }
+  const ProductSite& product(Site s) const { return products[product_index[static_cast<int>(s)]]; }
+
+  // A unique random index for (problem, row, column, step).
+  uint64_t idx(int64_t p, int64_t i, int64_t j, int64_t step = 0) const {
+    return ((static_cast<uint64_t>(p) * rows_max + i) * cols_max + j) * steps_max + step;
+  }
+  IndexMap imap(int64_t p, int64_t row0, int64_t col0, int64_t step) const {
+    return IndexMap{idx(p, row0, col0, step), cols_max * steps_max, steps_max};
+  }
+};
+
+class Head {
+ public:
+  Head(const Engine& e, const AttentionInputs& in, AttentionOutputs& out, int64_t p,
+       std::array<tracing::SiteTrace, kSiteCount>* traces)
+      : e_(e), s_(e.shape), p_(p), traces_(traces) {
+    q_ = in.q.data() + p * s_.nq * s_.d;
+    k_ = in.k.data() + p * s_.nk * s_.d;
+    v_ = in.v.data() + p * s_.nk * s_.dv;
+    o_ = out.o.data() + p * s_.nq * s_.dv;
+    lse_ = out.lse.data() + p * s_.nq;
+    if (in.has_grad()) {
+      do_ = in.d_out.data() + p * s_.nq * s_.dv;
+      dq_ = out.dq.data() + p * s_.nq * s_.d;
+      dk_ = out.dk.data() + p * s_.nk * s_.d;
+      dv_ = out.dv.data() + p * s_.nk * s_.dv;
+      delta_ = out.delta.data() + p * s_.nq;
+    }
+    kt_ = transpose(k_, s_.nk, s_.d);
+  }
+
+  void forward() {
+    if (e_.cfg.algorithm == Algorithm::kFlash) {
+      forward_flash();
+    } else {
+      forward_standard();
+    }
+  }
+  void backward() {
+    if (e_.cfg.algorithm == Algorithm::kFlash) {
+      backward_flash();
+    } else {
+      backward_standard();
+    }
+  }
+
+ private:
+  static std::vector<double> transpose(const double* x, int64_t rows, int64_t cols) {
+    std::vector<double> t(rows * cols);
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < cols; ++j) t[j * rows + i] = x[i * cols + j];
+    }
+    return t;
+  }
+  tracing::SiteTrace* trace(Site s) const {
+    return traces_ ? &(*traces_)[static_cast<int>(s)] : nullptr;
+  }
+  // Rounds at an elementwise site, recording the error when tracing.
+  double at(Site s, double x, uint64_t index) const {
+    const double y = e_.rd(s, x, index);
+    if (traces_) (*traces_)[static_cast<int>(s)].record(e_.r[static_cast<int>(s)].format(), x, 0, y);
+    return y;
+  }
+  double at_exact(Site s, double hi, double lo, uint64_t index) const {
+    const double y = e_.rd_exact(s, hi, lo, index);
+    if (traces_) (*traces_)[static_cast<int>(s)].record(e_.r[static_cast<int>(s)].format(), hi, lo, y);
+    return y;
+  }
+  // round(a*b) and round(a + b) from the exact result.
+  double mul_at(Site s, double a, double b, uint64_t index) const {
+    double hi, lo;
+    two_prod(a, b, hi, lo);
+    return at_exact(s, hi, lo, index);
+  }
+  double add_at(Site s, double a, double b, uint64_t index) const {
+    double hi, lo;
+    two_sum(a, b, hi, lo);
+    return at_exact(s, hi, lo, index);
+  }
+  // round(a / b) from the exact quotient q + r/b, r = a - q*b exactly.
+  double div_at(Site s, double a, double b, uint64_t index) const {
+    const double q = a / b;
+    const double rem = std::fma(-q, b, a);
+    return at_exact(s, q, rem / b, index);
+  }
+  bool masked(int64_t i, int64_t j) const { return e_.cfg.causal && j > i; }
+
+  // Row shift from a max m (forward) or a log-sum-exp (backward).
+  RowShift shift_from_max(double m, int64_t i) const {
+    if (m == -kInf) return {};
+    const uint64_t index = e_.idx(p_, i, 0, 1);
+    switch (e_.cfg.exp_impl) {
+      case ExpImpl::kExact: return {e_.scale * m, true};
+      case ExpImpl::kNatural: return {mul_at(Site::kExpArg, m, e_.scale, index), true};
+      case ExpImpl::kExp2Fma:
+      case ExpImpl::kExp2: return {mul_at(Site::kExpArg, m, e_.scale_log2, index), true};
+    }
+    return {};
+  }
+  RowShift shift_from_lse(double lse, int64_t i) const {
+    const uint64_t index = e_.idx(p_, i, 0, 2);
+    switch (e_.cfg.exp_impl) {
+      case ExpImpl::kExact: return {lse, true};
+      case ExpImpl::kNatural: return {at(Site::kExpArg, lse, index), true};
+      case ExpImpl::kExp2Fma:
+      case ExpImpl::kExp2: return {mul_at(Site::kExpArg, lse, std::numbers::log2e, index), true};
+    }
+    return {};
+  }
+
+  // Unnormalised probability of score s against the row shift, rounded at exp_arg and exp.
+  double prob(double s, const RowShift& shift, uint64_t index) const {
+    if (!shift.valid || s == -kInf) return 0.0;
+    switch (e_.cfg.exp_impl) {
+      case ExpImpl::kExact: {
+        const double arg = e_.scale * s - shift.offset;
+        RoundingContext ctx(e_.r[static_cast<int>(Site::kExp)].format(),
+                            e_.r[static_cast<int>(Site::kExp)].rounding(),
+                            e_.r[static_cast<int>(Site::kExp)].stream(), index);
+        const double y = decode(ctx.format(), exp_of(ctx, arg));
+        if (traces_) (*traces_)[static_cast<int>(Site::kExp)].record(ctx.format(), std::exp(arg), 0, y);
+        return y;
+      }
+      case ExpImpl::kNatural: {
+        const double xs = mul_at(Site::kExpArg, s, e_.scale, index);
+        const double arg = add_at(Site::kExpArg, xs, -shift.offset, index + 1);
+        return at(Site::kExp, std::exp(arg), index);
+      }
+      case ExpImpl::kExp2Fma: {
+        // fma(s, c, -mc): s*c exactly, minus mc, one rounding.
+        double ph, pl, h, l1, hi, lo;
+        two_prod(s, e_.scale_log2, ph, pl);
+        two_sum(ph, -shift.offset, h, l1);
+        two_sum(h, l1 + pl, hi, lo);
+        const double arg = at_exact(Site::kExpArg, hi, lo, index);
+        return at(Site::kExp, std::exp2(arg), index);
+      }
+      case ExpImpl::kExp2: {
+        const double xs = mul_at(Site::kExpArg, s, e_.scale_log2, index);
+        const double arg = add_at(Site::kExpArg, xs, -shift.offset, index + 1);
+        return at(Site::kExp, std::exp2(arg), index);
+      }
+    }
+    return 0.0;
+  }
+
+  // The max the exponent subtracts for one block row: the row max, or paper A's shifted max.
+  double block_max(const double* srow, int64_t n) const {
+    double rm = -kInf;
+    for (int64_t j = 0; j < n; ++j) rm = std::max(rm, srow[j]);
+    if (!e_.cfg.beta_rowmax.enabled || rm == -kInf) return rm;
+    int repeats = 0;
+    const double threshold = rm - e_.cfg.beta_rowmax.eps / e_.scale;  // eps on scaled scores
+    for (int64_t j = 0; j < n; ++j) repeats += srow[j] >= threshold;
+    if (repeats <= 1) return rm;
+    return rm > 0 ? e_.cfg.beta_rowmax.beta * rm : 0.0;
+  }
+
+  // Scores of rows [i0, i1) against keys [j0, j1), causal mask applied.
+  void scores(int64_t i0, int64_t i1, int64_t j0, int64_t j1, double* out, int64_t tile) const {
+    const int64_t br = i1 - i0, bc = j1 - j0;
+    e_.product(Site::kS).gemm(br, bc, s_.d, q_ + i0 * s_.d, s_.d, kt_.data() + j0, s_.nk, out, bc,
+                              false, e_.imap(p_, i0, j0, tile * (s_.d + 1)), trace(Site::kS));
+    for (int64_t i = 0; i < br; ++i) {
+      for (int64_t j = 0; j < bc; ++j) {
+        if (masked(i0 + i, j0 + j)) out[i * bc + j] = -kInf;
+      }
+    }
+  }
+
+  void forward_flash() {
+    const int64_t nq = s_.nq, nk = s_.nk, dv = s_.dv;
+    const int64_t br_max = e_.cfg.block_rows, bc_max = e_.cfg.block_cols;
+    std::vector<double> s(br_max * bc_max), pt(br_max * bc_max), block(br_max * dv), acc;
+    std::vector<double> m, l;
+    std::vector<RowShift> shift(br_max);
+    for (int64_t i0 = 0; i0 < nq; i0 += br_max) {
+      const int64_t i1 = std::min(nq, i0 + br_max), br = i1 - i0;
+      acc.assign(br * dv, 0.0);
+      m.assign(br, -kInf);
+      l.assign(br, 0.0);
+      int64_t tile = 0;
+      for (int64_t j0 = 0; j0 < nk; j0 += bc_max, ++tile) {
+        const int64_t j1 = std::min(nk, j0 + bc_max), bc = j1 - j0;
+        if (e_.cfg.causal && j0 > i1 - 1) break;
+        scores(i0, i1, j0, j1, s.data(), tile);
+        for (int64_t i = 0; i < br; ++i) {
+          const int64_t gi = i0 + i;
+          double* srow = s.data() + i * bc;
+          const double m_block = block_max(srow, bc);
+          const double m_new = std::max(m[i], m_block);
+          double* orow = acc.data() + i * dv;
+          if (m_new == -kInf) {  // every key of this block masked
+            for (int64_t j = 0; j < bc; ++j) pt[i * bc + j] = 0;
+            continue;
+          }
+          // Rescale O and l when the max grows.
+          if (m[i] != -kInf && m_new != m[i]) {
+            const uint64_t ri = e_.idx(p_, gi, 0, tile * (dv + 3));
+            const double alpha = at(Site::kORescale, std::exp(e_.scale * (m[i] - m_new)), ri);
+            l[i] = mul_at(Site::kORescale, l[i], alpha, ri + 1);
+            for (int64_t c = 0; c < dv; ++c) orow[c] = mul_at(Site::kORescale, orow[c], alpha, ri + 2 + c);
+          }
+          m[i] = m_new;
+          shift[i] = shift_from_max(m_new, gi);
+          double* prow = pt.data() + i * bc;
+          for (int64_t j = 0; j < bc; ++j) prow[j] = prob(srow[j], shift[i], e_.idx(p_, gi, j0 + j, 10));
+          const uint64_t si = e_.idx(p_, gi, 0, 3 + tile * (bc_max + 1));
+          if (e_.cfg.pv_mode == PvMode::kFused) {
+            l[i] = e_.product(Site::kRowsum).sum(prow, bc, l[i], si, trace(Site::kRowsum));
+          } else {  // the block's sum rounded, then added to l like the block's P.V to O
+            const double block_sum = e_.product(Site::kRowsum).sum(prow, bc, 0.0, si, trace(Site::kRowsum));
+            l[i] = add_at(Site::kOUpdate, l[i], block_sum, e_.idx(p_, gi, dv, tile));
+          }
+          for (int64_t j = 0; j < bc; ++j) prow[j] = at(Site::kPCast, prow[j], e_.idx(p_, gi, j0 + j, 0));
+        }
+        const double* vt = v_ + j0 * dv;
+        if (e_.cfg.pv_mode == PvMode::kFused) {
+          e_.product(Site::kPvAcc).gemm(br, dv, bc, pt.data(), bc, vt, dv, acc.data(), dv, true,
+                                        e_.imap(p_, i0, 0, tile * (bc_max + 1)), trace(Site::kPvAcc));
+        } else {
+          e_.product(Site::kPvAcc).gemm(br, dv, bc, pt.data(), bc, vt, dv, block.data(), dv, false,
+                                        e_.imap(p_, i0, 0, tile * (bc_max + 1)), trace(Site::kPvAcc));
+          for (int64_t x = 0; x < br * dv; ++x) {
+            acc[x] = add_at(Site::kOUpdate, acc[x], block[x], e_.idx(p_, i0 + x / dv, x % dv, tile));
+          }
+        }
+      }
+      for (int64_t i = 0; i < br; ++i) {
+        const int64_t gi = i0 + i;
+        const bool divide = e_.cfg.norm_mode == NormMode::kDivide;
+        const double inv = divide ? 0.0 : at(Site::kONorm, 1.0 / l[i], e_.idx(p_, gi, 0, 0));
+        for (int64_t c = 0; c < dv; ++c) {
+          const double normalised = divide ? div_at(Site::kONorm, acc[i * dv + c], l[i], e_.idx(p_, gi, c, 1))
+                                           : mul_at(Site::kONorm, acc[i * dv + c], inv, e_.idx(p_, gi, c, 1));
+          o_[gi * dv + c] = at(Site::kOOut, normalised, e_.idx(p_, gi, c, 0));
+        }
+        lse_[gi] = at(Site::kLse, m[i] * e_.scale + std::log(l[i]), e_.idx(p_, gi, 0, 0));
+      }
+    }
+  }
+
+  // One block of rows of standard attention: S, P, l and the normalised P over all keys.
+  // Fills s (scores), pn (normalised, at p_norm) and returns per-row lse through lse_out.
+  void standard_rows(int64_t i0, int64_t i1, std::vector<double>& s, std::vector<double>& pn,
+                     double* lse_out) const {
+    const int64_t nk = s_.nk, br = i1 - i0;
+    s.resize(br * nk);
+    pn.resize(br * nk);
+    scores(i0, i1, 0, nk, s.data(), 0);
+    for (int64_t i = 0; i < br; ++i) {
+      const int64_t gi = i0 + i;
+      const double* srow = s.data() + i * nk;
+      double* prow = pn.data() + i * nk;
+      const double m = block_max(srow, nk);
+      const RowShift shift = shift_from_max(m, gi);
+      for (int64_t j = 0; j < nk; ++j) prow[j] = prob(srow[j], shift, e_.idx(p_, gi, j, 10));
+      const double l = e_.product(Site::kRowsum).sum(prow, nk, 0.0, e_.idx(p_, gi, 0, 3), trace(Site::kRowsum));
+      for (int64_t j = 0; j < nk; ++j) {
+        prow[j] = div_at(Site::kPNorm, prow[j], l, e_.idx(p_, gi, j, 1));
+      }
+      if (lse_out) lse_out[i] = at(Site::kLse, m * e_.scale + std::log(l), e_.idx(p_, gi, 0, 0));
+    }
+  }
+
+  void forward_standard() {
+    const int64_t nq = s_.nq, nk = s_.nk, dv = s_.dv;
+    const int64_t rows = std::max<int64_t>(1, e_.cfg.block_rows);
+    std::vector<double> s, pn, acc;
+    for (int64_t i0 = 0; i0 < nq; i0 += rows) {
+      const int64_t i1 = std::min(nq, i0 + rows), br = i1 - i0;
+      standard_rows(i0, i1, s, pn, lse_ + i0);
+      for (int64_t x = 0; x < br * nk; ++x) pn[x] = at(Site::kPCast, pn[x], e_.idx(p_, i0 + x / nk, x % nk, 0));
+      acc.assign(br * dv, 0.0);
+      e_.product(Site::kPvAcc).gemm(br, dv, nk, pn.data(), nk, v_, dv, acc.data(), dv, false,
+                                    e_.imap(p_, i0, 0, 0), trace(Site::kPvAcc));
+      for (int64_t x = 0; x < br * dv; ++x) {
+        o_[i0 * dv + x] = at(Site::kOOut, acc[x], e_.idx(p_, i0 + x / dv, x % dv, 0));
+      }
+    }
+  }
+
+  // dS = P o (dP - D), rounded at ds (the difference, then the product), then cast at ds_cast.
+  double dscore(double p, double dp, double d, uint64_t index) const {
+    if (p == 0) return 0.0;
+    const double diff = add_at(Site::kDs, dp, -d, index);
+    const double ds = mul_at(Site::kDs, p, diff, index + 1);
+    return at(Site::kDsCast, ds, index);
+  }
+
+  void backward_flash() {
+    const int64_t nq = s_.nq, nk = s_.nk, d = s_.d, dv = s_.dv;
+    const int64_t br_max = e_.cfg.block_rows, bc_max = e_.cfg.block_cols;
+    const std::vector<double> vt = transpose(v_, nk, dv);
+    std::vector<double> s(br_max * bc_max), p(br_max * bc_max), pc_t(bc_max * br_max),
+        dp(br_max * bc_max), ds(br_max * bc_max), ds_t(bc_max * br_max);
+    std::vector<double> dq_acc(nq * d, 0.0), dk_acc, dv_acc;
+    std::vector<RowShift> shift(nq);
+    for (int64_t i = 0; i < nq; ++i) shift[i] = shift_from_lse(lse_[i], i);
+    // Preprocess: D per query row.
+    if (e_.cfg.delta_mode == DeltaMode::kFromOutput) {
+      for (int64_t i = 0; i < nq; ++i) {
+        double di = 0.0;
+        e_.product(Site::kD).gemm(1, 1, dv, do_ + i * dv, dv, o_ + i * dv, 1, &di, 1, false,
+                                  e_.imap(p_, i, 0, 0), trace(Site::kD));
+        delta_[i] = di;
+      }
+    } else {
+      std::fill(delta_, delta_ + nq, 0.0);
+      int64_t tile = 0;
+      for (int64_t j0 = 0; j0 < nk; j0 += bc_max, ++tile) {
+        const int64_t j1 = std::min(nk, j0 + bc_max), bc = j1 - j0;
+        for (int64_t i0 = 0; i0 < nq; i0 += br_max) {
+          const int64_t i1 = std::min(nq, i0 + br_max), br = i1 - i0;
+          if (e_.cfg.causal && j0 > i1 - 1) continue;
+          recompute_p(i0, i1, j0, j1, s.data(), p.data(), shift, tile);
+          e_.product(Site::kDp).gemm(br, bc, dv, do_ + i0 * dv, dv, vt.data() + j0, nk, dp.data(), bc,
+                                     false, e_.imap(p_, i0, j0, 0), nullptr);
+          for (int64_t i = 0; i < br; ++i) {
+            e_.product(Site::kD).gemm(1, 1, bc, dp.data() + i * bc, bc, p.data() + i * bc, 1,
+                                      delta_ + i0 + i, 1, true, e_.imap(p_, i0 + i, 0, tile * (bc_max + 1)),
+                                      trace(Site::kD));
+          }
+        }
+      }
+    }
+    int64_t tile = 0;
+    for (int64_t j0 = 0; j0 < nk; j0 += bc_max, ++tile) {
+      const int64_t j1 = std::min(nk, j0 + bc_max), bc = j1 - j0;
+      dk_acc.assign(bc * d, 0.0);
+      dv_acc.assign(bc * dv, 0.0);
+      int64_t qtile = 0;
+      for (int64_t i0 = 0; i0 < nq; i0 += br_max, ++qtile) {
+        const int64_t i1 = std::min(nq, i0 + br_max), br = i1 - i0;
+        if (e_.cfg.causal && j0 > i1 - 1) continue;
+        recompute_p(i0, i1, j0, j1, s.data(), p.data(), shift, tile);
+        // dV += P~^T dO
+        for (int64_t i = 0; i < br; ++i) {
+          for (int64_t j = 0; j < bc; ++j) {
+            pc_t[j * br + i] = at(Site::kPCastBwd, p[i * bc + j], e_.idx(p_, i0 + i, j0 + j, 0));
+          }
+        }
+        e_.product(Site::kDvAcc).gemm(bc, dv, br, pc_t.data(), br, do_ + i0 * dv, dv, dv_acc.data(), dv,
+                                      true, e_.imap(p_, j0, 0, qtile * (br_max + 1)), trace(Site::kDvAcc));
+        // dP = dO V^T
+        e_.product(Site::kDp).gemm(br, bc, dv, do_ + i0 * dv, dv, vt.data() + j0, nk, dp.data(), bc,
+                                   false, e_.imap(p_, i0, j0, 0), trace(Site::kDp));
+        for (int64_t i = 0; i < br; ++i) {
+          for (int64_t j = 0; j < bc; ++j) {
+            const double x = dscore(p[i * bc + j], dp[i * bc + j], delta_[i0 + i], e_.idx(p_, i0 + i, j0 + j, 0));
+            ds[i * bc + j] = x;
+            ds_t[j * br + i] = x;
+          }
+        }
+        // dQ += dS~ K (scaled at the end); dK += dS~^T Q
+        e_.product(Site::kDqAcc).gemm(br, d, bc, ds.data(), bc, k_ + j0 * d, d, dq_acc.data() + i0 * d, d,
+                                      true, e_.imap(p_, i0, 0, tile * (bc_max + 1)), trace(Site::kDqAcc));
+        e_.product(Site::kDkAcc).gemm(bc, d, br, ds_t.data(), br, q_ + i0 * d, d, dk_acc.data(), d, true,
+                                      e_.imap(p_, j0, 0, qtile * (br_max + 1)), trace(Site::kDkAcc));
+      }
+      for (int64_t x = 0; x < bc * d; ++x) {
+        dk_[j0 * d + x] = mul_at(Site::kGradOut, dk_acc[x], e_.scale, e_.idx(p_, j0 + x / d, x % d, 1));
+      }
+      for (int64_t x = 0; x < bc * dv; ++x) {
+        dv_[j0 * dv + x] = at(Site::kGradOut, dv_acc[x], e_.idx(p_, j0 + x / dv, x % dv, 2));
+      }
+    }
+    for (int64_t x = 0; x < nq * d; ++x) {
+      dq_[x] = mul_at(Site::kGradOut, dq_acc[x], e_.scale, e_.idx(p_, x / d, x % d, 0));
+    }
+  }
+
+  // P of rows [i0, i1) x keys [j0, j1) recomputed from the log-sum-exp.
+  void recompute_p(int64_t i0, int64_t i1, int64_t j0, int64_t j1, double* s, double* p,
+                   const std::vector<RowShift>& shift, int64_t tile) const {
+    const int64_t br = i1 - i0, bc = j1 - j0;
+    scores(i0, i1, j0, j1, s, tile);
+    for (int64_t i = 0; i < br; ++i) {
+      for (int64_t j = 0; j < bc; ++j) {
+        p[i * bc + j] = prob(s[i * bc + j], shift[i0 + i], e_.idx(p_, i0 + i, j0 + j, 4));
+      }
+    }
+  }
+
+  void backward_standard() {
+    const int64_t nq = s_.nq, nk = s_.nk, d = s_.d, dv = s_.dv;
+    const int64_t rows = std::max<int64_t>(1, e_.cfg.block_rows);
+    const std::vector<double> vt = transpose(v_, nk, dv);
+    std::vector<double> pc_t(nk * nq), ds_t(nk * nq), s, pn, dp, ds, acc;
+    for (int64_t i0 = 0; i0 < nq; i0 += rows) {
+      const int64_t i1 = std::min(nq, i0 + rows), br = i1 - i0;
+      standard_rows(i0, i1, s, pn, nullptr);
+      dp.assign(br * nk, 0.0);
+      ds.assign(br * nk, 0.0);
+      e_.product(Site::kDp).gemm(br, nk, dv, do_ + i0 * dv, dv, vt.data(), nk, dp.data(), nk, false,
+                                 e_.imap(p_, i0, 0, 0), trace(Site::kDp));
+      for (int64_t i = 0; i < br; ++i) {
+        const int64_t gi = i0 + i;
+        double di = 0.0;
+        if (e_.cfg.delta_mode == DeltaMode::kFromOutput) {
+          e_.product(Site::kD).gemm(1, 1, dv, do_ + gi * dv, dv, o_ + gi * dv, 1, &di, 1, false,
+                                    e_.imap(p_, gi, 0, 0), trace(Site::kD));
+        } else {
+          e_.product(Site::kD).gemm(1, 1, nk, dp.data() + i * nk, nk, pn.data() + i * nk, 1, &di, 1,
+                                    false, e_.imap(p_, gi, 0, 0), trace(Site::kD));
+        }
+        delta_[gi] = di;
+        for (int64_t j = 0; j < nk; ++j) {
+          pc_t[j * nq + gi] = at(Site::kPCastBwd, pn[i * nk + j], e_.idx(p_, gi, j, 0));
+          const double x = dscore(pn[i * nk + j], dp[i * nk + j], di, e_.idx(p_, gi, j, 0));
+          ds[i * nk + j] = x;
+          ds_t[j * nq + gi] = x;
+        }
+      }
+      acc.assign(br * d, 0.0);
+      e_.product(Site::kDqAcc).gemm(br, d, nk, ds.data(), nk, k_, d, acc.data(), d, false,
+                                    e_.imap(p_, i0, 0, 0), trace(Site::kDqAcc));
+      for (int64_t x = 0; x < br * d; ++x) {
+        dq_[i0 * d + x] = mul_at(Site::kGradOut, acc[x], e_.scale, e_.idx(p_, i0 + x / d, x % d, 0));
+      }
+    }
+    acc.assign(nk * d, 0.0);
+    e_.product(Site::kDkAcc).gemm(nk, d, nq, ds_t.data(), nq, q_, d, acc.data(), d, false,
+                                  e_.imap(p_, 0, 0, 0), trace(Site::kDkAcc));
+    for (int64_t x = 0; x < nk * d; ++x) dk_[x] = mul_at(Site::kGradOut, acc[x], e_.scale, e_.idx(p_, x / d, x % d, 1));
+    acc.assign(nk * dv, 0.0);
+    e_.product(Site::kDvAcc).gemm(nk, dv, nq, pc_t.data(), nq, do_, dv, acc.data(), dv, false,
+                                  e_.imap(p_, 0, 0, 0), trace(Site::kDvAcc));
+    for (int64_t x = 0; x < nk * dv; ++x) dv_[x] = at(Site::kGradOut, acc[x], e_.idx(p_, x / dv, x % dv, 2));
+  }
+
+  const Engine& e_;
+  AttentionShape s_;
+  int64_t p_;
+  std::array<tracing::SiteTrace, kSiteCount>* traces_;
+  const double *q_, *k_, *v_, *do_ = nullptr;
+  double *o_, *lse_, *dq_ = nullptr, *dk_ = nullptr, *dv_ = nullptr, *delta_ = nullptr;
+  std::vector<double> kt_;
+};
+
+}  // namespace
+
+void AttentionInputs::validate() const {
+  const AttentionShape& s = shape;
+  if (s.batch < 1 || s.heads < 1 || s.nq < 1 || s.nk < 1 || s.d < 1 || s.dv < 1) {
+    throw std::invalid_argument("attention shape must be positive in every dimension");
+  }
+  check_size(q, s.problems() * s.nq * s.d, "Q");
+  check_size(k, s.problems() * s.nk * s.d, "K");
+  check_size(v, s.problems() * s.nk * s.dv, "V");
+  if (!d_out.empty()) check_size(d_out, s.problems() * s.nq * s.dv, "dO");
+}
+
+double softmax_scale(const AttentionConfig& config, const AttentionShape& shape) {
+  return config.scale ? *config.scale : 1.0 / std::sqrt(static_cast<double>(shape.d));
+}
+
+AttentionInputs round_inputs(const AttentionInputs& inputs, const AttentionConfig& config) {
+  AttentionInputs rounded = inputs;
+  const SiteRounder r(config.site(Site::kInput), config.seed, Site::kInput);
+  uint64_t base = 0;
+  for (std::vector<double>* x : {&rounded.q, &rounded.k, &rounded.v, &rounded.d_out}) {
+    for (size_t i = 0; i < x->size(); ++i) (*x)[i] = r((*x)[i], base + i);
+    base += x->size();
+  }
+  return rounded;
+}
+
+AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const AttentionConfig& config) {
+  raw_inputs.validate();
+  if (config.block_rows < 1 || config.block_cols < 1) {
+    throw std::invalid_argument("tile sizes must be positive");
+  }
+  const AttentionInputs inputs = round_inputs(raw_inputs, config);
+  const AttentionShape& s = inputs.shape;
+  const Engine engine(config, s);
+  AttentionOutputs out;
+  out.o.assign(s.problems() * s.nq * s.dv, 0.0);
+  out.lse.assign(s.problems() * s.nq, 0.0);
+  if (inputs.has_grad()) {
+    out.dq.assign(s.problems() * s.nq * s.d, 0.0);
+    out.dk.assign(s.problems() * s.nk * s.d, 0.0);
+    out.dv.assign(s.problems() * s.nk * s.dv, 0.0);
+    out.delta.assign(s.problems() * s.nq, 0.0);
+  }
+  std::vector<std::array<tracing::SiteTrace, kSiteCount>> traces(config.trace ? s.problems() : 0);
+  parallel_problems(s.problems(), config.threads, [&](int64_t p) {
+    Head head(engine, inputs, out, p, config.trace ? &traces[p] : nullptr);
+    head.forward();
+    if (inputs.has_grad()) head.backward();
+  });
+  // Merged in problem order, so the sums do not depend on the thread count.
+  for (const auto& t : traces) {
+    for (int i = 0; i < kSiteCount; ++i) out.traces[i].merge(t[i]);
+  }
+  return out;
+}
+
+AttentionOutputs reference_attention(const AttentionInputs& inputs, double scale, bool causal,
+                                     unsigned threads) {
+  inputs.validate();
+  const AttentionShape& s = inputs.shape;
+  AttentionOutputs out;
+  out.o.assign(s.problems() * s.nq * s.dv, 0.0);
+  out.lse.assign(s.problems() * s.nq, 0.0);
+  const bool grad = inputs.has_grad();
+  if (grad) {
+    out.dq.assign(s.problems() * s.nq * s.d, 0.0);
+    out.dk.assign(s.problems() * s.nk * s.d, 0.0);
+    out.dv.assign(s.problems() * s.nk * s.dv, 0.0);
+    out.delta.assign(s.problems() * s.nq, 0.0);
+  }
+  parallel_problems(s.problems(), threads, [&](int64_t p) {
+    const int64_t nq = s.nq, nk = s.nk, d = s.d, dv = s.dv;
+    const double* q = inputs.q.data() + p * nq * d;
+    const double* k = inputs.k.data() + p * nk * d;
+    const double* v = inputs.v.data() + p * nk * dv;
+    double* o = out.o.data() + p * nq * dv;
+    std::vector<double> prob(nq * nk, 0.0);  // normalised P
+    std::vector<double> srow(nk);
+    for (int64_t i = 0; i < nq; ++i) {
+      double m = -kInf;
+      for (int64_t j = 0; j < nk; ++j) {
+        double hi, lo;
+        dot2(q + i * d, 1, k + j * d, 1, d, 0.0, hi, lo);
+        srow[j] = (causal && j > i) ? -kInf : hi + lo;
+        m = std::max(m, srow[j]);
+      }
+      double* prow = prob.data() + i * nk;
+      // exp(scale*(s - m)) with the difference taken before scaling (exact for close scores).
+      std::vector<double> terms(nk);
+      for (int64_t j = 0; j < nk; ++j) prow[j] = srow[j] == -kInf ? 0.0 : std::exp(scale * (srow[j] - m));
+      double lh, ll;
+      static const double kOne = 1.0;
+      dot2(prow, 1, &kOne, 0, nk, 0.0, lh, ll);
+      const double l = lh + ll;
+      for (int64_t j = 0; j < nk; ++j) prow[j] /= l;
+      out.lse[p * nq + i] = m * scale + std::log(l);
+      for (int64_t c = 0; c < dv; ++c) {
+        double hi, lo;
+        dot2(prow, 1, v + c, dv, nk, 0.0, hi, lo);
+        o[i * dv + c] = hi + lo;
+      }
+    }
+    if (!grad) return;
+    const double* dout = inputs.d_out.data() + p * nq * dv;
+    double* dq = out.dq.data() + p * nq * d;
+    double* dk = out.dk.data() + p * nk * d;
+    double* dvv = out.dv.data() + p * nk * dv;
+    std::vector<double> ds(nq * nk);
+    for (int64_t i = 0; i < nq; ++i) {
+      double hi, lo;
+      dot2(dout + i * dv, 1, o + i * dv, 1, dv, 0.0, hi, lo);
+      const double delta = hi + lo;
+      out.delta[p * nq + i] = delta;
+      for (int64_t j = 0; j < nk; ++j) {
+        dot2(dout + i * dv, 1, v + j * dv, 1, dv, 0.0, hi, lo);
+        ds[i * nk + j] = prob[i * nk + j] * ((hi + lo) - delta);
+      }
+    }
+    for (int64_t i = 0; i < nq; ++i) {
+      for (int64_t c = 0; c < d; ++c) {
+        double hi, lo;
+        dot2(ds.data() + i * nk, 1, k + c, d, nk, 0.0, hi, lo);
+        dq[i * d + c] = (hi + lo) * scale;
+      }
+    }
+    for (int64_t j = 0; j < nk; ++j) {
+      for (int64_t c = 0; c < d; ++c) {
+        double hi, lo;
+        dot2(ds.data() + j, nk, q + c, d, nq, 0.0, hi, lo);
+        dk[j * d + c] = (hi + lo) * scale;
+      }
+      for (int64_t c = 0; c < dv; ++c) {
+        double hi, lo;
+        dot2(prob.data() + j, nk, dout + c, dv, nq, 0.0, hi, lo);
+        dvv[j * dv + c] = hi + lo;
+      }
+    }
+  });
+  return out;
+}
+
+}  // namespace simprec::attention

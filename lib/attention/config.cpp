@@ -1,0 +1,183 @@
+#include "lib/attention/config.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "emulation/accumulation.hpp"
+
+namespace simprec::attention {
+namespace {
+
+double parse_double(std::string_view text, std::string_view what) {
+  try {
+    size_t used = 0;
+    const double v = std::stod(std::string(text), &used);
+    if (used != text.size()) throw std::invalid_argument("");
+    return v;
+  } catch (const std::exception&) {
+    throw std::invalid_argument("bad " + std::string(what) + " '" + std::string(text) +
+                                "' (expected a number)");
+  }
+}
+
+int parse_bits(std::string_view text) {
+  const double v = parse_double(text, "random bit count");
+  if (v < 1 || v > 32 || v != static_cast<int>(v)) {
+    throw std::invalid_argument("bad random bit count '" + std::string(text) + "' (expected 1..32)");
+  }
+  return static_cast<int>(v);
+}
+
+std::vector<std::string_view> split(std::string_view text, char sep) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t at = text.find(sep, start);
+    parts.push_back(text.substr(start, at - start));
+    if (at == std::string_view::npos) break;
+    start = at + 1;
+  }
+  return parts;
+}
+
+void check_accumulation(const SiteSpec& spec) {
+  (void)make_accumulation(spec.accumulation);  // throws with the known names
+}
+
+}  // namespace
+
+std::string_view to_string(Algorithm a) { return a == Algorithm::kFlash ? "flash" : "standard"; }
+std::string_view to_string(ExpImpl e) {
+  switch (e) {
+    case ExpImpl::kExact: return "exact";
+    case ExpImpl::kNatural: return "natural";
+    case ExpImpl::kExp2Fma: return "exp2-fma";
+    case ExpImpl::kExp2: return "exp2";
+  }
+  return "?";
+}
+std::string_view to_string(PvMode m) { return m == PvMode::kFused ? "fused" : "per-block"; }
+
+ExpImpl parse_exp_impl(std::string_view text) {
+  for (ExpImpl e : {ExpImpl::kExact, ExpImpl::kNatural, ExpImpl::kExp2Fma, ExpImpl::kExp2}) {
+    if (to_string(e) == text) return e;
+  }
+  throw std::invalid_argument("unknown exp implementation '" + std::string(text) +
+                              "' (known: exact, natural, exp2-fma, exp2)");
+}
+
+Algorithm parse_algorithm(std::string_view text) {
+  if (text == "flash") return Algorithm::kFlash;
+  if (text == "standard") return Algorithm::kStandard;
+  throw std::invalid_argument("unknown algorithm '" + std::string(text) +
+                              "' (known: flash, standard)");
+}
+
+void apply_override(AttentionConfig& config, std::string_view assignment) {
+  const size_t eq = assignment.find('=');
+  if (eq == std::string_view::npos) {
+    throw std::invalid_argument("bad --set '" + std::string(assignment) +
+                                "' (expected SITE=FORMAT:ROUNDING[:ACCUMULATION])");
+  }
+  const std::string_view key = assignment.substr(0, eq);
+  const std::string_view value = assignment.substr(eq + 1);
+  // Structural choices share the syntax: exp_impl=, algorithm=, pv_mode=, norm=.
+  if (key == "exp_impl") {
+    config.exp_impl = parse_exp_impl(value);
+  } else if (key == "algorithm") {
+    config.algorithm = parse_algorithm(value);
+  } else if (key == "pv_mode") {
+    if (value == "fused") config.pv_mode = PvMode::kFused;
+    else if (value == "per-block") config.pv_mode = PvMode::kPerBlock;
+    else throw std::invalid_argument("unknown pv_mode '" + std::string(value) + "' (known: fused, per-block)");
+  } else if (key == "norm") {
+    if (value == "reciprocal") config.norm_mode = NormMode::kReciprocal;
+    else if (value == "divide") config.norm_mode = NormMode::kDivide;
+    else throw std::invalid_argument("unknown norm '" + std::string(value) + "' (known: reciprocal, divide)");
+  } else {
+    const Site site = parse_site(key);
+    SiteSpec spec = parse_site_spec(value);
+    check_accumulation(spec);
+    config.site(site) = spec;
+  }
+  config.overrides.emplace_back(assignment);
+}
+
+void make_site_exact(AttentionConfig& config, Site site) {
+  config.site(site) = SiteSpec{formats::fp64, Rounding{}, "sequential"};
+}
+
+void make_site_stochastic(AttentionConfig& config, Site site, int bits) {
+  config.site(site).rounding = Rounding{RoundingMode::kStochastic, bits};
+}
+
+void apply_mitigation(AttentionConfig& config, std::string_view text) {
+  const auto parts = split(text, ':');
+  const std::string_view name = parts[0];
+  if (name == "beta-rowmax") {
+    if (parts.size() > 3) throw std::invalid_argument("beta-rowmax takes beta and eps: beta-rowmax[:BETA[:EPS]]");
+    config.beta_rowmax.enabled = true;
+    if (parts.size() > 1) config.beta_rowmax.beta = parse_double(parts[1], "beta");
+    if (parts.size() > 2) config.beta_rowmax.eps = parse_double(parts[2], "eps");
+    if (config.beta_rowmax.beta <= 1) throw std::invalid_argument("beta-rowmax: beta must exceed 1");
+  } else if (name == "sr-p" || name == "sr-o") {
+    const int bits = parts.size() > 1 ? parse_bits(parts[1]) : 32;
+    if (name == "sr-p") {
+      make_site_stochastic(config, Site::kPCast, bits);
+    } else {
+      // Every O rounding in a format narrower than fp32 (the low-precision O roundings).
+      for (Site s : {Site::kPvAcc, Site::kOUpdate, Site::kORescale, Site::kONorm, Site::kOOut}) {
+        if (config.site(s).format.precision() < formats::fp32.precision()) {
+          make_site_stochastic(config, s, bits);
+        }
+      }
+    }
+  } else if (name == "hp") {
+    if (parts.size() < 2 || parts.size() > 3) throw std::invalid_argument("hp takes a site: hp:SITE[:FORMAT]");
+    const Site site = parse_site(parts[1]);
+    SiteSpec& spec = config.site(site);
+    if (parts.size() == 3) {
+      spec.format = parse_format(parts[2]);
+    } else {
+      spec.format = spec.format.precision() < formats::fp32.precision() ? formats::fp32 : formats::fp64;
+    }
+  } else if (name == "delta-dpp") {
+    config.delta_mode = DeltaMode::kFromDpP;
+  } else {
+    throw std::invalid_argument("unknown mitigation '" + std::string(text) +
+                                "' (known: beta-rowmax[:BETA[:EPS]], sr-p[:BITS], sr-o[:BITS], "
+                                "hp:SITE[:FORMAT], delta-dpp)");
+  }
+  config.mitigations.emplace_back(text);
+}
+
+nlohmann::json to_json(const AttentionConfig& config) {
+  nlohmann::json sites = nlohmann::json::object();
+  for (int i = 0; i < kSiteCount; ++i) {
+    const Site s = static_cast<Site>(i);
+    const SiteSpec& spec = config.site(s);
+    nlohmann::json j{{"format", spec.format.name()}, {"rounding", rounding_name(spec.rounding)}};
+    if (site_accumulates(s)) j["accumulation"] = spec.accumulation;
+    sites[std::string(site_name(s))] = j;
+  }
+  nlohmann::json j{{"preset", config.preset},
+                   {"format", config.low_precision.name()},
+                   {"algorithm", to_string(config.algorithm)},
+                   {"exp_impl", to_string(config.exp_impl)},
+                   {"pv_mode", to_string(config.pv_mode)},
+                   {"norm", config.norm_mode == NormMode::kReciprocal ? "reciprocal" : "divide"},
+                   {"delta", config.delta_mode == DeltaMode::kFromOutput ? "rowsum(dO*O)" : "rowsum(dP*P)"},
+                   {"tile", {config.block_rows, config.block_cols}},
+                   {"causal", config.causal},
+                   {"seed", config.seed},
+                   {"overrides", config.overrides},
+                   {"mitigations", config.mitigations},
+                   {"sites", sites}};
+  if (config.scale) j["scale"] = *config.scale;
+  if (config.beta_rowmax.enabled) {
+    j["beta_rowmax"] = {{"beta", config.beta_rowmax.beta}, {"eps", config.beta_rowmax.eps}};
+  }
+  return j;
+}
+
+}  // namespace simprec::attention

@@ -1,0 +1,127 @@
+#include "lib/attention/preset.hpp"
+
+#include <stdexcept>
+
+namespace simprec::attention {
+namespace {
+
+struct PresetInfo {
+  std::string_view name;
+  std::string_view description;
+};
+
+constexpr PresetInfo kPresets[] = {
+    {"fp64", "flash attention with every site in fp64 (inputs in F)"},
+    {"fp32", "flash attention with every site in fp32 (inputs in F), output fp32"},
+    {"torch-math",
+     "PyTorch SDPA math backend: standard attention, F inputs upcast to fp32, fp32 softmax and "
+     "products, P kept in fp32, O and gradients cast to F"},
+    {"fa2",
+     "FlashAttention-2 CUDA (NUMERICS.md §1): fp32 tensor-core products, exp2 with the scale "
+     "folded into one FMA, fp32 row sum of the un-cast P, P cast to F (RNE) before P.V, fp32 "
+     "rescale and normalisation, one cast of O to F; backward recomputes P from the LSE, "
+     "D = rowsum(dO o O) in fp32, P and dS cast to F before their products"},
+    {"paper-a",
+     "paper A's reference implementation (PyTorch autocast): S, exp argument, exp and row sum in "
+     "F; each block's P.V product accumulated in fp32 and rounded to F; O rescaled and "
+     "accumulated across blocks in F; O/l in F"},
+    {"baseline-lp",
+     "standard attention with every intermediate in F, products accumulated in fp32 and "
+     "rounded once to F (the 'Is Flash Attention Stable?' micro-benchmark baseline)"},
+    {"flash-lp",
+     "flash attention with every intermediate in F, O rescaled and updated in F at every "
+     "key/value block (the same micro-benchmark's flash variant)"},
+};
+
+SiteSpec spec(const Format& f, std::string_view accumulation = "sequential") {
+  return SiteSpec{f, Rounding{}, std::string(accumulation)};
+}
+
+}  // namespace
+
+std::vector<std::string> preset_names() {
+  std::vector<std::string> names;
+  for (const auto& p : kPresets) names.emplace_back(p.name);
+  return names;
+}
+
+std::string_view preset_description(std::string_view name) {
+  for (const auto& p : kPresets) {
+    if (p.name == name) return p.description;
+  }
+  return {};
+}
+
+AttentionConfig make_preset(std::string_view name, const Format& f) {
+  if (const std::string problem = f.validate(); !problem.empty()) {
+    throw std::invalid_argument("preset format: " + problem);
+  }
+  AttentionConfig c;
+  c.preset = std::string(name);
+  c.low_precision = f;
+  // The wide format: fp32, unless F is at least as precise.
+  const Format a = f.precision() >= formats::fp32.precision() ? f : formats::fp32;
+  const auto all = [&c](const SiteSpec& s) {
+    for (auto& site : c.sites) site = s;
+  };
+  const auto set = [&c](Site site, const SiteSpec& s) { c.site(site) = s; };
+
+  if (name == "fp64") {
+    c.exp_impl = ExpImpl::kNatural;
+    all(spec(formats::fp64));
+  } else if (name == "fp32") {
+    c.exp_impl = ExpImpl::kNatural;
+    all(spec(a));
+  } else if (name == "torch-math") {
+    c.algorithm = Algorithm::kStandard;
+    c.exp_impl = ExpImpl::kNatural;
+    all(spec(a));
+    set(Site::kOOut, spec(f));
+    set(Site::kGradOut, spec(f));
+  } else if (name == "fa2") {
+    c.exp_impl = ExpImpl::kExp2Fma;
+    all(spec(a));
+    for (Site s : {Site::kS, Site::kPvAcc, Site::kDp, Site::kDqAcc, Site::kDkAcc, Site::kDvAcc}) {
+      set(s, spec(a, kFa2TensorCoreAccumulation));
+    }
+    for (Site s : {Site::kPCast, Site::kOOut, Site::kPCastBwd, Site::kDsCast, Site::kGradOut}) {
+      set(s, spec(f));
+    }
+  } else if (name == "paper-a") {
+    c.exp_impl = ExpImpl::kNatural;
+    c.pv_mode = PvMode::kPerBlock;
+    c.norm_mode = NormMode::kDivide;
+    all(spec(f));
+    // A bf16 matmul or reduction accumulates in fp32 and rounds once; modelled as one rounding
+    // of the exact sum (they differ only when fp32 accumulation error crosses an F boundary).
+    // The gradients accumulate across blocks in F (bf16 tensors updated with add_).
+    for (Site s : {Site::kS, Site::kRowsum, Site::kPvAcc, Site::kD, Site::kDp, Site::kDqAcc,
+                   Site::kDkAcc, Site::kDvAcc}) {
+      set(s, spec(f, "exact"));
+    }
+  } else if (name == "baseline-lp") {
+    c.algorithm = Algorithm::kStandard;
+    c.exp_impl = ExpImpl::kNatural;
+    all(spec(f));
+    for (Site s : {Site::kS, Site::kRowsum, Site::kPvAcc, Site::kD, Site::kDp, Site::kDqAcc,
+                   Site::kDkAcc, Site::kDvAcc}) {
+      set(s, spec(f, "exact"));
+    }
+  } else if (name == "flash-lp") {
+    c.exp_impl = ExpImpl::kNatural;
+    c.norm_mode = NormMode::kDivide;
+    all(spec(f));
+    for (Site s : {Site::kS, Site::kRowsum, Site::kPvAcc, Site::kD, Site::kDp, Site::kDqAcc,
+                   Site::kDkAcc, Site::kDvAcc}) {
+      set(s, spec(f, "exact"));
+    }
+  } else {
+    std::string known;
+    for (const auto& p : kPresets) known += (known.empty() ? "" : ", ") + std::string(p.name);
+    throw std::invalid_argument("unknown preset '" + std::string(name) + "' (known: " + known + ")");
+  }
+  set(Site::kInput, spec(f));
+  return c;
+}
+
+}  // namespace simprec::attention

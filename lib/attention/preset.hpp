@@ -1,0 +1,25 @@
+// Named, documented configurations (docs/attention.md has the table). Each takes the
+// low-precision format F (bf16 by default); "wide" sites use A = fp32, or F itself when F is at
+// least as precise as fp32 (so that every preset at F = fp64 computes entirely in fp64).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lib/attention/config.hpp"
+
+namespace simprec::attention {
+
+// Presets: fp64, fp32, torch-math, fa2, paper-a, baseline-lp, flash-lp.
+// Throws std::invalid_argument listing the known names.
+AttentionConfig make_preset(std::string_view name, const Format& low_precision = formats::bf16);
+std::vector<std::string> preset_names();
+std::string_view preset_description(std::string_view name);
+
+// The accumulation model of the fa2 preset's fp32 tensor-core products (S, P.V, dP, dQ, dK,
+// dV). "sequential" (one fp32 fma per term) until the tensor-core models are registered; then
+// this one line becomes e.g. "tc:sm90-mma-bf16".
+inline constexpr std::string_view kFa2TensorCoreAccumulation = "sequential";
+
+}  // namespace simprec::attention

@@ -1,0 +1,63 @@
+// Sums and products at a named site: C[i][j] = model(c, sum_k A[i][k] * B[k][j]) with the
+// site's accumulation model, format and rounding. Fast paths where the model is exact in native
+// arithmetic: fp32 round-to-nearest-even "sequential" is one native fmaf per term when every
+// operand is a float (vectorised over j); fp64 "sequential" is one native fma per term; "exact"
+// is a twice-working-precision dot product (Dot2) rounded once through round-to-odd. Every other
+// model goes through the emulation's Accumulation registry (tensor-core models included).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "emulation/accumulation.hpp"
+#include "lib/attention/site.hpp"
+#include "lib/tracing/site_trace.hpp"
+
+namespace simprec::attention {
+
+// Random index of the rounding events of output element (i, j): base + i*row + j*col; a dot
+// product of K terms takes indices index(i, j) .. index(i, j) + K.
+struct IndexMap {
+  uint64_t base = 0, row = 0, col = 0;
+  uint64_t at(int64_t i, int64_t j) const { return base + i * row + j * col; }
+};
+
+// c + sum_k a[k*sa] b[k*sb] as hi + lo, accurate to about 2^-106 relative (Dot2).
+inline void dot2(const double* a, int64_t sa, const double* b, int64_t sb, int64_t n, double c,
+                 double& hi, double& lo) {
+  double s = c, e = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    double ph, pl, t;
+    two_prod(a[k * sa], b[k * sb], ph, pl);
+    two_sum(s, ph, s, t);
+    e += t + pl;
+  }
+  two_sum(s, e, hi, lo);
+}
+
+class ProductSite {
+ public:
+  ProductSite(Site site, const SiteSpec& spec, uint64_t seed);
+  Site site() const { return site_; }
+  const SiteRounder& rounder() const { return rounder_; }
+
+  // C (M x N, leading dimension ldc) = [C +] A (M x K, lda) B (K x N, ldb).
+  void gemm(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b,
+            int64_t ldb, double* c, int64_t ldc, bool accumulate, IndexMap index,
+            tracing::SiteTrace* trace) const;
+  // init + sum of terms.
+  double sum(const double* terms, int64_t n, double init, uint64_t index,
+             tracing::SiteTrace* trace) const;
+
+ private:
+  enum class Path : uint8_t { kFloatSequential, kDoubleSequential, kExact, kModel };
+  void gemm_model(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b,
+                  int64_t ldb, double* c, int64_t ldc, bool accumulate, IndexMap index) const;
+  Site site_;
+  SiteRounder rounder_;
+  std::shared_ptr<const Accumulation> model_;
+  Path path_;
+};
+
+}  // namespace simprec::attention

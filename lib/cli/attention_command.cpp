@@ -1,0 +1,356 @@
+// `simprec attention`: emulated attention on given or generated inputs, compared with the exact
+// reference; writes o.npy (and gradients), stats.json and a readable summary.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "emulation/bulk.hpp"
+#include "lib/attention/attention.hpp"
+#include "lib/attention/attribution.hpp"
+#include "lib/attention/preset.hpp"
+#include "lib/cli/command.hpp"
+#include "lib/inputs/generators.hpp"
+#include "lib/metrics/error_metrics.hpp"
+#include "lib/npy/npy.hpp"
+
+namespace simprec::cli {
+namespace {
+
+using namespace simprec::attention;
+
+struct Options {
+  std::string q, k, v, d_out, input_format;
+  std::string generate, shape, preset = "fa2", format = "bf16", tile, out, attribute_target = "o";
+  std::vector<std::string> sets, mitigations, gen_params;
+  uint64_t seed = 0;
+  double scale = 0;
+  bool causal = false, attribute = false, backward = false, trace = false, no_baseline = false;
+  unsigned threads = 0;
+};
+
+std::vector<int64_t> parse_int_list(const std::string& text, char sep, const std::string& what) {
+  std::vector<int64_t> values;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, sep)) {
+    try {
+      size_t used = 0;
+      const long long v = std::stoll(item, &used);
+      if (used != item.size() || v < 1) throw std::invalid_argument("");
+      values.push_back(v);
+    } catch (const std::exception&) {
+      throw UsageError("bad " + what + " '" + text + "'");
+    }
+  }
+  return values;
+}
+
+// Values in the npy type that holds `format` exactly: float64, float32, or bit patterns.
+NpyArray to_npy(const std::vector<double>& values, std::vector<int64_t> shape, const Format& format) {
+  if (format == formats::fp64) return make_npy<double>(shape, values);
+  if (format.width() <= 16) {
+    const BulkRounding spec{format, Rounding{}, RandomStream{}, 0, 1};
+    if (format.width() <= 8) {
+      std::vector<uint8_t> bits(values.size());
+      round_to_bits<double, uint8_t>(values, bits, spec);
+      return make_npy<uint8_t>(shape, bits);
+    }
+    std::vector<uint16_t> bits(values.size());
+    round_to_bits<double, uint16_t>(values, bits, spec);
+    return make_npy<uint16_t>(shape, bits);
+  }
+  if (format.precision() <= 24 && format.emax() <= 127 && format.emin() >= -126) {
+    const std::vector<float> f(values.begin(), values.end());
+    return make_npy<float>(shape, f);
+  }
+  return make_npy<double>(shape, values);
+}
+
+std::string npy_kind(const Format& f) {
+  if (f == formats::fp64) return "float64 values";
+  if (f.width() <= 8) return f.name() + " bit patterns (uint8)";
+  if (f.width() <= 16) return f.name() + " bit patterns (uint16)";
+  if (f.precision() <= 24) return "float32 values";
+  return "float64 values";
+}
+
+void print_metrics_line(const char* name, const metrics::ErrorMetrics& m) {
+  std::printf("  %-6s max|err| %-10.3g rms %-10.3g rel %-10.3g bias %-+11.3e se %-9.2e z %-+7.1f W1 %.3g\n",
+              name, m.max_abs, m.rms, m.rel_frobenius, m.bias, m.bias_se, m.bias_z(), m.wasserstein1);
+}
+
+void run(const Options& opt) {
+  const auto start = std::chrono::steady_clock::now();
+  // Configuration.
+  AttentionConfig config;
+  Format low;
+  try {
+    low = parse_format(opt.format);
+    config = make_preset(opt.preset, low);
+    for (const auto& s : opt.sets) apply_override(config, s);
+    for (const auto& m : opt.mitigations) apply_mitigation(config, m);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  if (!opt.tile.empty()) {
+    const auto t = parse_int_list(opt.tile, 'x', "--tile (expected BRxBC, e.g. 64x64)");
+    if (t.size() != 2) throw UsageError("bad --tile '" + opt.tile + "' (expected BRxBC, e.g. 64x64)");
+    config.block_rows = static_cast<int>(t[0]);
+    config.block_cols = static_cast<int>(t[1]);
+  }
+  config.causal = opt.causal;
+  if (opt.scale != 0) config.scale = opt.scale;
+  config.seed = opt.seed;
+  config.threads = opt.threads;
+  config.trace = opt.trace;
+
+  // Inputs.
+  AttentionInputs raw;
+  std::vector<int64_t> leading;  // the leading dimensions of the input files
+  std::string source;
+  if (!opt.generate.empty()) {
+    if (!opt.q.empty() || !opt.k.empty() || !opt.v.empty()) {
+      throw UsageError("--generate replaces --q/--k/--v; give one or the other");
+    }
+    const auto dims = parse_int_list(opt.shape, ',', "--shape (expected B,H,N,d)");
+    if (dims.size() != 4) throw UsageError("bad --shape '" + opt.shape + "' (expected B,H,N,d)");
+    AttentionShape s{dims[0], dims[1], dims[2], dims[2], dims[3], dims[3]};
+    inputs::GeneratorParams params;
+    for (const auto& kv : opt.gen_params) {
+      const size_t eq = kv.find('=');
+      const std::string key = kv.substr(0, eq);
+      double value = 0;
+      try {
+        if (eq == std::string::npos) throw std::invalid_argument("");
+        value = std::stod(kv.substr(eq + 1));
+      } catch (const std::exception&) {
+        throw UsageError("bad --gen-param '" + kv + "' (expected peak=X, prototypes=N or concentration=X)");
+      }
+      if (key == "peak") params.peak = value;
+      else if (key == "prototypes" && value >= 1) params.prototypes = static_cast<int>(value);
+      else if (key == "concentration") params.concentration = value;
+      else throw UsageError("bad --gen-param '" + kv + "' (expected peak=X, prototypes=N or concentration=X)");
+    }
+    try {
+      raw = inputs::generate(opt.generate, s, opt.seed, opt.backward, params);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    leading = {dims[0], dims[1]};
+    source = "generated " + opt.generate + " seed " + std::to_string(opt.seed);
+  } else {
+    if (opt.q.empty() || opt.k.empty() || opt.v.empty()) {
+      throw UsageError("give --q, --k and --v (.npy files) or --generate KIND --shape B,H,N,d");
+    }
+    std::optional<Format> bits;
+    if (!opt.input_format.empty()) {
+      try {
+        bits = parse_format(opt.input_format);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+      }
+    }
+    std::optional<std::filesystem::path> d_out;
+    if (!opt.d_out.empty()) d_out = opt.d_out;
+    try {
+      raw = inputs::load_inputs(opt.q, opt.k, opt.v, d_out, bits);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    const NpyArray header = read_npy(opt.q);
+    leading.assign(header.shape.begin(), header.shape.end() - 2);
+    source = "files " + opt.q + ", " + opt.k + ", " + opt.v + (opt.d_out.empty() ? "" : ", " + opt.d_out);
+  }
+  const AttentionShape& s = raw.shape;
+  if (opt.attribute && opt.attribute_target != "o" && !raw.has_grad()) {
+    throw UsageError("--attribute-target " + opt.attribute_target + " needs dO (--do or --backward)");
+  }
+
+  // Emulation, reference, baseline.
+  const AttentionInputs rounded = round_inputs(raw, config);
+  const double scale = softmax_scale(config, s);
+  const auto t0 = std::chrono::steady_clock::now();
+  const AttentionOutputs out = run_attention(raw, config);
+  const auto t1 = std::chrono::steady_clock::now();
+  const AttentionOutputs ref = reference_attention(rounded, scale, config.causal, config.threads);
+  const int64_t draws = s.batch;
+  const Format o_format = config.site(Site::kOOut).format;
+  const Format g_format = config.site(Site::kGradOut).format;
+
+  nlohmann::json stats;
+  stats["config"] = to_json(config);
+  stats["inputs"] = {{"source", source},
+                     {"shape", {{"batch", s.batch}, {"heads", s.heads}, {"nq", s.nq}, {"nk", s.nk}, {"d", s.d}, {"dv", s.dv}}},
+                     {"input_format", config.site(Site::kInput).format.name()},
+                     {"draws", draws}};
+  stats["scale"] = scale;
+  nlohmann::json mj;
+  const auto om = metrics::compute_metrics(out.o, ref.o, draws, o_format);
+  mj["o"] = om.to_json();
+  mj["lse"] = metrics::compute_metrics(out.lse, ref.lse, draws, config.site(Site::kLse).format).to_json();
+  std::optional<metrics::ErrorMetrics> gm[4];
+  if (raw.has_grad()) {
+    gm[0] = metrics::compute_metrics(out.dq, ref.dq, draws, g_format);
+    gm[1] = metrics::compute_metrics(out.dk, ref.dk, draws, g_format);
+    gm[2] = metrics::compute_metrics(out.dv, ref.dv, draws, g_format);
+    gm[3] = metrics::compute_metrics(out.delta, ref.delta, draws, config.site(Site::kD).format);
+    mj["dq"] = gm[0]->to_json();
+    mj["dk"] = gm[1]->to_json();
+    mj["dv"] = gm[2]->to_json();
+    mj["delta"] = gm[3]->to_json();
+  }
+  stats["metrics"] = mj;
+
+  std::optional<metrics::ErrorMetrics> baseline_o;
+  if (config.algorithm == Algorithm::kFlash && !opt.no_baseline) {
+    // The same sites in standard (non-tiled) attention: the flash-vs-baseline deviation ratio.
+    AttentionConfig base = config;
+    base.algorithm = Algorithm::kStandard;
+    base.trace = false;
+    const AttentionOutputs bout = run_attention(raw, base);
+    baseline_o = metrics::compute_metrics(bout.o, ref.o, draws, o_format);
+    nlohmann::json b{{"o", baseline_o->to_json()},
+                     {"ratio_max_abs", metrics::ratio(om.max_abs, baseline_o->max_abs)},
+                     {"ratio_rms", metrics::ratio(om.rms, baseline_o->rms)}};
+    if (raw.has_grad()) {
+      const char* names[] = {"dq", "dk", "dv"};
+      const std::vector<double>* bt[] = {&bout.dq, &bout.dk, &bout.dv};
+      const std::vector<double>* rt[] = {&ref.dq, &ref.dk, &ref.dv};
+      for (int i = 0; i < 3; ++i) {
+        const auto bm = metrics::compute_metrics(*bt[i], *rt[i], draws, g_format);
+        b[names[i]] = bm.to_json();
+        b[std::string("ratio_rms_") + names[i]] = metrics::ratio(gm[i]->rms, bm.rms);
+      }
+    }
+    stats["baseline"] = b;
+  }
+  if (opt.trace) {
+    nlohmann::json tj = nlohmann::json::object();
+    for (int i = 0; i < kSiteCount; ++i) {
+      if (out.traces[i].count) tj[std::string(site_name(static_cast<Site>(i)))] = out.traces[i].to_json();
+    }
+    stats["trace"] = tj;
+  }
+  std::optional<AttributionResult> attribution;
+  if (opt.attribute) {
+    try {
+      attribution = attribute_sites(raw, config, ref, opt.attribute_target);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    stats["attribution"] = attribution->to_json();
+  }
+  const auto end = std::chrono::steady_clock::now();
+  stats["seconds"] = {{"emulation", std::chrono::duration<double>(t1 - t0).count()},
+                      {"total", std::chrono::duration<double>(end - start).count()}};
+
+  // Files.
+  const std::filesystem::path dir(opt.out);
+  std::filesystem::create_directories(dir);
+  std::vector<int64_t> oshape = leading;
+  oshape.push_back(s.nq);
+  oshape.push_back(s.dv);
+  write_npy(dir / "o.npy", to_npy(out.o, oshape, o_format));
+  if (raw.has_grad()) {
+    std::vector<int64_t> qshape = leading, kshape = leading, vshape = leading;
+    qshape.insert(qshape.end(), {s.nq, s.d});
+    kshape.insert(kshape.end(), {s.nk, s.d});
+    vshape.insert(vshape.end(), {s.nk, s.dv});
+    write_npy(dir / "dq.npy", to_npy(out.dq, qshape, g_format));
+    write_npy(dir / "dk.npy", to_npy(out.dk, kshape, g_format));
+    write_npy(dir / "dv.npy", to_npy(out.dv, vshape, g_format));
+  }
+  {
+    std::ofstream f(dir / "stats.json");
+    f << stats.dump(2) << '\n';
+    if (!f) throw std::runtime_error("cannot write " + (dir / "stats.json").string());
+  }
+
+  // Summary.
+  std::printf("simprec attention: preset %s, format %s, %s attention, exp %s, tile %dx%d%s\n",
+              config.preset.c_str(), low.name().c_str(), std::string(to_string(config.algorithm)).c_str(),
+              std::string(to_string(config.exp_impl)).c_str(), config.block_rows, config.block_cols,
+              config.causal ? ", causal" : "");
+  std::printf("inputs: %s; shape B=%lld H=%lld Nq=%lld Nk=%lld d=%lld dv=%lld; scale %.6g\n", source.c_str(),
+              (long long)s.batch, (long long)s.heads, (long long)s.nq, (long long)s.nk, (long long)s.d,
+              (long long)s.dv, scale);
+  for (const auto& m : config.mitigations) std::printf("mitigation: %s\n", m.c_str());
+  for (const auto& o : config.overrides) std::printf("override: %s\n", o.c_str());
+  std::printf("error against the fp64 reference (bias se and z across %lld draws):\n", (long long)draws);
+  print_metrics_line("O", om);
+  if (raw.has_grad()) {
+    print_metrics_line("dQ", *gm[0]);
+    print_metrics_line("dK", *gm[1]);
+    print_metrics_line("dV", *gm[2]);
+    print_metrics_line("D", *gm[3]);
+  }
+  if (baseline_o) {
+    std::printf("standard attention with the same sites: O max|err| %.3g rms %.3g; flash/standard ratio: "
+                "max %.3g, rms %.3g\n",
+                baseline_o->max_abs, baseline_o->rms, metrics::ratio(om.max_abs, baseline_o->max_abs),
+                metrics::ratio(om.rms, baseline_o->rms));
+  }
+  if (opt.trace) {
+    std::printf("rounding sites (signed error of each rounding):\n  %-11s %10s %11s %11s %10s %9s %7s\n", "site",
+                "count", "mean err", "mean ulp", "rms ulp", "exact", "ties");
+    for (int i = 0; i < kSiteCount; ++i) {
+      const auto& t = out.traces[i];
+      if (!t.count) continue;
+      std::printf("  %-11s %10llu %+11.3e %+11.4f %10.4f %8.1f%% %6.2f%%\n",
+                  std::string(site_name(static_cast<Site>(i))).c_str(), (unsigned long long)t.count, t.mean_error(),
+                  t.mean_error_ulp(), t.rms_error_ulp(), 100 * t.exact_fraction(), 100 * t.tie_fraction());
+    }
+  }
+  if (attribution) std::printf("%s", attribution->table().c_str());
+  std::printf("wrote %s (%s)%s and stats.json to %s\n", "o.npy", npy_kind(o_format).c_str(),
+              raw.has_grad() ? ", dq.npy, dk.npy, dv.npy" : "", dir.string().c_str());
+}
+
+const RegisterCommand kRegistration([](CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "attention",
+      "Emulate attention (flash or standard, forward and backward) with named rounding sites, "
+      "compare it with the exact reference and find where its bias comes from. See "
+      "docs/attention.md.");
+  auto opt = std::make_shared<Options>();
+  command->add_option("--q", opt->q, "queries .npy, shape (..., N, d)");
+  command->add_option("--k", opt->k, "keys .npy, shape (..., N, d)");
+  command->add_option("--v", opt->v, "values .npy, shape (..., N, dv)");
+  command->add_option("--do", opt->d_out, "output gradient .npy, shape (..., N, dv): runs the backward pass");
+  command->add_option("--input-format", opt->input_format,
+                      "the .npy files hold bit patterns (uint16/uint8) of this format");
+  command->add_option("--generate", opt->generate, "generate inputs: normal, peaky, repeated-max, low-rank, sinks");
+  command->add_option("--gen-param", opt->gen_params,
+                      "generator parameter: peak=X (peaky), prototypes=N, concentration=X (repeated-max)");
+  command->add_option("--shape", opt->shape, "B,H,N,d of generated inputs (B = independent draws)");
+  command->add_option("--seed", opt->seed, "seed of generated inputs and stochastic rounding");
+  command->add_flag("--backward", opt->backward, "with --generate: also generate dO and run the backward pass");
+  command->add_option("--preset", opt->preset,
+                      "fp64, fp32, torch-math, fa2, paper-a, baseline-lp, flash-lp (default fa2)");
+  command->add_option("--format", opt->format, "the preset's low-precision format (default bf16)");
+  command->add_option("--set", opt->sets,
+                      "SITE=FORMAT:ROUNDING[:ACCUMULATION] (repeatable); also exp_impl=, algorithm=, pv_mode=");
+  command->add_option("--mitigation", opt->mitigations,
+                      "beta-rowmax[:BETA[:EPS]], sr-p[:BITS], sr-o[:BITS], hp:SITE[:FORMAT], delta-dpp (repeatable)");
+  command->add_option("--tile", opt->tile, "BRxBC tile sizes (default 64x64)");
+  command->add_flag("--causal", opt->causal, "causal mask");
+  command->add_option("--scale", opt->scale, "softmax scale (default 1/sqrt(d))");
+  command->add_flag("--attribute", opt->attribute, "rank the rounding sites by the bias they explain");
+  command->add_option("--attribute-target", opt->attribute_target, "o (default), dq, dk, dv or delta");
+  command->add_flag("--trace", opt->trace, "per-site rounding error statistics");
+  command->add_flag("--no-baseline", opt->no_baseline, "skip the standard-attention comparison");
+  command->add_option("--threads", opt->threads, "threads over batch x heads (default: all cores)");
+  command->add_option("--out", opt->out, "output directory")->required();
+  command->callback([opt] { run(*opt); });
+});
+
+}  // namespace
+}  // namespace simprec::cli

@@ -1,0 +1,136 @@
+// simprec validate --plugin P --kernel K: run a plugin kernel (out of process by default) and
+// the emulation it claims to match on the same inputs; report bitwise agreement, the ulp
+// histogram and the mean signed difference. Exits 1 when a kernel claimed bit-exact is not.
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "lib/cli/command.hpp"
+#include "lib/validate/validation.hpp"
+#include "lib/validate/validation_inputs.hpp"
+#include "plugins/host/plugin.hpp"
+#include "plugins/host/plugin_search.hpp"
+
+namespace simprec::cli {
+namespace {
+
+struct ValidateOptions {
+  std::string plugin;
+  std::string kernel;
+  bool in_process = false;
+  double timeout_seconds = 60;
+  uint64_t seed = 1;
+  double low = -1, high = 1;
+  std::vector<std::string> dimensions, formats, inputs, parameters, omitted;
+  std::string model;
+  bool require_bit_exact = false;
+};
+
+// "NAME=VALUE" pairs of a repeatable option.
+std::map<std::string, std::string> pairs(const std::vector<std::string>& items,
+                                         const char* option) {
+  std::map<std::string, std::string> out;
+  for (const auto& item : items) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw UsageError(std::string(option) + " expects NAME=VALUE, got '" + item + "'");
+    }
+    if (!out.emplace(item.substr(0, eq), item.substr(eq + 1)).second) {
+      throw UsageError(std::string(option) + " gives '" + item.substr(0, eq) + "' twice");
+    }
+  }
+  return out;
+}
+
+validate::InputChoices input_choices(const ValidateOptions& o) {
+  validate::InputChoices choices;
+  for (const auto& [symbol, text] : pairs(o.dimensions, "--dim")) {
+    try {
+      size_t used = 0;
+      const long long v = std::stoll(text, &used);
+      if (used != text.size() || v < 1) throw std::invalid_argument(text);
+      choices.dimensions[symbol] = v;
+    } catch (const std::exception&) {
+      throw UsageError("--dim " + symbol + "=" + text + ": the size must be a positive integer");
+    }
+  }
+  choices.formats = pairs(o.formats, "--format");
+  for (const auto& [name, file] : pairs(o.inputs, "--input")) choices.files[name] = file;
+  choices.parameters = pairs(o.parameters, "--param");
+  choices.omitted.insert(o.omitted.begin(), o.omitted.end());
+  choices.seed = o.seed;
+  choices.low = o.low;
+  choices.high = o.high;
+  if (!(o.low < o.high)) throw UsageError("--low must be below --high");
+  return choices;
+}
+
+void run_validate(const ValidateOptions& o) {
+  plugins::OpenOptions open_options;
+  open_options.isolation =
+      o.in_process ? plugins::Isolation::kInProcess : plugins::Isolation::kOutOfProcess;
+  open_options.timeout = std::chrono::milliseconds(static_cast<int64_t>(o.timeout_seconds * 1000));
+  std::filesystem::path path;
+  try {
+    path = plugins::resolve_plugin(o.plugin);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  const auto plugin = plugins::open_plugin(path, open_options);
+  const plugins::KernelInfo& kernel = plugin->info().kernel(o.kernel);
+  plugins::KernelRequest request;
+  try {
+    validate::check_can_validate(kernel, o.model);
+    request = validate::make_validation_request(kernel, input_choices(o));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  validate::ValidationResult result;
+  try {
+    result = validate::validate_kernel(*plugin, request, {o.model, o.require_bit_exact});
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  validate::print_validation(stdout, result);
+  if (!result.passed()) {
+    std::fflush(stdout);
+    throw std::runtime_error("kernel '" + result.kernel + "' of plugin '" + result.plugin +
+                             "' is not bit-exact with model '" + result.model + "'" +
+                             (result.claims_bit_exact ? " as it claims" : ""));
+  }
+}
+
+const RegisterCommand registration{[](CLI::App& app) {
+  auto o = std::make_shared<ValidateOptions>();
+  auto* cmd = app.add_subcommand(
+      "validate", "compare a plugin kernel with the emulation that claims to reproduce it");
+  cmd->add_option("--plugin", o->plugin, "plugin file, or its name on SIMPREC_PLUGIN_PATH")
+      ->required();
+  cmd->add_option("--kernel", o->kernel, "kernel name (see `simprec plugins list`)")->required();
+  cmd->add_flag("--in-process", o->in_process,
+                "load the plugin into this process instead of a runner");
+  cmd->add_option("--timeout", o->timeout_seconds,
+                  "seconds a plugin call may take before it is killed")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--seed", o->seed, "seed of generated inputs");
+  cmd->add_option("--dim", o->dimensions,
+                  "SYMBOL=SIZE of a shape symbol (default 64, within the kernel's limits)");
+  cmd->add_option("--format", o->formats,
+                  "OPERAND=FORMAT (default: the operand's first accepted format)");
+  cmd->add_option("--input", o->inputs, "INPUT=FILE.npy instead of generated values");
+  cmd->add_option("--omit", o->omitted, "leave out an optional input");
+  cmd->add_option("--param", o->parameters, "PARAMETER=VALUE passed to the kernel");
+  cmd->add_option("--low", o->low, "generated values are uniform in [low, high) (default -1)");
+  cmd->add_option("--high", o->high, "(default 1)");
+  cmd->add_option("--model", o->model,
+                  "compare with this emulation model instead of the declared one");
+  cmd->add_flag("--require-bit-exact", o->require_bit_exact,
+                "fail on any difference, whatever the kernel claims");
+  cmd->callback([o] { run_validate(*o); });
+}};
+
+}  // namespace
+}  // namespace simprec::cli

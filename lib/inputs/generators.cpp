@@ -1,0 +1,242 @@
+#include "lib/inputs/generators.hpp"
+
+#include <cmath>
+#include <numbers>
+#include <stdexcept>
+
+#include "emulation/random.hpp"
+#include "emulation/round.hpp"
+#include "lib/npy/npy.hpp"
+
+namespace simprec::inputs {
+namespace {
+
+using attention::AttentionInputs;
+using attention::AttentionShape;
+
+// Standard normal from a counter-based stream (Box-Muller): the same numbers on every platform.
+class Normal {
+ public:
+  Normal(uint64_t seed, uint64_t stream) : rs_{seed, stream} {}
+  double operator()() {
+    const double u1 = (static_cast<double>(random_bits(rs_, next_++)) + 0.5) * 0x1p-32;
+    const double u2 = static_cast<double>(random_bits(rs_, next_++)) * 0x1p-32;
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+  }
+
+ private:
+  RandomStream rs_;
+  uint64_t next_ = 0;
+};
+
+enum Tensor : uint64_t { kQ, kK, kV, kDo, kAux };
+
+// Stream of one (tensor, batch entry, head): each batch entry is an independent draw.
+Normal stream(uint64_t seed, Tensor t, int64_t b, int64_t h) {
+  return Normal(seed, (static_cast<uint64_t>(t) << 56) ^ (static_cast<uint64_t>(b) << 24) ^ static_cast<uint64_t>(h));
+}
+
+}  // namespace
+
+std::vector<std::string> generator_kinds() { return {"normal", "peaky", "repeated-max", "low-rank", "sinks"}; }
+
+AttentionInputs generate(std::string_view kind, const AttentionShape& shape_in, uint64_t seed,
+                         bool with_grad, const GeneratorParams& prm) {
+  AttentionShape s = shape_in;
+  s.nk = s.nq;
+  s.dv = s.d;
+  if (s.batch < 1 || s.heads < 1 || s.nq < 1 || s.d < 1) {
+    throw std::invalid_argument("generated shape must be positive in every dimension");
+  }
+  bool known = false;
+  for (const auto& k : generator_kinds()) known |= k == kind;
+  if (!known) {
+    std::string list;
+    for (const auto& k : generator_kinds()) list += (list.empty() ? "" : ", ") + k;
+    throw std::invalid_argument("unknown input generator '" + std::string(kind) + "' (known: " + list + ")");
+  }
+  AttentionInputs in;
+  in.shape = s;
+  const int64_t n = s.nq, d = s.d;
+  in.q.resize(s.problems() * n * d);
+  in.k.resize(in.q.size());
+  in.v.resize(in.q.size());
+  if (with_grad) in.d_out.resize(in.q.size());
+  const double root_d = std::sqrt(static_cast<double>(d));
+  for (int64_t b = 0; b < s.batch; ++b) {
+    for (int64_t h = 0; h < s.heads; ++h) {
+      const int64_t base = (b * s.heads + h) * n * d;
+      Normal nq = stream(seed, kQ, b, h), nk = stream(seed, kK, b, h), nv = stream(seed, kV, b, h),
+             ndo = stream(seed, kDo, b, h), aux = stream(seed, kAux, b, h);
+      double* q = in.q.data() + base;
+      double* k = in.k.data() + base;
+      double* v = in.v.data() + base;
+      double* dout = with_grad ? in.d_out.data() + base : nullptr;
+      if (kind == "normal" || kind == "peaky" || kind == "sinks") {
+        const double qscale = kind == "peaky" ? prm.peak : 1.0;
+        for (int64_t x = 0; x < n * d; ++x) {
+          q[x] = qscale * nq();
+          k[x] = nk();
+          v[x] = nv();
+          if (dout) dout[x] = ndo();
+        }
+        if (kind == "sinks") {
+          // A direction u every query leans on, and key 0 strongly aligned with it.
+          std::vector<double> u(d);
+          double norm = 0;
+          for (auto& x : u) norm += (x = aux()) * x;
+          norm = std::sqrt(norm);
+          for (auto& x : u) x /= norm;
+          for (int64_t i = 0; i < n; ++i) {
+            for (int64_t c = 0; c < d; ++c) q[i * d + c] += 2.0 * u[c];
+          }
+          for (int64_t c = 0; c < d; ++c) {
+            k[c] = 4.0 * root_d * u[c] / 2.0;
+            v[c] *= 0.05;
+          }
+        }
+      } else if (kind == "repeated-max") {
+        const int protos = std::max(1, prm.prototypes);
+        std::vector<double> proto(protos * d);
+        for (int p = 0; p < protos; ++p) {
+          double norm = 0;
+          for (int64_t c = 0; c < d; ++c) norm += (proto[p * d + c] = aux()) * proto[p * d + c];
+          norm = std::sqrt(norm);
+          for (int64_t c = 0; c < d; ++c) proto[p * d + c] *= root_d / norm;
+        }
+        for (int64_t j = 0; j < n; ++j) {
+          const int p = static_cast<int>(random_bits(RandomStream{seed, 0xabcdULL ^ (static_cast<uint64_t>(b) << 24) ^ h}, j) % protos);
+          for (int64_t c = 0; c < d; ++c) k[j * d + c] = proto[p * d + c];
+        }
+        for (int64_t i = 0; i < n; ++i) {
+          const int p = static_cast<int>(random_bits(RandomStream{seed, 0xdcbaULL ^ (static_cast<uint64_t>(b) << 24) ^ h}, i) % protos);
+          // A concentration that varies by row, so that the row maxima (and with them the
+          // rounding patterns of exp and of the sums) differ between rows and draws.
+          const double u = (static_cast<double>(random_bits(RandomStream{seed, 0x5ca1eULL ^ (static_cast<uint64_t>(b) << 24) ^ h}, i)) + 0.5) * 0x1p-32;
+          const double concentration = prm.concentration * (0.5 + u);
+          for (int64_t c = 0; c < d; ++c) q[i * d + c] = concentration * proto[p * d + c] + 0.1 * nq();
+        }
+        for (int64_t x = 0; x < n * d; ++x) {
+          v[x] = -1.0 + 0.25 * nv();
+          if (dout) dout[x] = 1.0 + 0.5 * ndo();
+        }
+      } else {  // low-rank
+        std::vector<double> u(d);
+        double norm = 0;
+        for (auto& x : u) norm += (x = aux()) * x;
+        norm = std::sqrt(norm);
+        for (auto& x : u) x *= 1.0 / norm * std::sqrt(root_d);
+        for (int64_t i = 0; i < n; ++i) {
+          for (int64_t c = 0; c < d; ++c) {
+            q[i * d + c] = 2.0 * u[c] + 0.5 * nq();
+            k[i * d + c] = 2.0 * u[c] + 0.5 * nk();
+          }
+        }
+        for (int64_t x = 0; x < n * d; ++x) {
+          v[x] = 1.0 + 0.25 * nv();
+          if (dout) dout[x] = ndo();
+        }
+      }
+    }
+  }
+  return in;
+}
+
+namespace {
+
+struct Loaded {
+  std::vector<int64_t> shape;
+  std::vector<double> values;
+};
+
+Loaded load_one(const std::filesystem::path& path, const std::optional<Format>& bits_format) {
+  const NpyArray a = read_npy(path);
+  if (a.shape.size() < 2) {
+    throw std::invalid_argument(path.string() + ": expected shape (..., N, d), got " +
+                                std::to_string(a.shape.size()) + " dimensions");
+  }
+  Loaded out;
+  out.shape = a.shape;
+  out.values.resize(a.size());
+  if (bits_format) {
+    if (a.type != NpyType::kUint16 && a.type != NpyType::kUint8) {
+      throw std::invalid_argument(path.string() + ": --input-format " + bits_format->name() +
+                                  " expects uint16 or uint8 bit patterns, the file holds " +
+                                  npy_type_name(a.type));
+    }
+    if ((a.type == NpyType::kUint8) != (bits_format->width() <= 8)) {
+      throw std::invalid_argument(path.string() + ": " + npy_type_name(a.type) +
+                                  " does not match the width of " + bits_format->name());
+    }
+    const std::vector<double> raw = a.to_doubles();
+    for (size_t i = 0; i < raw.size(); ++i) out.values[i] = decode(*bits_format, static_cast<uint64_t>(raw[i]));
+  } else {
+    if (a.type != NpyType::kFloat32 && a.type != NpyType::kFloat64) {
+      throw std::invalid_argument(path.string() + ": expected float32 or float64 values (or bit "
+                                  "patterns with --input-format), the file holds " +
+                                  npy_type_name(a.type));
+    }
+    out.values = a.to_doubles();
+  }
+  for (size_t i = 0; i < out.values.size(); ++i) {
+    if (!std::isfinite(out.values[i])) {
+      throw std::invalid_argument(path.string() + ": non-finite value at flat index " + std::to_string(i));
+    }
+  }
+  return out;
+}
+
+std::string shape_text(const std::vector<int64_t>& s) {
+  std::string t = "(";
+  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+  return t + ")";
+}
+
+}  // namespace
+
+AttentionInputs load_inputs(const std::filesystem::path& qp, const std::filesystem::path& kp,
+                            const std::filesystem::path& vp,
+                            const std::optional<std::filesystem::path>& dop,
+                            const std::optional<Format>& bits_format) {
+  const Loaded q = load_one(qp, bits_format), k = load_one(kp, bits_format), v = load_one(vp, bits_format);
+  const size_t rank = q.shape.size();
+  const auto leading = [](const std::vector<int64_t>& s) { return std::vector<int64_t>(s.begin(), s.end() - 2); };
+  if (k.shape.size() != rank || v.shape.size() != rank || leading(k.shape) != leading(q.shape) ||
+      leading(v.shape) != leading(q.shape)) {
+    throw std::invalid_argument("shape mismatch: Q " + shape_text(q.shape) + ", K " + shape_text(k.shape) +
+                                ", V " + shape_text(v.shape) + " (leading dimensions must agree)");
+  }
+  if (k.shape[rank - 1] != q.shape[rank - 1]) {
+    throw std::invalid_argument("shape mismatch: Q " + shape_text(q.shape) + " and K " + shape_text(k.shape) +
+                                " differ in the head dimension");
+  }
+  if (v.shape[rank - 2] != k.shape[rank - 2]) {
+    throw std::invalid_argument("shape mismatch: K " + shape_text(k.shape) + " and V " + shape_text(v.shape) +
+                                " differ in the key count");
+  }
+  AttentionInputs in;
+  AttentionShape& s = in.shape;
+  s.batch = 1;
+  for (size_t i = 0; i + 3 < rank; ++i) s.batch *= q.shape[i];
+  s.heads = rank >= 3 ? q.shape[rank - 3] : 1;
+  s.nq = q.shape[rank - 2];
+  s.d = q.shape[rank - 1];
+  s.nk = k.shape[rank - 2];
+  s.dv = v.shape[rank - 1];
+  in.q = q.values;
+  in.k = k.values;
+  in.v = v.values;
+  if (dop) {
+    const Loaded g = load_one(*dop, bits_format);
+    std::vector<int64_t> expected = q.shape;
+    expected[rank - 1] = s.dv;
+    if (g.shape != expected) {
+      throw std::invalid_argument("shape mismatch: dO " + shape_text(g.shape) + ", expected " + shape_text(expected));
+    }
+    in.d_out = g.values;
+  }
+  in.validate();
+  return in;
+}
+
+}  // namespace simprec::inputs

@@ -1,0 +1,61 @@
+#include "lib/validate/matmul_emulation.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <thread>
+
+#include "emulation/accumulation.hpp"
+#include "lib/validate/tensor_values.hpp"
+
+namespace simprec::validate {
+
+void emulate_matmul(const EmulationCall& call, std::vector<plugins::HostTensor>& outputs) {
+  const plugins::HostTensor* a = find_input(call, "A");
+  const plugins::HostTensor* b = find_input(call, "B");
+  const plugins::HostTensor* c = find_input(call, "C");
+  auto d =
+      std::find_if(outputs.begin(), outputs.end(), [](const auto& t) { return t.name == "D"; });
+  if (!a || !b || d == outputs.end())
+    throw std::invalid_argument("matmul emulation needs inputs A, B and output D");
+  const int64_t m = a->shape[0], k = a->shape[1], n = b->shape[1];
+
+  const std::unique_ptr<Accumulation> model = make_accumulation(call.model);
+  const Format accumulator =
+      parse_format(attribute_text(call.kernel, "accumulator_format", d->format));
+  const Format output = parse_format(d->format);
+  const bool convert = !(accumulator == output);
+
+  const std::vector<double> av = values_of(*a);
+  // B transposed, so that each column is contiguous for dot().
+  std::vector<double> bt(static_cast<size_t>(k * n));
+  for (int64_t p = 0; p < k; ++p) {
+    for (int64_t j = 0; j < n; ++j) bt[static_cast<size_t>(j * k + p)] = value_at(*b, p * n + j);
+  }
+  const std::vector<double> cv =
+      c ? values_of(*c) : std::vector<double>(static_cast<size_t>(m * n), 0.0);
+
+  // Rows are independent and every rounding here is deterministic (nearest even), so rows are
+  // shared among threads, each with its own contexts.
+  std::vector<double> result(static_cast<size_t>(m * n));
+  const auto work = [&](int64_t first_row, int64_t stride) {
+    RoundingContext acc_ctx(accumulator);
+    RoundingContext out_ctx(output);
+    for (int64_t i = first_row; i < m; i += stride) {
+      const std::span<const double> row(av.data() + i * k, static_cast<size_t>(k));
+      for (int64_t j = 0; j < n; ++j) {
+        const std::span<const double> column(bt.data() + j * k, static_cast<size_t>(k));
+        const double v = model->dot(row, column, cv[static_cast<size_t>(i * n + j)], acc_ctx);
+        result[static_cast<size_t>(i * n + j)] = convert ? out_ctx.round_value(v) : v;
+      }
+    }
+  };
+  const int64_t threads =
+      std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, std::min<int64_t>(m, 16));
+  std::vector<std::thread> pool;
+  for (int64_t t = 1; t < threads; ++t) pool.emplace_back(work, t, threads);
+  work(0, threads);
+  for (auto& thread : pool) thread.join();
+  for (int64_t i = 0; i < m * n; ++i) set_value(*d, i, result[static_cast<size_t>(i)]);
+}
+
+}  // namespace simprec::validate

@@ -1,0 +1,89 @@
+#include "lib/validate/output_comparison.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "emulation/round.hpp"
+#include "lib/validate/tensor_values.hpp"
+
+namespace simprec::validate {
+namespace {
+
+// Sign-magnitude encodings map to a line of integers, so that distance counts values.
+int64_t ordered(uint64_t bits, int width) {
+  const uint64_t sign = uint64_t{1} << (width - 1);
+  const auto magnitude = static_cast<int64_t>(bits & (sign - 1));
+  return (bits & sign) ? -magnitude : magnitude;
+}
+
+std::vector<UlpBucket> empty_histogram() {
+  // 0, +-1, +-2, then powers of two: enough resolution near zero, a long tail for gross errors.
+  const std::vector<std::pair<int64_t, int64_t>> positive = {
+      {1, 1}, {2, 2}, {3, 4}, {5, 8}, {9, 16}, {17, 256}, {257, 65536}, {65537, INT64_MAX}};
+  std::vector<UlpBucket> buckets;
+  for (auto it = positive.rbegin(); it != positive.rend(); ++it)
+    buckets.push_back({-it->second, -it->first});
+  buckets.push_back({0, 0});
+  for (const auto& [low, high] : positive) buckets.push_back({low, high});
+  return buckets;
+}
+
+}  // namespace
+
+int64_t ulp_distance(uint64_t from_bits, uint64_t to_bits, int width) {
+  return ordered(to_bits, width) - ordered(from_bits, width);
+}
+
+OutputComparison compare_outputs(const plugins::HostTensor& kernel,
+                                 const plugins::HostTensor& emulation) {
+  if (kernel.name != emulation.name || kernel.format != emulation.format ||
+      kernel.shape != emulation.shape) {
+    throw std::invalid_argument("cannot compare output '" + kernel.name + "' " + kernel.format +
+                                " " + plugins::shape_text(kernel.shape) + " with '" +
+                                emulation.name + "' " + emulation.format + " " +
+                                plugins::shape_text(emulation.shape));
+  }
+  OutputComparison c;
+  c.name = kernel.name;
+  c.format = kernel.format;
+  c.shape = kernel.shape;
+  c.values = kernel.element_count();
+  c.histogram = empty_histogram();
+  const Format format = storage_format(kernel);
+  double sum_ulps = 0, sum_difference = 0, sum_abs = 0;
+  int64_t ulp_count = 0, finite_count = 0;
+  for (int64_t i = 0; i < c.values; ++i) {
+    const uint64_t kb = kernel.bits_at(i), eb = emulation.bits_at(i);
+    if (kb == eb) ++c.bitwise_equal;
+    const double kv = decode(format, kb), ev = decode(format, eb);
+    if (std::isnan(kv) || std::isnan(ev)) {
+      if (std::isnan(kv) && std::isnan(ev)) {
+        ++c.both_nan;
+      } else {
+        ++c.nan_mismatch;
+      }
+      continue;
+    }
+    const int64_t d = ulp_distance(eb, kb, format.width());
+    for (auto& bucket : c.histogram) {
+      if (d >= bucket.low && d <= bucket.high) ++bucket.count;
+    }
+    c.max_abs_ulps = std::max(c.max_abs_ulps, std::abs(d));
+    sum_ulps += static_cast<double>(d);
+    ++ulp_count;
+    if (std::isfinite(kv) && std::isfinite(ev)) {
+      sum_difference += kv - ev;
+      sum_abs += std::abs(ev);
+      ++finite_count;
+    }
+  }
+  if (ulp_count > 0) c.mean_signed_ulps = sum_ulps / static_cast<double>(ulp_count);
+  if (finite_count > 0) {
+    c.mean_signed_difference = sum_difference / static_cast<double>(finite_count);
+    c.mean_abs_value = sum_abs / static_cast<double>(finite_count);
+  }
+  return c;
+}
+
+}  // namespace simprec::validate

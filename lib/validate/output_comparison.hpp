@@ -1,0 +1,44 @@
+// How a kernel's output differs from the emulation's: bitwise agreement, a histogram of signed
+// ulp differences (kernel - emulation) and the mean signed difference, the measure of bias.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plugins/host/host_tensor.hpp"
+
+namespace simprec::validate {
+
+struct UlpBucket {
+  int64_t low, high;  // signed ulp differences in [low, high]
+  int64_t count = 0;
+};
+
+struct OutputComparison {
+  std::string name;
+  std::string format;
+  std::vector<int64_t> shape;
+  int64_t values = 0;
+  int64_t bitwise_equal = 0;
+  int64_t both_nan = 0;      // NaN in both (counted as agreeing in value, maybe not in bits)
+  int64_t nan_mismatch = 0;  // NaN in one only: left out of the ulp and mean statistics
+  std::vector<UlpBucket> histogram;  // every bucket, empty ones included, in increasing order
+  int64_t max_abs_ulps = 0;
+  double mean_signed_ulps = 0;        // over values that are not NaN in either
+  double mean_signed_difference = 0;  // in value units, over finite pairs
+  double mean_abs_value = 0;          // of the emulation, over finite pairs: scale for the above
+
+  bool bit_exact() const { return bitwise_equal == values; }
+};
+
+// Compares two tensors of the same name, format and shape (throws std::invalid_argument
+// otherwise). Ulps are those of the storage format (fp32 for tf32 tensors).
+OutputComparison compare_outputs(const plugins::HostTensor& kernel,
+                                 const plugins::HostTensor& emulation);
+
+// Signed distance in ulps between two encodings of `format`, counting the representable values
+// between them (+0 and -0 are one value). Neither may be NaN.
+int64_t ulp_distance(uint64_t from_bits, uint64_t to_bits, int width);
+
+}  // namespace simprec::validate

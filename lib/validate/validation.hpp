@@ -1,0 +1,50 @@
+// `simprec validate`: run a plugin kernel and the emulation that claims to reproduce it on the
+// same inputs, and say how far apart they are.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "lib/validate/output_comparison.hpp"
+#include "plugins/host/kernel_request.hpp"
+#include "plugins/host/plugin.hpp"
+
+namespace simprec::validate {
+
+struct ValidationOptions {
+  std::string model;               // empty: the model the kernel declares
+  bool require_bit_exact = false;  // fail on any difference, whatever the kernel claims
+};
+
+struct ValidationResult {
+  std::string plugin;
+  std::string kernel;
+  std::string kind;
+  std::string model;  // the model compared with
+  std::string declared_model;
+  bool claims_bit_exact = false;  // the kernel's claim
+  bool enforced = false;          // whether differences fail the run
+  std::vector<plugins::HostTensor> inputs;
+  std::vector<plugins::NamedValue> parameters;
+  std::vector<plugins::HostTensor> kernel_outputs, emulated_outputs;
+  std::vector<OutputComparison> comparisons;
+
+  bool bit_exact() const;
+  bool passed() const { return !enforced || bit_exact(); }
+};
+
+// Throws std::invalid_argument unless validate can emulate the kernel with `model` (empty: the
+// declared one): a kind without emulation yet, no model named. Cheap; call it before making
+// inputs.
+void check_can_validate(const plugins::KernelInfo& kernel, const std::string& model);
+
+// Throws std::invalid_argument for a request that does not fit, PluginError when the plugin
+// fails, crashes or times out.
+ValidationResult validate_kernel(plugins::Plugin& plugin, const plugins::KernelRequest& request,
+                                 const ValidationOptions& options);
+
+// The human-readable report (format in docs/plugins.md).
+void print_validation(std::FILE* out, const ValidationResult& result);
+
+}  // namespace simprec::validate

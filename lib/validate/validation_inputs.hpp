@@ -1,0 +1,42 @@
+// The inputs of a validation run: read from .npy files or generated from a seed, with shapes
+// that fit the kernel's declared operands and dimension constraints.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "plugins/host/kernel_request.hpp"
+#include "plugins/host/plugin_info.hpp"
+
+namespace simprec::validate {
+
+struct InputChoices {
+  std::map<std::string, int64_t> dimensions;   // shape symbol -> size (default 64, fitted)
+  std::map<std::string, std::string> formats;  // operand -> format (default: first accepted)
+  std::map<std::string, std::filesystem::path> files;  // input -> .npy file
+  std::map<std::string, std::string> parameters;       // parameter -> text, parsed by its type
+  std::set<std::string> omitted;                       // optional inputs left out
+  uint64_t seed = 1;
+  double low = -1.0, high = 1.0;  // generated values: uniform in [low, high), rounded to nearest
+};
+
+// Builds the request. Files fix the symbols of their shapes; the other inputs are generated,
+// input number i (in declaration order) from random stream (seed, i). Throws
+// std::invalid_argument for a choice that does not fit the kernel.
+plugins::KernelRequest make_validation_request(const plugins::KernelInfo& kernel,
+                                               const InputChoices& choices);
+
+// The size used for a symbol nobody chose: 64 for dimensions of vectors and matrices, 32 of
+// rank-3 and 16 of higher-rank tensors, moved into the declared constraints.
+int64_t default_dimension(const plugins::KernelInfo& kernel, const std::string& symbol);
+
+// A .npy file as an input tensor; the format is `format` or, when empty, inferred from the dtype
+// among the operand's accepted formats.
+plugins::HostTensor read_npy_input(const plugins::OperandInfo& operand,
+                                   const std::filesystem::path& file, const std::string& format);
+
+}  // namespace simprec::validate

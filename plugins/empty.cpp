@@ -1,1 +1,0 @@
-// Keeps the plugin host library non-empty before its sources exist.

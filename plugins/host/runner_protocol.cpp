@@ -1,0 +1,110 @@
+#include "plugins/host/runner_protocol.hpp"
+
+#include <fstream>
+#include <iterator>
+
+#include "plugins/host/plugin_error.hpp"
+#include "plugins/host/plugin_json.hpp"
+
+namespace simprec::plugins::runner_protocol {
+namespace fs = std::filesystem;
+namespace {
+
+std::string tensor_file(const char* role, size_t index) {
+  return std::string(role) + "_" + std::to_string(index) + ".bin";
+}
+
+void write_bytes(const fs::path& file, const std::vector<uint8_t>& bytes) {
+  std::ofstream out(file, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw PluginError("cannot write " + file.string());
+}
+
+void read_bytes(const fs::path& file, std::vector<uint8_t>& bytes) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw PluginError("missing " + file.string());
+  std::vector<uint8_t> read((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (read.size() != bytes.size()) {
+    throw PluginError(file.string() + " has " + std::to_string(read.size()) + " bytes, expected " +
+                      std::to_string(bytes.size()));
+  }
+  bytes = std::move(read);
+}
+
+nlohmann::json tensor_json(const HostTensor& t, const std::string& file) {
+  return {{"name", t.name}, {"format", t.format}, {"shape", t.shape}, {"file", file}};
+}
+
+HostTensor tensor_from_json(const nlohmann::json& j) {
+  return HostTensor::zeros(j.at("name").get<std::string>(), j.at("format").get<std::string>(),
+                           j.at("shape").get<std::vector<int64_t>>());
+}
+
+}  // namespace
+
+void write_json(const fs::path& file, const nlohmann::json& json) {
+  std::ofstream out(file);
+  out << json.dump(1) << "\n";
+  if (!out) throw PluginError("cannot write " + file.string());
+}
+
+nlohmann::json read_json(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) throw PluginError("missing " + file.string());
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw PluginError("malformed " + file.string() + ": " + e.what());
+  }
+}
+
+void write_request(const fs::path& dir, const KernelRequest& request,
+                   const std::vector<HostTensor>& outputs) {
+  nlohmann::json inputs = nlohmann::json::array();
+  for (size_t i = 0; i < request.inputs.size(); ++i) {
+    inputs.push_back(tensor_json(request.inputs[i], tensor_file("input", i)));
+    write_bytes(dir / tensor_file("input", i), request.inputs[i].bytes);
+  }
+  nlohmann::json output_list = nlohmann::json::array();
+  for (size_t i = 0; i < outputs.size(); ++i)
+    output_list.push_back(tensor_json(outputs[i], tensor_file("output", i)));
+  nlohmann::json parameters = nlohmann::json::array();
+  for (const auto& p : request.parameters) parameters.push_back(to_json(p));
+  write_json(dir / kRequestFile, {{"kernel", request.kernel},
+                                  {"inputs", inputs},
+                                  {"outputs", output_list},
+                                  {"parameters", parameters}});
+}
+
+KernelRequest read_request(const fs::path& dir, std::vector<HostTensor>& outputs) try {
+  const auto json = read_json(dir / kRequestFile);
+  KernelRequest request;
+  request.kernel = json.at("kernel").get<std::string>();
+  for (const auto& j : json.at("inputs")) {
+    request.inputs.push_back(tensor_from_json(j));
+    read_bytes(dir / j.at("file").get<std::string>(), request.inputs.back().bytes);
+  }
+  outputs.clear();
+  for (const auto& j : json.at("outputs")) {
+    outputs.push_back(tensor_from_json(j));
+    request.output_formats[outputs.back().name] = outputs.back().format;
+  }
+  for (const auto& j : json.at("parameters"))
+    request.parameters.push_back(named_value_from_json(j));
+  return request;
+} catch (const nlohmann::json::exception& e) {
+  throw PluginError("malformed request in " + dir.string() + ": " + e.what());
+}
+
+void write_outputs(const fs::path& dir, const std::vector<HostTensor>& outputs) {
+  for (size_t i = 0; i < outputs.size(); ++i)
+    write_bytes(dir / tensor_file("output", i), outputs[i].bytes);
+}
+
+void read_outputs(const fs::path& dir, std::vector<HostTensor>& outputs) {
+  for (size_t i = 0; i < outputs.size(); ++i)
+    read_bytes(dir / tensor_file("output", i), outputs[i].bytes);
+}
+
+}  // namespace simprec::plugins::runner_protocol

@@ -1,0 +1,148 @@
+// Reading C descriptors (describe_plugin) directly from structs built here: what is accepted,
+// including descriptors from a newer minor version, and each way a description is refused.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "plugins/host/describe.hpp"
+#include "plugins/host/plugin_error.hpp"
+
+namespace simprec::plugins {
+namespace {
+
+// A valid one-kernel plugin whose parts a test may spoil before describing it.
+struct Fixture {
+  SimprecOperandSpec a{
+      SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "A", SIMPREC_OPERAND_INPUT, 0, "bf16, fp16", "M,K"};
+  SimprecOperandSpec b{
+      SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "B", SIMPREC_OPERAND_INPUT, 0, "bf16", "K,N"};
+  SimprecOperandSpec d{
+      SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "D", SIMPREC_OPERAND_OUTPUT, 0, "fp32", "M,N"};
+  const SimprecOperandSpec* operands[3] = {&a, &b, &d};
+  SimprecDimensionSpec k{SIMPREC_DIMENSION_SPEC_STRUCT_SIZE, "K", 16, 1024, 16};
+  const SimprecDimensionSpec* dimensions[1] = {&k};
+  SimprecParameterSpec seed{
+      SIMPREC_PARAMETER_SPEC_STRUCT_SIZE, "seed", SIMPREC_VALUE_INT64, 0, "0", nullptr};
+  const SimprecParameterSpec* parameters[1] = {&seed};
+  SimprecNamedValue accumulator{};
+  const SimprecNamedValue* attributes[1] = {&accumulator};
+  SimprecKernel kernel{};
+  const SimprecKernel* kernels[1] = {&kernel};
+  SimprecPlugin plugin{};
+
+  static SimprecStatus run(const SimprecRunArgs*) { return SIMPREC_OK; }
+
+  Fixture() {
+    accumulator.struct_size = SIMPREC_NAMED_VALUE_STRUCT_SIZE;
+    accumulator.name = "accumulator_format";
+    accumulator.type = SIMPREC_VALUE_STRING;
+    accumulator.string_value = "fp32";
+    kernel.struct_size = SIMPREC_KERNEL_STRUCT_SIZE;
+    kernel.name = "mma";
+    kernel.kind = SIMPREC_KERNEL_MATMUL;
+    kernel.flags = SIMPREC_KERNEL_FLAG_BIT_EXACT;
+    kernel.emulation_model = "tc:sm90-mma-bf16";
+    kernel.operand_count = 3;
+    kernel.operands = operands;
+    kernel.dimension_count = 1;
+    kernel.dimensions = dimensions;
+    kernel.parameter_count = 1;
+    kernel.parameters = parameters;
+    kernel.attribute_count = 1;
+    kernel.attributes = attributes;
+    kernel.run = run;
+    plugin.struct_size = SIMPREC_PLUGIN_STRUCT_SIZE;
+    plugin.abi_major = SIMPREC_PLUGIN_ABI_MAJOR;
+    plugin.abi_minor = SIMPREC_PLUGIN_ABI_MINOR;
+    plugin.name = "fixture";
+    plugin.version = "0.1";
+    plugin.kernel_count = 1;
+    plugin.kernels = kernels;
+  }
+
+  // The refusal message ("" when accepted).
+  std::string refusal() const {
+    try {
+      describe_plugin(&plugin, "fixture.so");
+    } catch (const PluginError& e) {
+      return e.what();
+    }
+    return "";
+  }
+};
+
+TEST(PluginDescribe, ReadsAValidDescription) {
+  Fixture f;
+  const PluginInfo info = describe_plugin(&f.plugin, "fixture.so");
+  ASSERT_EQ(info.kernels.size(), 1u);
+  const KernelInfo& k = info.kernels[0];
+  EXPECT_EQ(k.emulation_model, "tc:sm90-mma-bf16");
+  EXPECT_TRUE(k.bit_exact);
+  EXPECT_EQ(k.operand("A")->formats, (std::vector<std::string>{"bf16", "fp16"}));  // spaces dropped
+  EXPECT_EQ(k.dimension("K")->multiple_of, 16);
+  EXPECT_EQ(k.parameter("seed")->default_value, "0");
+  EXPECT_EQ(std::get<std::string>(k.attribute("accumulator_format")->value), "fp32");
+}
+
+TEST(PluginDescribe, AcceptsDescriptionsOfANewerMinorVersion) {
+  // A newer minor version appends fields: larger struct_size, larger minor. Still readable.
+  Fixture f;
+  f.plugin.abi_minor = SIMPREC_PLUGIN_ABI_MINOR + 3;
+  f.plugin.struct_size += 16;
+  f.kernel.struct_size += 8;
+  EXPECT_EQ(f.refusal(), "");
+}
+
+TEST(PluginDescribe, RefusesEachKindOfBadDescription) {
+  const std::vector<std::pair<std::function<void(Fixture&)>, std::string>> cases = {
+      {[](Fixture& f) { f.plugin.abi_major = 0; }, "speaks plugin ABI 0.0, this host speaks 1.0"},
+      {[](Fixture& f) { f.plugin.struct_size = 4; }, "too small to hold a version"},
+      {[](Fixture& f) { f.plugin.struct_size = 40; }, "SimprecPlugin.struct_size is 40"},
+      {[](Fixture& f) { f.plugin.name = nullptr; }, "plugin fixture.so: no name"},
+      {[](Fixture& f) { f.plugin.kernels = nullptr; }, "1 kernels but a null array"},
+      {[](Fixture& f) { f.kernels[0] = nullptr; }, "kernel #0: null SimprecKernel pointer"},
+      {[](Fixture& f) { f.kernel.run = nullptr; }, "'mma': no run function"},
+      {[](Fixture& f) { f.kernel.kind = 0; }, "unknown kernel kind 0"},
+      {[](Fixture& f) { f.kernel.emulation_model = nullptr; },
+       "claims bit-exactness but names no emulation model"},
+      {[](Fixture& f) { f.a.formats = "bf16,fp12"; }, "operand #0 'A': format:"},
+      {[](Fixture& f) { f.a.shape = "M,K-1"; },
+       "shape dimension 'K-1' is neither a symbol nor an integer"},
+      {[](Fixture& f) { f.a.direction = 7; }, "'A': unknown direction 7"},
+      {[](Fixture& f) { f.d.shape = "M,P"; },
+       "output 'D' has dimension 'P' that no input determines"},
+      {[](Fixture& f) { f.b.name = "A"; }, "operand 'A' declared twice"},
+      {[](Fixture& f) { f.d.name = "E"; }, "matmul kernels need an operand 'D'"},
+      {[](Fixture& f) { f.k.min = 0; }, "'K': min 0 is below 1"},
+      {[](Fixture& f) { f.k.max = 8; }, "'K': max is below min"},
+      {[](Fixture& f) { f.seed.type = 9; }, "'seed' has unknown value type 9"},
+      {[](Fixture& f) { f.accumulator.string_value = nullptr; }, "no string value"},
+      {[](Fixture& f) { f.accumulator.struct_size = 8; }, "SimprecNamedValue.struct_size is 8"},
+      {[](Fixture& f) {
+         f.plugin.kernel_count = 2;
+         static const SimprecKernel* twice[2];
+         twice[0] = twice[1] = &f.kernel;
+         f.plugin.kernels = twice;
+       },
+       "kernel 'mma' declared twice"},
+  };
+  for (const auto& [spoil, expected] : cases) {
+    Fixture f;
+    spoil(f);
+    const std::string message = f.refusal();
+    EXPECT_NE(message.find(expected), std::string::npos)
+        << "expected '" << expected << "', got '" << message << "'";
+  }
+}
+
+TEST(PluginDescribe, NoDescriptionAtAll) {
+  try {
+    describe_plugin(nullptr, "fixture.so");
+    FAIL();
+  } catch (const PluginError& e) {
+    EXPECT_NE(std::string(e.what()).find("returned no description"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace simprec::plugins

@@ -1,0 +1,48 @@
+// Finding plugins: SIMPREC_PLUGIN_PATH entries, directories expanded to their *.so files, and
+// --plugin names resolved on the path.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "plugins/host/plugin_search.hpp"
+
+namespace simprec::plugins {
+namespace {
+
+const std::string kPluginDir = SIMPREC_TEST_PLUGIN_DIR;
+const std::string kBrokenDir = SIMPREC_TEST_BROKEN_PLUGIN_DIR;
+
+TEST(PluginSearch, SplitsThePathAndSkipsEmptyEntries) {
+  setenv("SIMPREC_PLUGIN_PATH", "/a::/b/c.so:", 1);
+  EXPECT_EQ(plugin_path_entries(), (std::vector<std::string>{"/a", "/b/c.so"}));
+  unsetenv("SIMPREC_PLUGIN_PATH");
+  EXPECT_TRUE(plugin_path_entries().empty());
+}
+
+TEST(PluginSearch, ExpandsDirectoriesInNameOrder) {
+  const auto files = expand_plugin_entries({kBrokenDir, kPluginDir + "/cpu_reference.so"});
+  ASSERT_EQ(files.size(), 11u);
+  EXPECT_EQ(files.front().filename(), "broken_crashing_kernel.so");
+  EXPECT_EQ(files.back().filename(), "cpu_reference.so");
+  EXPECT_THROW(expand_plugin_entries({"/nonexistent/dir"}), std::invalid_argument);
+}
+
+TEST(PluginSearch, ResolvesNamesOnThePath) {
+  setenv("SIMPREC_PLUGIN_PATH", (kBrokenDir + ":" + kPluginDir).c_str(), 1);
+  EXPECT_EQ(resolve_plugin("cpu_reference"),
+            std::filesystem::path(kPluginDir) / "cpu_reference.so");
+  EXPECT_EQ(resolve_plugin("broken_wrong_claim.so"),
+            std::filesystem::path(kBrokenDir) / "broken_wrong_claim.so");
+  EXPECT_EQ(resolve_plugin(kPluginDir + "/cpu_reference.so"),
+            std::filesystem::path(kPluginDir) / "cpu_reference.so");
+  try {
+    resolve_plugin("gpu_probe");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("SIMPREC_PLUGIN_PATH="), std::string::npos) << e.what();
+  }
+  unsetenv("SIMPREC_PLUGIN_PATH");
+}
+
+}  // namespace
+}  // namespace simprec::plugins

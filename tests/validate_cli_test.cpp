@@ -1,0 +1,143 @@
+// The command line: `simprec plugins list` and `simprec validate` exit codes and output
+// records (the formats docs/plugins.md documents).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace {
+
+const std::string kPluginDir = SIMPREC_TEST_PLUGIN_DIR;
+const std::string kBrokenDir = SIMPREC_TEST_BROKEN_PLUGIN_DIR;
+
+struct CliRun {
+  int exit_code;
+  std::string output;  // stdout and stderr
+};
+
+CliRun simprec(const std::string& arguments, const std::string& environment = "") {
+  const std::string command = environment + " " + SIMPREC_CLI + " " + arguments + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  CliRun run{-1, ""};
+  std::array<char, 4096> buffer;
+  while (size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe))
+    run.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+bool has_line(const std::string& output, const std::string& line) {
+  return ("\n" + output).find("\n" + line + "\n") != std::string::npos;
+}
+
+TEST(PluginsListCommand, ListsKernelsInTheDocumentedFormat) {
+  const CliRun run = simprec("plugins list " + kPluginDir);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(has_line(run.output, "plugin cpu_reference version=1.0.0 abi=1.0 path=" + kPluginDir +
+                                       "/cpu_reference.so"))
+      << run.output;
+  EXPECT_TRUE(has_line(run.output, "  kernel gemm_f32 kind=matmul model=sequential bit-exact=yes"))
+      << run.output;
+  EXPECT_TRUE(has_line(run.output, "    input A formats=fp32,bf16,fp16 shape=[M,K]")) << run.output;
+  EXPECT_TRUE(has_line(run.output, "    input C formats=fp32 shape=[M,N] optional")) << run.output;
+  EXPECT_TRUE(has_line(run.output, "    dimension M min=1 max=4096 multiple-of=1")) << run.output;
+  EXPECT_TRUE(has_line(run.output, "    attribute accumulator_format=fp32")) << run.output;
+  EXPECT_TRUE(
+      has_line(run.output,
+               "    parameter causal type=bool optional default=false -- mask keys after the query "
+               "(bottom-right aligned)"))
+      << run.output;
+}
+
+TEST(PluginsListCommand, UsesThePluginPathAndJson) {
+  const CliRun run = simprec("plugins list --json", "SIMPREC_PLUGIN_PATH=" + kPluginDir);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("\"name\": \"cpu_reference\""), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("\"bit_exact\": true"), std::string::npos) << run.output;
+}
+
+TEST(PluginsListCommand, ReportsBrokenPluginsAndStillListsTheRest) {
+  const CliRun run = simprec("plugins list " + kBrokenDir + " --plugin " + kPluginDir);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_NE(run.output.find("plugin cpu_reference "), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("broken_wrong_major.so: speaks plugin ABI 2.0"), std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("simprec: error: 6 of 11 plugins could not be listed"),
+            std::string::npos)
+      << run.output;
+}
+
+TEST(ValidateCommand, PassesAnHonestClaim) {
+  const CliRun run = simprec(
+      "validate --plugin cpu_reference --kernel gemm_f32 --format A=bf16 --format B=bf16 --dim "
+      "K=100",
+      "SIMPREC_PLUGIN_PATH=" + kPluginDir);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(has_line(run.output, "input A format=bf16 shape=[64,100]")) << run.output;
+  EXPECT_TRUE(has_line(run.output, "  ulp 0                4096")) << run.output;
+  EXPECT_TRUE(has_line(run.output, "result PASS bit-exact as claimed")) << run.output;
+}
+
+TEST(ValidateCommand, FailsAWrongClaim) {
+  const CliRun run = simprec("validate --plugin " + kBrokenDir +
+                             "/broken_wrong_claim.so --kernel gemm --dim K=256");
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_NE(run.output.find("result FAIL"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("is not bit-exact with model 'sequential' as it claims"),
+            std::string::npos)
+      << run.output;
+}
+
+TEST(ValidateCommand, ReportsDifferencesOfAnUnclaimedKernelWithoutFailing) {
+  const CliRun run = simprec("validate --plugin " + kPluginDir +
+                             "/cpu_reference.so --kernel gemm_f32_unfused --dim K=256");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("result DIFFERENT"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("mean-signed-ulp"), std::string::npos) << run.output;
+}
+
+TEST(ValidateCommand, SurvivesCrashesAndHangs) {
+  const CliRun crash =
+      simprec("validate --plugin " + kBrokenDir + "/broken_crashing_kernel.so --kernel gemm");
+  EXPECT_EQ(crash.exit_code, 1) << crash.output;
+  EXPECT_NE(crash.output.find("crashed with signal 11"), std::string::npos) << crash.output;
+  const CliRun hang = simprec("validate --plugin " + kBrokenDir +
+                              "/broken_hanging_kernel.so --kernel gemm --timeout 0.2");
+  EXPECT_EQ(hang.exit_code, 1) << hang.output;
+  EXPECT_NE(hang.output.find("was killed"), std::string::npos) << hang.output;
+}
+
+TEST(ValidateCommand, BadRequestsAreUsageErrors) {
+  const std::string plugin = "--plugin " + kPluginDir + "/cpu_reference.so ";
+  for (const std::string& arguments :
+       {plugin + "--kernel gemm_f32 --dim Q=3", plugin + "--kernel gemm_f32 --format A=e4m3fn",
+        plugin + "--kernel gemm_f32 --dim M=x", plugin + "--kernel gemm_f32 --param tile=3",
+        plugin + "--kernel attention_forward_f32", std::string("--plugin nowhere --kernel k")}) {
+    const CliRun run = simprec("validate " + arguments);
+    EXPECT_EQ(run.exit_code, 2) << arguments << "\n" << run.output;
+    EXPECT_NE(run.output.find("simprec: error: "), std::string::npos) << run.output;
+  }
+  const CliRun unknown_kernel = simprec("validate " + plugin + "--kernel nope");
+  EXPECT_EQ(unknown_kernel.exit_code, 1) << unknown_kernel.output;
+  EXPECT_NE(unknown_kernel.output.find("it offers: gemm_f32, gemm_f32_unfused"), std::string::npos)
+      << unknown_kernel.output;
+}
+
+}  // namespace
+
+namespace {
+
+TEST(ExamplePlugin, ItsBitExactClaimHoldsForBothOutputFormats) {
+  for (const char* format : {"fp32", "bf16"}) {
+    const CliRun run =
+        simprec(std::string("validate --plugin ") + SIMPREC_TEST_EXAMPLE_PLUGIN +
+                " --kernel gemm_bf16 --dim K=500 --low -10 --high 10 --format D=" + format);
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_TRUE(has_line(run.output, "result PASS bit-exact as claimed")) << run.output;
+  }
+}
+
+}  // namespace
