@@ -94,6 +94,8 @@ TEST(ExperimentValidation, WrongTypeAndBadValuesArePlaced) {
       {inputs + "[implementations.x]\npreset = \"fa2\"\n[sweep]\nseqlen = [16]\n", "e.toml:7:1", "did you mean 'seq_len'"},
       {inputs + "[implementations.x]\npreset = \"fa2\"\n[sweep]\ntile = [\"16x16\", \"big\"]\n", "e.toml:7:8", "'big' is not a tile size"},
       {inputs + "[implementations.x]\npreset = \"fa2\"\n[analysis]\nbaseline = \"y\"\n", "e.toml:7:12", "not an implementation"},
+      {inputs + "[implementations.x]\npreset = \"fa2\"\n[studies.s]\ninputs = [\"b\"]\n", "e.toml:7:11", "no input named 'b'"},
+      {inputs + "[implementations.x]\npreset = \"fa2\"\n[sweep]\nseed = [1]\n[studies.s]\n", "e.toml:6:1", "its own sweep"},
   };
   for (const auto& c : cases) {
     const auto file = write(dir / "e.toml", c.text);
@@ -143,6 +145,34 @@ TEST(ExperimentRun, RefusesAnotherExperimentsFolderAndUnwritableFolders) {
   EXPECT_NE(r.output.find("cannot create"), std::string::npos) << r.output;
 }
 
+TEST(ExperimentValidation, StudiesChooseTheirInputsAndImplementations) {
+  const auto dir = fresh_dir("studies");
+  const auto file = write(dir / "e.toml", R"([inputs.a]
+generator = "normal"
+shape = [2, 1, 16, 8]
+[inputs.b]
+generator = "repeated-max"
+shape = [2, 1, 16, 8]
+[implementations.x]
+preset = "fa2"
+[implementations.y]
+preset = "paper-a"
+[studies.one]
+inputs = ["a"]
+[studies.one.sweep]
+seq_len = [16, 32, 64]
+[studies.two]
+inputs = ["b"]
+implementations = ["y"]
+[studies.two.sweep]
+mitigations = [[], ["beta-rowmax"]]
+)");
+  const auto r = run_simprec("run " + file.string() + " --check");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  // one: 1 input x 2 implementations x 3 lengths; two: 1 x 1 x 2.
+  EXPECT_NE(r.output.find("valid, 8 cases"), std::string::npos) << r.output;
+}
+
 TEST(ExperimentRun, ResultsDoNotDependOnThreadCount) {
   const auto dir = fresh_dir("threads");
   const auto file = write(dir / "e.toml", kSmallExperiment);
@@ -163,7 +193,10 @@ TEST(ExperimentRun, ResultsDoNotDependOnThreadCount) {
 
 TEST(ExperimentRun, KilledRunResumesToTheSameResults) {
   const auto dir = fresh_dir("resume");
-  const auto file = write(dir / "e.toml", kSmallExperiment);
+  // 32 cases, so that there is time to kill the run half way even on a slow machine.
+  std::string experiment = kSmallExperiment;
+  experiment.replace(experiment.find("seed = [3, 4]"), 13, "seed = [1, 2, 3, 4, 5, 6, 7, 8]");
+  const auto file = write(dir / "e.toml", experiment);
   ASSERT_EQ(run_simprec("run " + file.string() + " --quiet -j 1 --out " + (dir / "whole").string()).exit_code, 0);
   // Start a run, kill -9 it once some records are on disk, then tear its last line as a power
   // loss mid-write would.
@@ -174,7 +207,7 @@ TEST(ExperimentRun, KilledRunResumesToTheSameResults) {
   std::system(script.c_str());
   const auto partial = results_by_case(part);
   EXPECT_GE(partial.size(), 3u);
-  EXPECT_LT(partial.size(), 8u) << "the run finished before it could be killed; the test proves nothing";
+  EXPECT_LT(partial.size(), 32u) << "the run finished before it could be killed; the test proves nothing";
   std::ofstream(part / "results.jsonl", std::ios::app) << "{\"case_id\": \"torn";
   const auto r = run_simprec("run " + file.string() + " -j 2 --out " + part.string());
   EXPECT_EQ(r.exit_code, 0) << r.output;

@@ -207,6 +207,14 @@ nlohmann::json ImplementationSpec::to_json() const {
   return j;
 }
 
+nlohmann::json Study::to_json() const {
+  nlohmann::json j = {{"name", name}, {"inputs", inputs}, {"implementations", implementations}};
+  j["sweep"] = nlohmann::json::array();
+  for (const auto& axis : sweep) j["sweep"].push_back({{"key", axis.key}, {"values", axis.values}});
+  if (attribute) j["attribute"] = *attribute;
+  return j;
+}
+
 nlohmann::json AnalysisSpec::to_json() const {
   return {{"backward", backward},
           {"attribute", attribute},
@@ -218,8 +226,7 @@ nlohmann::json ExperimentSpec::to_json() const {
   nlohmann::json j = {{"name", name}, {"description", description}, {"max_cases", max_cases}};
   for (const auto& in : inputs) j["inputs"].push_back(in.to_json());
   for (const auto& impl : implementations) j["implementations"].push_back(impl.to_json());
-  j["sweep"] = nlohmann::json::array();
-  for (const auto& axis : sweep) j["sweep"].push_back({{"key", axis.key}, {"values", axis.values}});
+  for (const auto& study : studies) j["studies"].push_back(study.to_json());
   j["analysis"] = analysis.to_json();
   return j;
 }
@@ -241,7 +248,8 @@ ExperimentSpec load_experiment(const std::string& path, const CaseBackend& backe
   if (!fs::exists(path)) throw ConfigError(path + ": no such experiment file");
   const toml::table root_table = config::parse_toml_file(path);
   const TableReader root(root_table, path, "");
-  root.allow_only({"name", "description", "max_cases", "inputs", "implementations", "sweep", "analysis"});
+  root.allow_only({"name", "description", "max_cases", "inputs", "implementations", "sweep", "analysis",
+                   "studies"});
   const fs::path base = fs::absolute(path).parent_path();
   ExperimentSpec spec;
   spec.file = fs::absolute(path).lexically_normal().string();
@@ -263,11 +271,46 @@ ExperimentSpec load_experiment(const std::string& path, const CaseBackend& backe
     const auto t = impls->table(name);
     spec.implementations.push_back(read_implementation(*t, name, base, backend));
   }
-  if (const auto sweep = root.table("sweep")) {
-    for (const auto& key : sweep->keys()) {
-      spec.sweep.push_back(read_axis(*sweep, key));
-      spec.sweep.back().location = config::location(path, *sweep->node(key));
+  const auto read_sweep = [&](const TableReader& sweep, std::vector<SweepAxis>& axes) {
+    for (const auto& key : sweep.keys()) {
+      axes.push_back(read_axis(sweep, key));
+      axes.back().location = config::location(path, *sweep.node(key));
     }
+  };
+  if (const auto studies = root.table("studies")) {
+    if (root.has("sweep")) root.fail_at("sweep", "a file with [studies] gives each study its own sweep");
+    std::vector<std::string> input_names, impl_names;
+    for (const auto& in : spec.inputs) input_names.push_back(in.name);
+    for (const auto& impl : spec.implementations) impl_names.push_back(impl.name);
+    const auto check_names = [](const TableReader& t, const char* key, const std::vector<std::string>& known,
+                                const char* what) {
+      std::vector<std::string> names = t.strings(key).value_or(known);
+      const toml::array* list = t.node(key) ? t.node(key)->as_array() : nullptr;
+      for (size_t i = 0; i < names.size(); ++i) {
+        if (std::find(known.begin(), known.end(), names[i]) != known.end()) continue;
+        std::string message = "no " + std::string(what) + " named '" + names[i] + "'";
+        if (auto guess = config::did_you_mean(names[i], known)) message += "; did you mean '" + *guess + "'?";
+        t.fail(list && i < list->size() ? list->get(i) : t.node(key), message);
+      }
+      return names;
+    };
+    for (const auto& name : studies->keys()) {
+      const auto t = studies->table(name);
+      t->allow_only({"inputs", "implementations", "sweep", "attribute"});
+      Study study;
+      study.name = name;
+      study.inputs = check_names(*t, "inputs", input_names, "input");
+      study.implementations = check_names(*t, "implementations", impl_names, "implementation");
+      study.attribute = t->boolean("attribute");
+      if (const auto sweep = t->table("sweep")) read_sweep(*sweep, study.sweep);
+      spec.studies.push_back(std::move(study));
+    }
+  } else {
+    Study study;
+    for (const auto& in : spec.inputs) study.inputs.push_back(in.name);
+    for (const auto& impl : spec.implementations) study.implementations.push_back(impl.name);
+    if (const auto sweep = root.table("sweep")) read_sweep(*sweep, study.sweep);
+    spec.studies.push_back(std::move(study));
   }
   if (const auto analysis = root.table("analysis")) {
     analysis->allow_only({"backward", "attribute", "attribute_sites", "baseline"});
@@ -307,58 +350,73 @@ std::string Case::label() const {
 }
 
 std::vector<Case> expand_cases(const ExperimentSpec& spec, const CaseBackend& backend) {
-  // Mixed-radix counter over the sweep axes.
-  size_t combinations = 1;
-  for (const auto& axis : spec.sweep) combinations *= axis.values.size();
-  const size_t total = combinations * spec.inputs.size() * spec.implementations.size();
+  size_t total = 0;
+  for (const auto& study : spec.studies) {
+    size_t combinations = 1;
+    for (const auto& axis : study.sweep) combinations *= axis.values.size();
+    total += combinations * study.inputs.size() * study.implementations.size();
+  }
   if (static_cast<int64_t>(total) > spec.max_cases) {
     throw ConfigError(spec.file + ": the sweep gives " + std::to_string(total) +
                       " cases, more than max_cases = " + std::to_string(spec.max_cases) +
                       " (raise max_cases in the file or pass --max-cases)");
   }
+  const auto find_input = [&](const std::string& name) -> const InputSpec& {
+    return *std::find_if(spec.inputs.begin(), spec.inputs.end(), [&](const auto& i) { return i.name == name; });
+  };
+  const auto find_impl = [&](const std::string& name) -> const ImplementationSpec& {
+    return *std::find_if(spec.implementations.begin(), spec.implementations.end(),
+                         [&](const auto& i) { return i.name == name; });
+  };
   std::vector<Case> cases;
   std::set<std::string> seen;
-  for (const auto& input : spec.inputs) {
-    for (const auto& implementation : spec.implementations) {
-      for (size_t c = 0; c < combinations; ++c) {
-        InputSpec in = input;
-        ImplementationSpec impl = implementation;
-        size_t rest = c;
-        for (auto axis = spec.sweep.rbegin(); axis != spec.sweep.rend(); ++axis) {
-          const nlohmann::json& value = axis->values[rest % axis->values.size()];
-          rest /= axis->values.size();
-          const std::string& k = axis->key;
-          const bool is_plugin = !impl.plugin.empty();
-          if (k == "format" && !is_plugin) impl.format = value;
-          else if (k == "preset" && !is_plugin) impl.preset = value;
-          else if (k == "tile" && !is_plugin) impl.tile = value;
-          else if (k == "causal") impl.causal = value;
-          else if (k == "set" && !is_plugin) impl.set = value.get<std::vector<std::string>>();
-          else if (k == "mitigations" && !is_plugin) impl.mitigations = value.get<std::vector<std::string>>();
-          else if (!in.shape.empty() && k == "seq_len") in.shape[2] = value;
-          else if (!in.shape.empty() && k == "head_dim") in.shape[3] = value;
-          else if (!in.shape.empty() && k == "draws") in.shape[0] = value;
-          else if (!in.shape.empty() && k == "seed") in.seed = value;
-        }
-        try {
-          backend.check_input(in);
-          backend.check_implementation(impl);
-        } catch (const FieldError& e) {
-          std::string where = spec.file;
-          for (const auto& axis : spec.sweep) {
-            if (e.field.rfind(axis.key, 0) == 0) where = axis.location;
+  for (const auto& study : spec.studies) {
+    size_t combinations = 1;
+    for (const auto& axis : study.sweep) combinations *= axis.values.size();
+    nlohmann::json analysis = spec.analysis.to_json();
+    if (study.attribute) analysis["attribute"] = *study.attribute;
+    for (const auto& input_name : study.inputs) {
+      for (const auto& impl_name : study.implementations) {
+        for (size_t c = 0; c < combinations; ++c) {
+          InputSpec in = find_input(input_name);
+          ImplementationSpec impl = find_impl(impl_name);
+          size_t rest = c;
+          // Mixed-radix counter over the axes, the last one varying fastest.
+          for (auto axis = study.sweep.rbegin(); axis != study.sweep.rend(); ++axis) {
+            const nlohmann::json& value = axis->values[rest % axis->values.size()];
+            rest /= axis->values.size();
+            const std::string& k = axis->key;
+            const bool is_plugin = !impl.plugin.empty();
+            if (k == "format" && !is_plugin) impl.format = value;
+            else if (k == "preset" && !is_plugin) impl.preset = value;
+            else if (k == "tile" && !is_plugin) impl.tile = value;
+            else if (k == "causal") impl.causal = value;
+            else if (k == "set" && !is_plugin) impl.set = value.get<std::vector<std::string>>();
+            else if (k == "mitigations" && !is_plugin) impl.mitigations = value.get<std::vector<std::string>>();
+            else if (!in.shape.empty() && k == "seq_len") in.shape[2] = value;
+            else if (!in.shape.empty() && k == "head_dim") in.shape[3] = value;
+            else if (!in.shape.empty() && k == "draws") in.shape[0] = value;
+            else if (!in.shape.empty() && k == "seed") in.seed = value;
           }
-          throw ConfigError(where + ": case '" + impl.name + "' on '" + in.name + "': '" + e.field +
-                            "': " + e.what());
+          try {
+            backend.check_input(in);
+            backend.check_implementation(impl);
+          } catch (const FieldError& e) {
+            std::string where = spec.file;
+            for (const auto& axis : study.sweep) {
+              if (e.field.rfind(axis.key, 0) == 0) where = axis.location;
+            }
+            throw ConfigError(where + ": case '" + impl.name + "' on '" + in.name + "': '" + e.field +
+                              "': " + e.what());
+          }
+          Case k;
+          k.params = {{"input", in.to_json()}, {"implementation", impl.to_json()}, {"analysis", analysis}};
+          if (!study.name.empty()) k.params["study"] = study.name;
+          k.id = hash_hex(k.params.dump());
+          if (!seen.insert(k.id).second) continue;  // a plugin ignores implementation axes
+          k.index = cases.size();
+          cases.push_back(std::move(k));
         }
-        Case k;
-        k.params = {{"input", in.to_json()},
-                    {"implementation", impl.to_json()},
-                    {"analysis", spec.analysis.to_json()}};
-        k.id = hash_hex(k.params.dump());
-        if (!seen.insert(k.id).second) continue;  // a plugin ignores implementation axes
-        k.index = cases.size();
-        cases.push_back(std::move(k));
       }
     }
   }

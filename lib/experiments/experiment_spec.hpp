@@ -9,6 +9,8 @@
 //   [implementations.NAME]            # or plugin, kernel (compared like any implementation)
 //   [sweep]                           # axes; their product times inputs times implementations
 //   [analysis]                        # backward, attribute, attribute_sites, baseline
+//   [studies.NAME]                    # optional: several sub-sweeps, each over chosen inputs and
+//                                     # implementations with its own [studies.NAME.sweep]
 //
 // docs/experiments.md describes every key.
 #pragma once
@@ -16,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -62,13 +65,23 @@ struct AnalysisSpec {
   nlohmann::json to_json() const;
 };
 
+// One product of cases: chosen inputs times chosen implementations times the sweep axes.
+struct Study {
+  std::string name;                       // empty for the file's top-level sweep
+  std::vector<std::string> inputs;        // names; all when the study does not choose
+  std::vector<std::string> implementations;
+  std::vector<SweepAxis> sweep;
+  std::optional<bool> attribute;          // overrides analysis.attribute for this study
+  nlohmann::json to_json() const;
+};
+
 struct ExperimentSpec {
   std::string name, description;
   std::string file;              // absolute path of the TOML file
   int64_t max_cases = 10000;
   std::vector<InputSpec> inputs;
   std::vector<ImplementationSpec> implementations;
-  std::vector<SweepAxis> sweep;
+  std::vector<Study> studies;  // [studies.*], or one study from the top-level [sweep]
   AnalysisSpec analysis;
   nlohmann::json to_json() const;  // canonical: what defines the results
   std::string fingerprint() const;  // hash of to_json()
