@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <cmath>
 #include <map>
 
 #include "lib/attention/attention.hpp"
@@ -9,6 +10,8 @@
 #include "lib/attention/preset.hpp"
 #include "lib/inputs/generators.hpp"
 #include "lib/metrics/error_metrics.hpp"
+#include "emulation/round.hpp"
+#include "plugins/host/plugin.hpp"
 
 namespace simprec::experiments {
 namespace {
@@ -132,6 +135,78 @@ nlohmann::json attribution_json(const attention::AttributionResult& a, const std
           {"sites", ranked}};
 }
 
+// The plugin's attention-forward kernel, or a FieldError saying why it cannot serve.
+plugins::KernelInfo plugin_kernel(const ImplementationSpec& impl) {
+  if (!std::filesystem::exists(impl.plugin)) throw FieldError("plugin", "file '" + impl.plugin + "' does not exist");
+  std::unique_ptr<plugins::Plugin> plugin;
+  try {
+    plugin = plugins::open_plugin(impl.plugin);
+  } catch (const std::exception& e) {
+    throw FieldError("plugin", e.what());
+  }
+  plugins::KernelInfo kernel;
+  try {
+    kernel = plugin->info().kernel(impl.kernel);
+  } catch (const std::exception& e) {
+    throw FieldError("kernel", e.what());
+  }
+  if (kernel.kind != plugins::KernelKind::kAttentionForward) {
+    throw FieldError("kernel", "kernel '" + impl.kernel + "' is a " + plugins::kernel_kind_name(kernel.kind) +
+                                   " kernel; experiments compare attention-forward kernels");
+  }
+  for (const char* operand : {"Q", "K", "V", "O"}) {
+    if (!kernel.operand(operand)) throw FieldError("kernel", "kernel '" + impl.kernel + "' has no operand " + operand);
+  }
+  return kernel;
+}
+
+// Runs a plugin's attention forward on the case's inputs, rounded into the kernel's input
+// format (the reference sees the same rounded values), and measures O against the reference.
+nlohmann::json run_plugin_case(const ImplementationSpec& impl, const attention::AttentionInputs& raw,
+                               unsigned threads) {
+  const plugins::KernelInfo kernel = plugin_kernel(impl);
+  const std::string in_format = kernel.operand("Q")->formats.at(0);
+  const std::string out_format = kernel.operand("O")->formats.at(0);
+  const Format in_f = parse_format(in_format), out_f = parse_format(out_format);
+  const auto& s = raw.shape;
+  const auto tensor = [&](const char* name, const std::vector<double>& values, int64_t n, int64_t d,
+                          std::vector<double>& rounded) {
+    plugins::HostTensor t = plugins::HostTensor::zeros(name, in_format, {s.batch, s.heads, n, d});
+    rounded.resize(values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      const uint64_t bits = round_to_format(in_f, unrounded_from_double(values[i]), {});
+      t.set_bits_at(static_cast<int64_t>(i), bits);
+      rounded[i] = decode(in_f, bits);
+    }
+    return t;
+  };
+  attention::AttentionInputs seen;
+  seen.shape = s;
+  plugins::KernelRequest request;
+  request.kernel = impl.kernel;
+  request.inputs.push_back(tensor("Q", raw.q, s.nq, s.d, seen.q));
+  request.inputs.push_back(tensor("K", raw.k, s.nk, s.d, seen.k));
+  request.inputs.push_back(tensor("V", raw.v, s.nk, s.dv, seen.v));
+  const double scale = 1.0 / std::sqrt(static_cast<double>(s.d));
+  if (kernel.parameter("causal")) request.parameters.push_back({"causal", impl.causal});
+  else if (impl.causal) throw std::invalid_argument("kernel '" + impl.kernel + "' has no causal parameter");
+  if (kernel.parameter("scale")) request.parameters.push_back({"scale", scale});
+  request.output_formats["O"] = out_format;
+  const auto plugin = plugins::open_plugin(impl.plugin);
+  const auto outputs = plugin->run(request);
+  const auto o = std::find_if(outputs.begin(), outputs.end(), [](const auto& t) { return t.name == "O"; });
+  if (o == outputs.end()) throw std::runtime_error("plugin returned no O");
+  std::vector<double> o_values(static_cast<size_t>(o->element_count()));
+  for (size_t i = 0; i < o_values.size(); ++i) o_values[i] = decode(out_f, o->bits_at(static_cast<int64_t>(i)));
+  const attention::AttentionOutputs reference = attention::reference_attention(seen, scale, impl.causal, threads);
+  nlohmann::json results;
+  results["outputs"]["o"] = metrics::compute_metrics(o_values, reference.o, s.batch, out_f).to_json();
+  results["plugin"] = {{"path", impl.plugin}, {"kernel", impl.kernel}, {"name", plugin->info().name},
+                       {"version", plugin->info().version}, {"input_format", in_format},
+                       {"output_format", out_format}, {"emulation_model", kernel.emulation_model}};
+  return results;
+}
+
 }  // namespace
 
 void AttentionBackend::check_input(const InputSpec& input) const {
@@ -158,8 +233,8 @@ void AttentionBackend::check_input(const InputSpec& input) const {
 
 void AttentionBackend::check_implementation(const ImplementationSpec& impl) const {
   if (!impl.plugin.empty()) {
-    throw FieldError("plugin", "plugin implementations in experiments are not available yet; compare a plugin "
-                               "with `simprec validate --plugin` instead");
+    plugin_kernel(impl);
+    return;
   }
   build_config(impl);
 }
@@ -167,6 +242,7 @@ void AttentionBackend::check_implementation(const ImplementationSpec& impl) cons
 nlohmann::json AttentionBackend::run_case(const nlohmann::json& params, unsigned threads) const {
   const ImplementationSpec impl = implementation_from_json(params["implementation"]);
   const auto& analysis = params["analysis"];
+  if (!impl.plugin.empty()) return run_plugin_case(impl, make_inputs(params["input"], false), threads);
   AttentionConfig config = build_config(impl);
   config.threads = threads;
   config.trace = true;

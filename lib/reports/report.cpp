@@ -89,6 +89,7 @@ void flash_vs_baseline_verdict(const std::vector<nlohmann::json>& records, std::
 // Paper A: significant bias, its sources, and what the mitigations do to it.
 void bias_verdict(const std::vector<nlohmann::json>& records, std::vector<std::string>& out) {
   size_t unbiased = 0;
+  const size_t lines_before = out.size();
   std::map<std::string, const nlohmann::json*> unmitigated;
   for (const auto& r : records) {
     const CaseView c{r};
@@ -134,7 +135,9 @@ void bias_verdict(const std::vector<nlohmann::json>& records, std::vector<std::s
     out.push_back(line.str() + ".");
   }
   if (unbiased > 0) {
-    out.push_back(std::to_string(unbiased) + " other unmitigated configuration" + (unbiased > 1 ? "s show" : " shows") +
+    const bool others = out.size() > lines_before;
+    out.push_back(std::to_string(unbiased) + (others ? " other" : "") + " unmitigated configuration" +
+                  (unbiased > 1 ? "s show" : " shows") +
                   " no significant bias of O (|z| < 3 across draws).");
   }
 }

@@ -22,7 +22,13 @@ struct CaseView {
   bool failed() const { return record.contains("error"); }
   std::string impl_name() const { return implementation().value("name", ""); }
   std::string preset() const { return implementation().value("preset", "plugin"); }
-  std::string format() const { return implementation().value("format", ""); }
+  // A plugin's format is the one its kernel takes its inputs in.
+  std::string format() const {
+    if (!failed() && record.contains("results") && record["results"].contains("plugin")) {
+      return record["results"]["plugin"].value("input_format", "");
+    }
+    return implementation().value("format", "");
+  }
   std::string tile() const {
     const std::string t = implementation().value("tile", "");
     return t.empty() ? "default" : t;
