@@ -1,7 +1,8 @@
 // Speed of the emulated attention against plain-float implementations of the same algorithms,
 // one head, one thread: N = 4096, d = 128 by default (SIMPREC_ATTN_BENCH_N overrides N).
 //   FlashFloat/Forward, FlashFloat/Backward: the FA2 tiled algorithm in plain float (fmaf, exp2f)
-//   Emulated/fa2, Emulated/fp32: run_attention with the preset (bf16 inputs), threads = 1
+//   Emulated/fa2, Emulated/fp32: run_attention with the preset (bf16 inputs), threads = 1;
+//   fa2_tc: fa2 with the tensor-core model tc:sm90-mma-bf16 at every fp32 product site
 //   EigenFloat/Forward: standard attention in float with Eigen matrix products
 // The README's ratios divide Emulated by FlashFloat (fa2) and by EigenFloat (fp32).
 #include <benchmark/benchmark.h>
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <numbers>
+#include <string>
 #include <vector>
 
 #include "lib/attention/attention.hpp"
@@ -32,7 +34,8 @@ struct Problem {
   AttentionInputs inputs;  // bf16 values
   std::vector<float> q, k, v, d_out;
   Problem() {
-    inputs = inputs::generate("normal", AttentionShape{1, 1, bench_n(), bench_n(), kD, kD}, 1, true);
+    inputs =
+        inputs::generate("normal", AttentionShape{1, 1, bench_n(), bench_n(), kD, kD}, 1, true);
     inputs = round_inputs(inputs, make_preset("fa2"));
     q.assign(inputs.q.begin(), inputs.q.end());
     k.assign(inputs.k.begin(), inputs.k.end());
@@ -43,6 +46,41 @@ struct Problem {
 const Problem& problem() {
   static const Problem p;
   return p;
+}
+
+// C (m x n, ldc) += A (m x k, lda) B (k x n, ldb), each output accumulated in order of k with
+// fmaf; blocks of 4 rows x 32 columns held in registers (the same kernel shape as the
+// emulation's fp32 path, so that the comparison is like for like).
+void gemm_float(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                int64_t ldb, float* c, int64_t ldc) {
+  constexpr int kRows = 4, kCols = 32;
+  int64_t i = 0;
+  for (; i + kRows <= m; i += kRows) {
+    int64_t j = 0;
+    for (; j + kCols <= n; j += kCols) {
+      float acc[kRows][kCols];
+      for (int r = 0; r < kRows; ++r)
+        for (int x = 0; x < kCols; ++x) acc[r][x] = c[(i + r) * ldc + j + x];
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const float* __restrict bv = b + kk * ldb + j;
+        for (int r = 0; r < kRows; ++r) {
+          const float av = a[(i + r) * lda + kk];
+          for (int x = 0; x < kCols; ++x) acc[r][x] = std::fmaf(av, bv[x], acc[r][x]);
+        }
+      }
+      for (int r = 0; r < kRows; ++r)
+        for (int x = 0; x < kCols; ++x) c[(i + r) * ldc + j + x] = acc[r][x];
+    }
+    for (int r = 0; r < kRows; ++r)
+      for (int64_t kk = 0; kk < k; ++kk)
+        for (int64_t x = j; x < n; ++x)
+          c[(i + r) * ldc + x] =
+              std::fmaf(a[(i + r) * lda + kk], b[kk * ldb + x], c[(i + r) * ldc + x]);
+  }
+  for (; i < m; ++i)
+    for (int64_t kk = 0; kk < k; ++kk)
+      for (int64_t x = 0; x < n; ++x)
+        c[i * ldc + x] = std::fmaf(a[i * lda + kk], b[kk * ldb + x], c[i * ldc + x]);
 }
 
 // FA2 forward in plain float, the same loop structure as the emulation's fp32 fast path.
@@ -59,14 +97,10 @@ void flash_forward_float(const Problem& pr, std::vector<float>& o, std::vector<f
     std::fill(m.begin(), m.end(), -INFINITY);
     std::fill(l.begin(), l.end(), 0.f);
     for (int64_t j0 = 0; j0 < n; j0 += kBc) {
+      std::fill(s.begin(), s.end(), 0.f);
+      gemm_float(kBr, kBc, d, pr.q.data() + i0 * d, d, kt.data() + j0, n, s.data(), kBc);
       for (int i = 0; i < kBr; ++i) {
         float* __restrict row = s.data() + i * kBc;
-        for (int j = 0; j < kBc; ++j) row[j] = 0.f;
-        for (int64_t x = 0; x < d; ++x) {
-          const float a = pr.q[(i0 + i) * d + x];
-          const float* __restrict b = kt.data() + x * n + j0;
-          for (int j = 0; j < kBc; ++j) row[j] = std::fmaf(a, b[j], row[j]);
-        }
         float mx = m[i];
         for (int j = 0; j < kBc; ++j) mx = std::max(mx, row[j]);
         const float alpha = std::exp2f((m[i] - mx) * c);
@@ -80,14 +114,7 @@ void flash_forward_float(const Problem& pr, std::vector<float>& o, std::vector<f
         }
         l[i] = sum;
       }
-      for (int i = 0; i < kBr; ++i) {
-        float* __restrict out = acc.data() + i * d;
-        for (int j = 0; j < kBc; ++j) {
-          const float p = s[i * kBc + j];
-          const float* __restrict vv = pr.v.data() + (j0 + j) * d;
-          for (int64_t x = 0; x < d; ++x) out[x] = std::fmaf(p, vv[x], out[x]);
-        }
-      }
+      gemm_float(kBr, d, kBc, s.data(), kBc, pr.v.data() + j0 * d, d, acc.data(), d);
     }
     for (int i = 0; i < kBr; ++i) {
       const float inv = 1.f / l[i];
@@ -98,15 +125,17 @@ void flash_forward_float(const Problem& pr, std::vector<float>& o, std::vector<f
 }
 
 // FA2 backward in plain float (outer loop over key/value tiles, as the emulation).
-void flash_backward_float(const Problem& pr, const std::vector<float>& o, const std::vector<float>& lse,
-                          std::vector<float>& dq, std::vector<float>& dk, std::vector<float>& dv) {
+void flash_backward_float(const Problem& pr, const std::vector<float>& o,
+                          const std::vector<float>& lse, std::vector<float>& dq,
+                          std::vector<float>& dk, std::vector<float>& dv) {
   const int64_t n = bench_n(), d = kD;
   const float scale = static_cast<float>(1.0 / std::sqrt(double(d)));
   const float c = static_cast<float>(scale * std::numbers::log2e);
   std::vector<float> kt(d * n), vt(d * n), delta(n), s(kBr * kBc), pt(kBc * kBr), dp(kBr * kBc),
       ds(kBr * kBc), dst(kBc * kBr), dk_acc(kBc * d), dv_acc(kBc * d);
   for (int64_t j = 0; j < n; ++j)
-    for (int64_t x = 0; x < d; ++x) kt[x * n + j] = pr.k[j * d + x], vt[x * n + j] = pr.v[j * d + x];
+    for (int64_t x = 0; x < d; ++x)
+      kt[x * n + j] = pr.k[j * d + x], vt[x * n + j] = pr.v[j * d + x];
   for (int64_t i = 0; i < n; ++i) {
     float acc = 0;
     for (int64_t x = 0; x < d; ++x) acc = std::fmaf(pr.d_out[i * d + x], o[i * d + x], acc);
@@ -115,18 +144,7 @@ void flash_backward_float(const Problem& pr, const std::vector<float>& o, const 
   dq.assign(n * d, 0.f);
   dk.assign(n * d, 0.f);
   dv.assign(n * d, 0.f);
-  // rows (m x k) times B (k x n2, leading dimension ldb), accumulated into C (m x n2)
-  const auto gemm = [](int m, int n2, int64_t kk, const float* a, int64_t lda, const float* b, int64_t ldb,
-                       float* cc, int64_t ldc) {
-    for (int i = 0; i < m; ++i) {
-      float* __restrict row = cc + i * ldc;
-      for (int64_t x = 0; x < kk; ++x) {
-        const float av = a[i * lda + x];
-        const float* __restrict bv = b + x * ldb;
-        for (int j = 0; j < n2; ++j) row[j] = std::fmaf(av, bv[j], row[j]);
-      }
-    }
-  };
+  const auto gemm = gemm_float;
   for (int64_t j0 = 0; j0 < n; j0 += kBc) {
     std::fill(dk_acc.begin(), dk_acc.end(), 0.f);
     std::fill(dv_acc.begin(), dv_acc.end(), 0.f);
@@ -154,7 +172,8 @@ void flash_backward_float(const Problem& pr, const std::vector<float>& o, const 
       gemm(kBr, d, kBc, ds.data(), kBc, pr.k.data() + j0 * d, d, dq.data() + i0 * d, d);
       gemm(kBc, d, kBr, dst.data(), kBr, pr.q.data() + i0 * d, d, dk_acc.data(), d);
     }
-    for (int64_t x = 0; x < kBc * d; ++x) dk[j0 * d + x] = dk_acc[x] * scale, dv[j0 * d + x] = dv_acc[x];
+    for (int64_t x = 0; x < kBc * d; ++x)
+      dk[j0 * d + x] = dk_acc[x] * scale, dv[j0 * d + x] = dv_acc[x];
   }
   for (auto& x : dq) x *= scale;
 }
@@ -201,7 +220,8 @@ void BM_EigenFloatForward(benchmark::State& state) {
 }
 BENCHMARK(BM_EigenFloatForward)->Unit(benchmark::kMillisecond)->Iterations(2);
 
-void emulated(benchmark::State& state, const char* preset, bool backward) {
+void emulated(benchmark::State& state, const char* preset, bool backward,
+              bool tensor_core = false) {
   const Problem& pr = problem();
   AttentionInputs in = pr.inputs;
   if (!backward) in.d_out.clear();
@@ -209,15 +229,35 @@ void emulated(benchmark::State& state, const char* preset, bool backward) {
   c.threads = 1;
   c.block_rows = kBr;
   c.block_cols = kBc;
+  if (tensor_core) {
+    // The bit-exact H100 mma.sync bf16 model at every fp32 product site.
+    for (const char* site : {"s", "pv_acc", "dp", "dq_acc", "dk_acc", "dv_acc"}) {
+      apply_override(c, std::string(site) + "=fp32:rne:tc:sm90-mma-bf16");
+    }
+  }
   for (auto _ : state) {
     const AttentionOutputs out = run_attention(in, c);
     benchmark::DoNotOptimize(out.o.data());
   }
 }
-void BM_EmulatedForward_fa2(benchmark::State& s) { emulated(s, "fa2", false); }
-void BM_EmulatedForward_fp32(benchmark::State& s) { emulated(s, "fp32", false); }
-void BM_EmulatedForwardBackward_fa2(benchmark::State& s) { emulated(s, "fa2", true); }
+void BM_EmulatedForward_fa2(benchmark::State& s) {
+  emulated(s, "fa2", false);
+}
+void BM_EmulatedForward_fp32(benchmark::State& s) {
+  emulated(s, "fp32", false);
+}
+void BM_EmulatedForwardBackward_fa2(benchmark::State& s) {
+  emulated(s, "fa2", true);
+}
+void BM_EmulatedForward_fa2_tc(benchmark::State& s) {
+  emulated(s, "fa2", false, true);
+}
+void BM_EmulatedForwardBackward_fa2_tc(benchmark::State& s) {
+  emulated(s, "fa2", true, true);
+}
 BENCHMARK(BM_EmulatedForward_fa2)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_EmulatedForward_fa2_tc)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_EmulatedForwardBackward_fa2_tc)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_EmulatedForward_fp32)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_EmulatedForwardBackward_fa2)->Unit(benchmark::kMillisecond)->Iterations(1);
 

@@ -76,19 +76,22 @@ uint32_t block_fma(const TensorCoreModel& model, const Operand* a, const Operand
     }
   }
   if (nan || (plus_inf && minus_inf)) return canonical_nan(acc);
-  if (plus_inf || minus_inf) return static_cast<uint32_t>(acc.infinity_bits() | (minus_inf ? acc.sign_mask() : 0));
+  if (plus_inf || minus_inf)
+    return static_cast<uint32_t>(acc.infinity_bits() | (minus_inf ? acc.sign_mask() : 0));
 
   // The alignment exponent: the largest over the nonzero terms.
   int emax = INT_MIN;
   for (int i = 0; i < count; ++i) {
     if (a[i].kind != Operand::kFinite || b[i].kind != Operand::kFinite) continue;
-    const int e = model.alignment == AlignmentExponent::kOperandSum
-                      ? a[i].exp + b[i].exp
-                      : a[i].lsb + b[i].lsb + highest_bit(static_cast<uint128>(a[i].sig * b[i].sig));
+    const int e =
+        model.alignment == AlignmentExponent::kOperandSum
+            ? a[i].exp + b[i].exp
+            : a[i].lsb + b[i].lsb + highest_bit(static_cast<uint128>(a[i].sig * b[i].sig));
     emax = std::max(emax, e);
   }
   if (c.kind == Operand::kFinite) {
-    const int e = model.alignment == AlignmentExponent::kOperandSum ? c.exp : c.lsb + highest_bit(c.sig);
+    const int e =
+        model.alignment == AlignmentExponent::kOperandSum ? c.exp : c.lsb + highest_bit(c.sig);
     emax = std::max(emax, e);
   }
   if (emax == INT_MIN) {
@@ -131,17 +134,18 @@ uint32_t block_fma(const TensorCoreModel& model, const Operand* a, const Operand
   }
   const Unrounded exact = Unrounded::finite(negative, unit, magnitude);
   const Rounding rounding{model.block_rounding};
+  uint32_t bits;
   if (model.block_result_precision >= acc.precision()) {
-    const auto bits = static_cast<uint32_t>(round_to_format(acc, exact, rounding));
-    // A nonzero sum that rounds to zero gives +0 (measured: wgmma f16 accumulators).
-    if (bits == acc.sign_mask()) return 0u;
-    return bits;
+    bits = static_cast<uint32_t>(round_to_format(acc, exact, rounding));
+  } else {
+    // A block result narrower than the accumulator: round to the narrow significand, then widen.
+    Format narrow = acc;
+    narrow.mantissa_bits = model.block_result_precision - 1;
+    const uint64_t narrow_bits = round_to_format(narrow, exact, rounding);
+    bits = static_cast<uint32_t>(round_to_format(acc, unpack(narrow, narrow_bits), rounding));
   }
-  // A block result narrower than the accumulator: round to the narrow significand, then widen.
-  Format narrow = acc;
-  narrow.mantissa_bits = model.block_result_precision - 1;
-  const uint64_t narrow_bits = round_to_format(narrow, exact, rounding);
-  return static_cast<uint32_t>(round_to_format(acc, unpack(narrow, narrow_bits), rounding));
+  // A nonzero sum that rounds to zero gives +0 (measured: wgmma with fp16 accumulators).
+  return bits == acc.sign_mask() ? 0u : bits;
 }
 
 // An operand of `from` re-expressed in `to` (exact: `to` holds every value of `from`).
@@ -162,7 +166,8 @@ Operand widen_operand(const Operand& o, const Format& to) {
 // x + y rounded to nearest even in the accumulator format, IEEE 754 special cases included.
 uint32_t ieee_add(const Format& acc, uint32_t x, uint32_t y) {
   const Unrounded ux = unpack(acc, x), uy = unpack(acc, y);
-  if (ux.kind == Unrounded::Kind::kNan || uy.kind == Unrounded::Kind::kNan) return canonical_nan(acc);
+  if (ux.kind == Unrounded::Kind::kNan || uy.kind == Unrounded::Kind::kNan)
+    return canonical_nan(acc);
   if (ux.kind == Unrounded::Kind::kInfinity || uy.kind == Unrounded::Kind::kInfinity) {
     if (ux.kind == Unrounded::Kind::kInfinity && uy.kind == Unrounded::Kind::kInfinity &&
         ux.negative != uy.negative) {
@@ -217,8 +222,10 @@ uint32_t tensor_core_dot(const TensorCoreModel& model, const uint16_t* a, std::p
 
 namespace {
 
-uint32_t exact_encoding(const Format& format, double x, const char* what, const std::string& model) {
-  const auto bits = static_cast<uint32_t>(round_to_format(format, unrounded_from_double(x), Rounding{}));
+uint32_t exact_encoding(const Format& format, double x, const char* what,
+                        const std::string& model) {
+  const auto bits =
+      static_cast<uint32_t>(round_to_format(format, unrounded_from_double(x), Rounding{}));
   const double back = decode(format, bits);
   if (!(back == x || (x != x && back != back)) || std::signbit(back) != std::signbit(x)) {
     char value[64];
@@ -236,8 +243,8 @@ class TensorCoreAccumulation final : public Accumulation {
   double dot(std::span<const double> a, std::span<const double> b, double c,
              RoundingContext& ctx) const override {
     if (a.size() != b.size()) {
-      throw std::invalid_argument(model_.name + ": operands have " + std::to_string(a.size()) + " and " +
-                                  std::to_string(b.size()) + " elements");
+      throw std::invalid_argument(model_.name + ": operands have " + std::to_string(a.size()) +
+                                  " and " + std::to_string(b.size()) + " elements");
     }
     std::vector<uint16_t> ab(a.size()), bb(b.size());
     for (size_t i = 0; i < a.size(); ++i) {
@@ -245,7 +252,8 @@ class TensorCoreAccumulation final : public Accumulation {
       bb[i] = static_cast<uint16_t>(exact_encoding(model_.input, b[i], "B", model_.name));
     }
     const uint32_t cb = exact_encoding(model_.accumulator, c, "C", model_.name);
-    const uint32_t d = tensor_core_dot(model_, ab.data(), 1, bb.data(), 1, static_cast<int>(a.size()), cb);
+    const uint32_t d =
+        tensor_core_dot(model_, ab.data(), 1, bb.data(), 1, static_cast<int>(a.size()), cb);
     const double value = decode(model_.accumulator, d);
     return ctx.format() == model_.accumulator ? value : ctx.round_value(value);
   }
@@ -260,7 +268,8 @@ std::unique_ptr<Accumulation> make_tensor_core_accumulation(const TensorCoreMode
   return std::make_unique<TensorCoreAccumulation>(model);
 }
 
-std::vector<std::pair<std::string, std::function<std::unique_ptr<Accumulation>()>>> tensor_core_accumulations() {
+std::vector<std::pair<std::string, std::function<std::unique_ptr<Accumulation>()>>>
+tensor_core_accumulations() {
   std::vector<std::pair<std::string, std::function<std::unique_ptr<Accumulation>()>>> v;
   for (const TensorCoreModel& m : tensor_core_models()) {
     v.emplace_back(m.name, [&m] { return make_tensor_core_accumulation(m); });
@@ -269,7 +278,8 @@ std::vector<std::pair<std::string, std::function<std::unique_ptr<Accumulation>()
 }
 
 void register_tensor_core_models() {
-  for (auto& [name, make] : tensor_core_accumulations()) register_accumulation(name, std::move(make));
+  for (auto& [name, make] : tensor_core_accumulations())
+    register_accumulation(name, std::move(make));
 }
 
 }  // namespace simprec

@@ -48,11 +48,11 @@ enum class CEntry : uint8_t {
 };
 
 struct TensorCoreModel {
-  std::string name;         // registry name, "tc:sm90-mma-bf16"
-  std::string instruction;  // PTX instruction
-  std::string gpu;          // "H100 (sm_90)"
-  Format input;             // A and B
-  Format accumulator;       // C and D: fp32 or fp16
+  std::string name;           // registry name, "tc:sm90-mma-bf16"
+  std::string instruction;    // PTX instruction
+  std::string gpu;            // "H100 (sm_90)"
+  Format input;               // A and B
+  Format accumulator;         // C and D: fp32 or fp16
   int m = 16, n = 8, k = 16;  // instruction shape
   // One block: this many products are aligned together with the running accumulator.
   int block_size = 16;
@@ -105,7 +105,8 @@ std::unique_ptr<Accumulation> make_tensor_core_accumulation(const TensorCoreMode
 
 // Every preset as (name, maker): what the accumulation registry adds when it is built
 // (emulation/accumulation.cpp asks for it, so no static initialiser is needed).
-std::vector<std::pair<std::string, std::function<std::unique_ptr<Accumulation>()>>> tensor_core_accumulations();
+std::vector<std::pair<std::string, std::function<std::unique_ptr<Accumulation>()>>>
+tensor_core_accumulations();
 // Adds every preset to the registry again (e.g. after a test replaced one); harmless to repeat.
 void register_tensor_core_models();
 

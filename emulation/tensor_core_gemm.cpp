@@ -17,6 +17,11 @@
 #include <stdexcept>
 #include <thread>
 
+#if defined(__AVX512F__) && defined(__AVX512DQ__)
+#include <immintrin.h>
+#define SIMPREC_TC_AVX512 1
+#endif
+
 #include "emulation/tensor_core.hpp"
 
 namespace simprec {
@@ -27,7 +32,8 @@ constexpr int kZeroExponent = -2000;  // operand exponent of a zero: below every
 bool fast_path_applies(const TensorCoreModel& m) {
   return (m.input == formats::bf16 || m.input == formats::fp16) && m.accumulator == formats::fp32 &&
          m.c_entry == CEntry::kFirstBlock && m.grouping == KGrouping::kContiguous &&
-         m.alignment == AlignmentExponent::kOperandSum && m.truncation == TermTruncation::kTowardZero &&
+         m.alignment == AlignmentExponent::kOperandSum &&
+         m.truncation == TermTruncation::kTowardZero &&
          m.block_rounding == RoundingMode::kTowardZero && m.block_result_precision == 24 &&
          !m.datapath_input && m.k % m.block_size == 0 && m.kept_fraction_bits <= 27;
 }
@@ -48,8 +54,9 @@ Unpacked16 unpack16(const Format& f, uint16_t bits) {
     if (frac == 0) return {sign * 0.0, kZeroExponent, true};
     return {sign * std::ldexp(frac, f.emin() - f.mantissa_bits), f.emin(), true};
   }
-  return {sign * std::ldexp(frac + std::ldexp(1.0, f.mantissa_bits), field - f.bias - f.mantissa_bits),
-          field - f.bias, true};
+  return {
+      sign * std::ldexp(frac + std::ldexp(1.0, f.mantissa_bits), field - f.bias - f.mantissa_bits),
+      field - f.bias, true};
 }
 
 inline double pow2(int e) {  // 2^e for -1022 <= e <= 1023, built from its bits
@@ -68,64 +75,218 @@ inline int fp32_operand_exponent(double x) {
   return e < -126 ? -126 : e;
 }
 
-constexpr int kChunk = 64;  // columns processed together: the working set stays in L1
+constexpr int kChunk = 64;  // columns processed together by the portable loop
+
+// The portable loop over columns [j0, j0 + w) of rows [row_begin, row_end).
+void fast_columns(const TensorCoreModel& model, int row_begin, int row_end, int j0, int w, int n,
+                  int k, const std::vector<double>& av, const std::vector<int32_t>& ae,
+                  const std::vector<double>& bv, const std::vector<int32_t>& be,
+                  std::span<const uint32_t> c, std::vector<uint32_t>& d,
+                  std::vector<uint8_t>& redo) {
+  const int bs = model.block_size;
+  const int F = model.kept_fraction_bits;
+  double acc[kChunk], sum[kChunk], scale[kChunk], unscale[kChunk];
+  int32_t emax[kChunk];
+  uint8_t bad[kChunk];
+  for (int i = row_begin; i < row_end; ++i) {
+    for (int j = 0; j < w; ++j) {
+      float cf;
+      std::memcpy(&cf, &c[static_cast<size_t>(i) * n + j0 + j], 4);
+      acc[j] = cf;
+      bad[j] = !std::isfinite(cf);
+    }
+    for (int kb = 0; kb < k; kb += bs) {
+      for (int j = 0; j < w; ++j) emax[j] = fp32_operand_exponent(acc[j]);
+      for (int kk = kb; kk < kb + bs; ++kk) {
+        const int32_t ea = ae[static_cast<size_t>(i) * k + kk];
+        const int32_t* eb = &be[static_cast<size_t>(kk) * n + j0];
+        for (int j = 0; j < w; ++j) emax[j] = std::max(emax[j], ea + eb[j]);
+      }
+      for (int j = 0; j < w; ++j) {
+        const int e = std::max(emax[j], -900);
+        scale[j] = pow2(F - e);
+        unscale[j] = pow2(e - F);
+        sum[j] = std::trunc(acc[j] * scale[j]);
+      }
+      for (int kk = kb; kk < kb + bs; ++kk) {
+        const double a = av[static_cast<size_t>(i) * k + kk];
+        const double* b = &bv[static_cast<size_t>(kk) * n + j0];
+        for (int j = 0; j < w; ++j) sum[j] += std::trunc(a * b[j] * scale[j]);
+      }
+      for (int j = 0; j < w; ++j) {
+        const double r = sum[j] * unscale[j];  // exact: a power of two
+        uint64_t bits;
+        std::memcpy(&bits, &r, 8);
+        bits &= ~((uint64_t{1} << 29) - 1);  // truncate to 24 significant bits
+        double t;
+        std::memcpy(&t, &bits, 8);
+        const double mag = std::fabs(t);
+        bad[j] |= !(mag >= 0x1p-126 && mag < 0x1p128);
+        acc[j] = t;
+      }
+    }
+    for (int j = 0; j < w; ++j) {
+      const auto f = static_cast<float>(acc[j]);
+      std::memcpy(&d[static_cast<size_t>(i) * n + j0 + j], &f, 4);
+      redo[static_cast<size_t>(i) * n + j0 + j] = bad[j];
+    }
+  }
+}
+
+#if defined(SIMPREC_TC_AVX512)
+// The same computation for 4 rows x 32 columns at a time, in 16 float/int32 lanes. Exact
+// because, in addition to the reasons above (file comment):
+//   - a product of 16-bit inputs is exact in float, and so is its scaling, as long as the
+//     alignment exponent stays in [-80, 100] (other outputs are recomputed by the reference):
+//     then no product that could reach the window underflows float, and 2^(F - emax) is a
+//     normal float;
+//   - cvttps2dq truncates toward zero, and 16 truncated products (each below 3.997 * 2^F,
+//     F <= 25) add up in int32 without overflow; C's truncated term joins them in double.
+constexpr int kVectorColumns = 32;
+constexpr int kVectorRows = 4;
+
+inline __m512i float_operand_exponent(__m512 x) {  // fp32_operand_exponent, 16 lanes
+  const __m512i bits = _mm512_castps_si512(x);
+  const __m512i field = _mm512_and_si512(_mm512_srli_epi32(bits, 23), _mm512_set1_epi32(0xff));
+  const __m512i e =
+      _mm512_max_epi32(_mm512_sub_epi32(field, _mm512_set1_epi32(127)), _mm512_set1_epi32(-126));
+  const __mmask16 zero = _mm512_test_epi32_mask(bits, _mm512_set1_epi32(0x7fffffff)) ^ 0xffff;
+  return _mm512_mask_blend_epi32(zero, e, _mm512_set1_epi32(kZeroExponent));
+}
+
+// bf_panel / be_panel: the 32 columns from j0 of B, packed row after row (k x 32), so that
+// the inner loops walk memory contiguously instead of one page per row of B.
+void fast_block_avx512(const TensorCoreModel& model, int i0, int j0, int n, int k,
+                       const std::vector<float>& af, const std::vector<int32_t>& ae,
+                       const float* bf_panel, const int32_t* be_panel, std::span<const uint32_t> c,
+                       std::vector<uint32_t>& d, std::vector<uint8_t>& redo) {
+  constexpr int R = kVectorRows;
+  const int bs = model.block_size;
+  const int F = model.kept_fraction_bits;
+  const __m512i exp_lo = _mm512_set1_epi32(-80), exp_hi = _mm512_set1_epi32(100);
+  const __m512d smallest = _mm512_set1_pd(0x1p-126), overflow = _mm512_set1_pd(0x1p128);
+  const __m512d abs_mask = _mm512_castsi512_pd(_mm512_set1_epi64(0x7fffffffffffffff));
+  const __m512i truncate_mask = _mm512_set1_epi64(~((int64_t{1} << 29) - 1));
+  __m512 acc[R][2];
+  __mmask16 bad[R][2];
+  for (int r = 0; r < R; ++r)
+    for (int h = 0; h < 2; ++h) {
+      acc[r][h] = _mm512_castsi512_ps(
+          _mm512_loadu_si512(&c[static_cast<size_t>(i0 + r) * n + j0 + 16 * h]));
+      // NaN/infinity in C (exponent field all ones).
+      const __m512i bits = _mm512_castps_si512(acc[r][h]);
+      bad[r][h] = _mm512_cmpeq_epi32_mask(_mm512_and_si512(bits, _mm512_set1_epi32(0x7f800000)),
+                                          _mm512_set1_epi32(0x7f800000));
+    }
+  for (int kb = 0; kb < k; kb += bs) {
+    __m512i emax[R][2];
+    for (int r = 0; r < R; ++r)
+      for (int h = 0; h < 2; ++h) emax[r][h] = float_operand_exponent(acc[r][h]);
+    for (int kk = kb; kk < kb + bs; ++kk) {
+      const int32_t* eb = &be_panel[static_cast<size_t>(kk) * kVectorColumns];
+      const __m512i e0 = _mm512_loadu_si512(eb), e1 = _mm512_loadu_si512(eb + 16);
+      for (int r = 0; r < R; ++r) {
+        const __m512i ea = _mm512_set1_epi32(ae[static_cast<size_t>(i0 + r) * k + kk]);
+        emax[r][0] = _mm512_max_epi32(emax[r][0], _mm512_add_epi32(ea, e0));
+        emax[r][1] = _mm512_max_epi32(emax[r][1], _mm512_add_epi32(ea, e1));
+      }
+    }
+    __m512 scale[R][2];
+    __m512i sum[R][2];
+    for (int r = 0; r < R; ++r)
+      for (int h = 0; h < 2; ++h) {
+        bad[r][h] |= _mm512_cmplt_epi32_mask(emax[r][h], exp_lo) |
+                     _mm512_cmpgt_epi32_mask(emax[r][h], exp_hi);
+        const __m512i e = _mm512_min_epi32(_mm512_max_epi32(emax[r][h], exp_lo), exp_hi);
+        emax[r][h] = e;
+        scale[r][h] = _mm512_castsi512_ps(
+            _mm512_slli_epi32(_mm512_sub_epi32(_mm512_set1_epi32(127 + F), e), 23));
+        sum[r][h] = _mm512_setzero_si512();
+      }
+    for (int kk = kb; kk < kb + bs; ++kk) {
+      const float* b = &bf_panel[static_cast<size_t>(kk) * kVectorColumns];
+      const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+      for (int r = 0; r < R; ++r) {
+        const __m512 a = _mm512_set1_ps(af[static_cast<size_t>(i0 + r) * k + kk]);
+        sum[r][0] = _mm512_add_epi32(
+            sum[r][0], _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_mul_ps(a, b0), scale[r][0])));
+        sum[r][1] = _mm512_add_epi32(
+            sum[r][1], _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_mul_ps(a, b1), scale[r][1])));
+      }
+    }
+    for (int r = 0; r < R; ++r)
+      for (int h = 0; h < 2; ++h) {
+        // C's term, exact in float, truncated; then the block sum in double (exact: < 2^33).
+        const __m512 c_term = _mm512_roundscale_ps(_mm512_mul_ps(acc[r][h], scale[r][h]),
+                                                   _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+        __m512 next_half[2];
+        for (int q = 0; q < 2; ++q) {
+          const __m256i s32 =
+              q == 0 ? _mm512_castsi512_si256(sum[r][h]) : _mm512_extracti64x4_epi64(sum[r][h], 1);
+          const __m256 c32 =
+              q == 0 ? _mm512_castps512_ps256(c_term)
+                     : _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(c_term), 1));
+          const __m256i e32 = q == 0 ? _mm512_castsi512_si256(emax[r][h])
+                                     : _mm512_extracti64x4_epi64(emax[r][h], 1);
+          const __m512d total = _mm512_add_pd(_mm512_cvtepi32_pd(s32), _mm512_cvtps_pd(c32));
+          const __m512i e64 = _mm512_cvtepi32_epi64(e32);
+          const __m512d unscale = _mm512_castsi512_pd(
+              _mm512_slli_epi64(_mm512_add_epi64(_mm512_sub_epi64(e64, _mm512_set1_epi64(F)),
+                                                 _mm512_set1_epi64(1023)),
+                                52));
+          const __m512d res = _mm512_mul_pd(total, unscale);
+          const __m512d t =
+              _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(res), truncate_mask));
+          const __m512d mag = _mm512_and_pd(t, abs_mask);
+          const __mmask8 ok = _mm512_cmp_pd_mask(mag, smallest, _CMP_GE_OQ) &
+                              _mm512_cmp_pd_mask(mag, overflow, _CMP_LT_OQ);
+          bad[r][h] |= static_cast<__mmask16>(static_cast<__mmask8>(~ok)) << (8 * q);
+          next_half[q] = _mm512_castps256_ps512(_mm512_cvtpd_ps(t));
+        }
+        acc[r][h] = _mm512_castpd_ps(
+            _mm512_insertf64x4(_mm512_castps_pd(next_half[0]),
+                               _mm256_castps_pd(_mm512_castps512_ps256(next_half[1])), 1));
+      }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int h = 0; h < 2; ++h) {
+      _mm512_storeu_ps(reinterpret_cast<float*>(&d[static_cast<size_t>(i0 + r) * n + j0 + 16 * h]),
+                       acc[r][h]);
+      for (int l = 0; l < 16; ++l)
+        redo[static_cast<size_t>(i0 + r) * n + j0 + 16 * h + l] = (bad[r][h] >> l) & 1;
+    }
+}
+#endif
 
 void fast_rows(const TensorCoreModel& model, int row_begin, int row_end, int n, int k,
                const std::vector<double>& av, const std::vector<int32_t>& ae,
-               const std::vector<double>& bv, const std::vector<int32_t>& be,
+               const std::vector<float>& af, const std::vector<double>& bv,
+               const std::vector<int32_t>& be, const std::vector<float>& bf,
                std::span<const uint32_t> c, std::vector<uint32_t>& d, std::vector<uint8_t>& redo) {
-  const int bs = model.block_size;
-  const int F = model.kept_fraction_bits;
-  alignas(64) double acc[kChunk], sum[kChunk], scale[kChunk], unscale[kChunk];
-  alignas(64) int32_t emax[kChunk];
-  alignas(64) uint8_t bad[kChunk];
-  for (int j0 = 0; j0 < n; j0 += kChunk) {
-    const int w = std::min(kChunk, n - j0);
-    for (int i = row_begin; i < row_end; ++i) {
-      for (int j = 0; j < w; ++j) {
-        float cf;
-        std::memcpy(&cf, &c[static_cast<size_t>(i) * n + j0 + j], 4);
-        acc[j] = cf;
-        bad[j] = !std::isfinite(cf);
-      }
-      for (int kb = 0; kb < k; kb += bs) {
-        for (int j = 0; j < w; ++j) emax[j] = fp32_operand_exponent(acc[j]);
-        for (int kk = kb; kk < kb + bs; ++kk) {
-          const int32_t ea = ae[static_cast<size_t>(i) * k + kk];
-          const int32_t* eb = &be[static_cast<size_t>(kk) * n + j0];
-#pragma GCC ivdep
-          for (int j = 0; j < w; ++j) emax[j] = std::max(emax[j], ea + eb[j]);
+  int j0 = 0;
+#if defined(SIMPREC_TC_AVX512)
+  if (model.block_size <= 16 && model.kept_fraction_bits <= 25) {
+    std::vector<float> bf_panel(static_cast<size_t>(k) * kVectorColumns);
+    std::vector<int32_t> be_panel(static_cast<size_t>(k) * kVectorColumns);
+    for (; j0 + kVectorColumns <= n; j0 += kVectorColumns) {
+      for (int kk = 0; kk < k; ++kk)
+        for (int j = 0; j < kVectorColumns; ++j) {
+          bf_panel[static_cast<size_t>(kk) * kVectorColumns + j] =
+              bf[static_cast<size_t>(kk) * n + j0 + j];
+          be_panel[static_cast<size_t>(kk) * kVectorColumns + j] =
+              be[static_cast<size_t>(kk) * n + j0 + j];
         }
-        for (int j = 0; j < w; ++j) {
-          const int e = std::max(emax[j], -900);
-          scale[j] = pow2(F - e);
-          unscale[j] = pow2(e - F);
-          sum[j] = std::trunc(acc[j] * scale[j]);
-        }
-        for (int kk = kb; kk < kb + bs; ++kk) {
-          const double a = av[static_cast<size_t>(i) * k + kk];
-          const double* b = &bv[static_cast<size_t>(kk) * n + j0];
-#pragma GCC ivdep
-          for (int j = 0; j < w; ++j) sum[j] += std::trunc(a * b[j] * scale[j]);
-        }
-        for (int j = 0; j < w; ++j) {
-          const double r = sum[j] * unscale[j];  // exact: a power of two
-          uint64_t bits;
-          std::memcpy(&bits, &r, 8);
-          bits &= ~((uint64_t{1} << 29) - 1);  // truncate to 24 significant bits
-          double t;
-          std::memcpy(&t, &bits, 8);
-          const double mag = std::fabs(t);
-          bad[j] |= !(mag >= 0x1p-126 && mag < 0x1p128);
-          acc[j] = t;
-        }
-      }
-      for (int j = 0; j < w; ++j) {
-        const auto f = static_cast<float>(acc[j]);
-        std::memcpy(&d[static_cast<size_t>(i) * n + j0 + j], &f, 4);
-        redo[static_cast<size_t>(i) * n + j0 + j] = bad[j];
-      }
+      int i = row_begin;
+      for (; i + kVectorRows <= row_end; i += kVectorRows)
+        fast_block_avx512(model, i, j0, n, k, af, ae, bf_panel.data(), be_panel.data(), c, d, redo);
+      if (i < row_end)
+        fast_columns(model, i, row_end, j0, kVectorColumns, n, k, av, ae, bv, be, c, d, redo);
     }
+  }
+#endif
+  for (; j0 < n; j0 += kChunk) {
+    fast_columns(model, row_begin, row_end, j0, std::min(kChunk, n - j0), n, k, av, ae, bv, be, c,
+                 d, redo);
   }
 }
 
@@ -153,8 +314,9 @@ std::vector<uint32_t> tensor_core_gemm(const TensorCoreModel& model, std::span<c
                                        int m, int n, int k, unsigned threads) {
   if (m < 0 || n < 0 || k < 0 || a.size() != static_cast<size_t>(m) * k ||
       b.size() != static_cast<size_t>(k) * n || c.size() != static_cast<size_t>(m) * n) {
-    throw std::invalid_argument("tensor_core_gemm: operand sizes do not match M=" + std::to_string(m) +
-                                ", N=" + std::to_string(n) + ", K=" + std::to_string(k));
+    throw std::invalid_argument(
+        "tensor_core_gemm: operand sizes do not match M=" + std::to_string(m) +
+        ", N=" + std::to_string(n) + ", K=" + std::to_string(k));
   }
   std::vector<uint32_t> d(static_cast<size_t>(m) * n);
   const auto reference = [&](int i, int j) {
@@ -172,7 +334,8 @@ std::vector<uint32_t> tensor_core_gemm(const TensorCoreModel& model, std::span<c
   // K padded to whole instructions with zeros (what a kernel's zero-filled tile does).
   const int kp = (k + model.k - 1) / model.k * model.k;
   std::vector<double> av(static_cast<size_t>(m) * kp, 0.0), bv(static_cast<size_t>(kp) * n, 0.0);
-  std::vector<int32_t> ae(static_cast<size_t>(m) * kp, kZeroExponent), be(static_cast<size_t>(kp) * n, kZeroExponent);
+  std::vector<int32_t> ae(static_cast<size_t>(m) * kp, kZeroExponent),
+      be(static_cast<size_t>(kp) * n, kZeroExponent);
   std::vector<uint8_t> row_special(m, 0), col_special(n, 0);
   for (int i = 0; i < m; ++i)
     for (int kk = 0; kk < k; ++kk) {
@@ -188,12 +351,15 @@ std::vector<uint32_t> tensor_core_gemm(const TensorCoreModel& model, std::span<c
       be[static_cast<size_t>(kk) * n + j] = u.exponent;
       col_special[j] |= !u.finite;
     }
+  // float copies for the vector path (exact: 16-bit values)
+  const std::vector<float> af(av.begin(), av.end()), bf(bv.begin(), bv.end());
   std::vector<uint8_t> redo(static_cast<size_t>(m) * n, 0);
   parallel_rows(m, threads, [&](int begin, int end) {
-    fast_rows(model, begin, end, n, kp, av, ae, bv, be, c, d, redo);
+    fast_rows(model, begin, end, n, kp, av, ae, af, bv, be, bf, c, d, redo);
     for (int i = begin; i < end; ++i)
       for (int j = 0; j < n; ++j)
-        if (redo[static_cast<size_t>(i) * n + j] || row_special[i] || col_special[j]) reference(i, j);
+        if (redo[static_cast<size_t>(i) * n + j] || row_special[i] || col_special[j])
+          reference(i, j);
   });
   return d;
 }

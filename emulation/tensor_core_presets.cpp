@@ -145,8 +145,10 @@ const TensorCoreModel& tensor_core_model(std::string_view name) {
     if (m.name == name) return m;
   }
   std::string known;
-  for (const TensorCoreModel& m : tensor_core_models()) known += (known.empty() ? "" : ", ") + m.name;
-  throw std::invalid_argument("unknown tensor-core model '" + std::string(name) + "': expected one of " + known);
+  for (const TensorCoreModel& m : tensor_core_models())
+    known += (known.empty() ? "" : ", ") + m.name;
+  throw std::invalid_argument("unknown tensor-core model '" + std::string(name) +
+                              "': expected one of " + known);
 }
 
 }  // namespace simprec

@@ -18,7 +18,9 @@ struct ElementFormat {
   bool finite_nan;  // OCP e4m3fn: no infinity, S.1111.111 is the only NaN
   int width() const { return 1 + exponent_bits + mantissa_bits; }
   int emin() const { return 1 - bias; }
-  int emax() const { return finite_nan ? (1 << exponent_bits) - 1 - bias : (1 << exponent_bits) - 2 - bias; }
+  int emax() const {
+    return finite_nan ? (1 << exponent_bits) - 1 - bias : (1 << exponent_bits) - 2 - bias;
+  }
 };
 
 inline constexpr ElementFormat kBf16{8, 7, 127, false};
@@ -33,10 +35,14 @@ enum class AccumulatorType : uint8_t { kFp32, kFp16 };
 
 inline const ElementFormat& element_format(InputType t) {
   switch (t) {
-    case InputType::kBf16: return kBf16;
-    case InputType::kFp16: return kFp16;
-    case InputType::kE4m3: return kE4m3;
-    case InputType::kE5m2: return kE5m2;
+    case InputType::kBf16:
+      return kBf16;
+    case InputType::kFp16:
+      return kFp16;
+    case InputType::kE4m3:
+      return kE4m3;
+    case InputType::kE5m2:
+      return kE5m2;
   }
   return kBf16;
 }
@@ -58,43 +64,60 @@ struct Probe {
 // wgmma m64n8k16 / m64n8k32: 2048 tiles x 512 outputs, the same count. The _k256 probes chain
 // instructions over K = 256 (131,072 outputs each).
 inline constexpr Probe kProbes[] = {
-    {"mma_bf16_f32", Instruction::kMmaSync, InputType::kBf16, AccumulatorType::kFp32, 16, 8, 16, 8192, 101},
-    {"mma_fp16_f32", Instruction::kMmaSync, InputType::kFp16, AccumulatorType::kFp32, 16, 8, 16, 8192, 102},
-    {"mma_fp16_f16", Instruction::kMmaSync, InputType::kFp16, AccumulatorType::kFp16, 16, 8, 16, 8192, 103},
-    {"mma_e4m3_f32", Instruction::kMmaSync, InputType::kE4m3, AccumulatorType::kFp32, 16, 8, 32, 8192, 104},
-    {"mma_e5m2_f32", Instruction::kMmaSync, InputType::kE5m2, AccumulatorType::kFp32, 16, 8, 32, 8192, 105},
-    {"mma_e4m3_f16", Instruction::kMmaSync, InputType::kE4m3, AccumulatorType::kFp16, 16, 8, 32, 8192, 106},
-    {"wgmma_bf16_f32", Instruction::kWgmma, InputType::kBf16, AccumulatorType::kFp32, 64, 8, 16, 2048, 201},
-    {"wgmma_fp16_f32", Instruction::kWgmma, InputType::kFp16, AccumulatorType::kFp32, 64, 8, 16, 2048, 202},
-    {"wgmma_fp16_f16", Instruction::kWgmma, InputType::kFp16, AccumulatorType::kFp16, 64, 8, 16, 2048, 203},
-    {"wgmma_e4m3_f32", Instruction::kWgmma, InputType::kE4m3, AccumulatorType::kFp32, 64, 8, 32, 2048, 204},
-    {"wgmma_e5m2_f32", Instruction::kWgmma, InputType::kE5m2, AccumulatorType::kFp32, 64, 8, 32, 2048, 205},
-    {"wgmma_e4m3_f16", Instruction::kWgmma, InputType::kE4m3, AccumulatorType::kFp16, 64, 8, 32, 2048, 206},
+    {"mma_bf16_f32", Instruction::kMmaSync, InputType::kBf16, AccumulatorType::kFp32, 16, 8, 16,
+     8192, 101},
+    {"mma_fp16_f32", Instruction::kMmaSync, InputType::kFp16, AccumulatorType::kFp32, 16, 8, 16,
+     8192, 102},
+    {"mma_fp16_f16", Instruction::kMmaSync, InputType::kFp16, AccumulatorType::kFp16, 16, 8, 16,
+     8192, 103},
+    {"mma_e4m3_f32", Instruction::kMmaSync, InputType::kE4m3, AccumulatorType::kFp32, 16, 8, 32,
+     8192, 104},
+    {"mma_e5m2_f32", Instruction::kMmaSync, InputType::kE5m2, AccumulatorType::kFp32, 16, 8, 32,
+     8192, 105},
+    {"mma_e4m3_f16", Instruction::kMmaSync, InputType::kE4m3, AccumulatorType::kFp16, 16, 8, 32,
+     8192, 106},
+    {"wgmma_bf16_f32", Instruction::kWgmma, InputType::kBf16, AccumulatorType::kFp32, 64, 8, 16,
+     2048, 201},
+    {"wgmma_fp16_f32", Instruction::kWgmma, InputType::kFp16, AccumulatorType::kFp32, 64, 8, 16,
+     2048, 202},
+    {"wgmma_fp16_f16", Instruction::kWgmma, InputType::kFp16, AccumulatorType::kFp16, 64, 8, 16,
+     2048, 203},
+    {"wgmma_e4m3_f32", Instruction::kWgmma, InputType::kE4m3, AccumulatorType::kFp32, 64, 8, 32,
+     2048, 204},
+    {"wgmma_e5m2_f32", Instruction::kWgmma, InputType::kE5m2, AccumulatorType::kFp32, 64, 8, 32,
+     2048, 205},
+    {"wgmma_e4m3_f16", Instruction::kWgmma, InputType::kE4m3, AccumulatorType::kFp16, 64, 8, 32,
+     2048, 206},
     // Chains: K = 256 as 16 (8) instructions, D of one the C of the next.
-    {"mma_bf16_f32_k256", Instruction::kMmaSync, InputType::kBf16, AccumulatorType::kFp32, 16, 8, 256, 1024, 301},
-    {"mma_e4m3_f32_k256", Instruction::kMmaSync, InputType::kE4m3, AccumulatorType::kFp32, 16, 8, 256, 1024, 302},
-    {"wgmma_bf16_f32_k256", Instruction::kWgmma, InputType::kBf16, AccumulatorType::kFp32, 64, 8, 256, 256, 303},
-    {"wgmma_e4m3_f32_k256", Instruction::kWgmma, InputType::kE4m3, AccumulatorType::kFp32, 64, 8, 256, 256, 304},
+    {"mma_bf16_f32_k256", Instruction::kMmaSync, InputType::kBf16, AccumulatorType::kFp32, 16, 8,
+     256, 1024, 301},
+    {"mma_e4m3_f32_k256", Instruction::kMmaSync, InputType::kE4m3, AccumulatorType::kFp32, 16, 8,
+     256, 1024, 302},
+    {"wgmma_bf16_f32_k256", Instruction::kWgmma, InputType::kBf16, AccumulatorType::kFp32, 64, 8,
+     256, 256, 303},
+    {"wgmma_e4m3_f32_k256", Instruction::kWgmma, InputType::kE4m3, AccumulatorType::kFp32, 64, 8,
+     256, 256, 304},
 };
 inline constexpr int kProbeCount = sizeof(kProbes) / sizeof(kProbes[0]);
 
 // The input classes, cycled over tile index (tile % kClassCount).
 enum TileClass : int {
-  kNormal = 0,      // exponents near 0, C of similar size
-  kWide,            // exponents over the whole format range
-  kCancel,          // pairs of products that (nearly) cancel
-  kSubnormal,       // subnormal inputs, products and C near the fp32/fp16 subnormal range
-  kCDominant,       // C 2^-40 .. 2^40 times the products
-  kAlignment,       // one large term, small terms 8..30 binades below: extra alignment bits
-  kSpecials,        // zeros of both signs, infinities, NaN, extremes
-  kOverflow,        // sums near the accumulator's largest finite value
-  kZeroSum,         // products that cancel exactly: the sign of zero
-  kSparseTies,      // one to three terms: ties and sticky bits of the final rounding
+  kNormal = 0,  // exponents near 0, C of similar size
+  kWide,        // exponents over the whole format range
+  kCancel,      // pairs of products that (nearly) cancel
+  kSubnormal,   // subnormal inputs, products and C near the fp32/fp16 subnormal range
+  kCDominant,   // C 2^-40 .. 2^40 times the products
+  kAlignment,   // one large term, small terms 8..30 binades below: extra alignment bits
+  kSpecials,    // zeros of both signs, infinities, NaN, extremes
+  kOverflow,    // sums near the accumulator's largest finite value
+  kZeroSum,     // products that cancel exactly: the sign of zero
+  kSparseTies,  // one to three terms: ties and sticky bits of the final rounding
   kClassCount
 };
 inline const char* tile_class_name(int c) {
-  static const char* const names[] = {"normal",   "wide",     "cancel",   "subnormal", "c_dominant",
-                                      "alignment", "specials", "overflow", "zero_sum",  "sparse_ties"};
+  static const char* const names[] = {"normal",     "wide",       "cancel",   "subnormal",
+                                      "c_dominant", "alignment",  "specials", "overflow",
+                                      "zero_sum",   "sparse_ties"};
   return c >= 0 && c < kClassCount ? names[c] : "?";
 }
 
@@ -109,7 +132,9 @@ class Rng {
     return z ^ (z >> 31);
   }
   // Uniform in [lo, hi] (inclusive).
-  int range(int lo, int hi) { return lo + static_cast<int>(next() % static_cast<uint64_t>(hi - lo + 1)); }
+  int range(int lo, int hi) {
+    return lo + static_cast<int>(next() % static_cast<uint64_t>(hi - lo + 1));
+  }
   bool chance(int one_in) { return next() % static_cast<uint64_t>(one_in) == 0; }
   uint32_t bits(int n) { return n == 0 ? 0u : static_cast<uint32_t>(next() >> (64 - n)); }
 
@@ -147,14 +172,23 @@ inline uint32_t special_value(const ElementFormat& f, Rng& rng) {
   const uint32_t exp_all_ones = ((1u << f.exponent_bits) - 1) << f.mantissa_bits;
   const uint32_t mant_mask = (1u << f.mantissa_bits) - 1;
   switch (rng.range(0, 7)) {
-    case 0: return sign;                                                        // +-0
-    case 1: return sign;                                                        // zeros twice as often
-    case 2: return f.finite_nan ? sign | exp_all_ones | mant_mask : sign | exp_all_ones;  // inf (NaN in e4m3)
-    case 3: return sign | exp_all_ones | mant_mask;                             // NaN
-    case 4: return encode(f, sign != 0, f.emax(), mant_mask);                   // largest finite
-    case 5: return sign | 1u;                                                   // smallest subnormal
-    case 6: return encode(f, sign != 0, f.emin(), 0);                           // smallest normal
-    default: return encode(f, sign != 0, 0, 0);                                 // +-1
+    case 0:
+      return sign;  // +-0
+    case 1:
+      return sign;  // zeros twice as often
+    case 2:
+      return f.finite_nan ? sign | exp_all_ones | mant_mask
+                          : sign | exp_all_ones;  // inf (NaN in e4m3)
+    case 3:
+      return sign | exp_all_ones | mant_mask;  // NaN
+    case 4:
+      return encode(f, sign != 0, f.emax(), mant_mask);  // largest finite
+    case 5:
+      return sign | 1u;  // smallest subnormal
+    case 6:
+      return encode(f, sign != 0, f.emin(), 0);  // smallest normal
+    default:
+      return encode(f, sign != 0, 0, 0);  // +-1
   }
 }
 
@@ -171,9 +205,12 @@ inline void generate_tile(const Probe& p, int tile, uint16_t* a, uint16_t* b, ui
   const int in_lo = in.emin(), in_hi = in.emax();
   const int out_lo = out.emin(), out_hi = out.emax();
   auto clampi = [](int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); };
-  auto in_val = [&](int lo, int hi) { return random_value(in, rng, clampi(lo, in_lo, in_hi), clampi(hi, in_lo, in_hi)); };
+  auto in_val = [&](int lo, int hi) {
+    return random_value(in, rng, clampi(lo, in_lo, in_hi), clampi(hi, in_lo, in_hi));
+  };
   auto out_val = [&](int lo, int hi) {
-    return random_value(out, rng, clampi(lo, out_lo - out.mantissa_bits, out_hi), clampi(hi, out_lo - out.mantissa_bits, out_hi));
+    return random_value(out, rng, clampi(lo, out_lo - out.mantissa_bits, out_hi),
+                        clampi(hi, out_lo - out.mantissa_bits, out_hi));
   };
   const uint32_t in_sign = 1u << (in.width() - 1);
   const uint32_t out_sign = 1u << (out.width() - 1);
@@ -209,13 +246,16 @@ inline void generate_tile(const Probe& p, int tile, uint16_t* a, uint16_t* b, ui
           b[kk * N + j] = x;
           b[(kk + half) * N + j] = variant & 1 ? x : in_val(-2, 2) & ~in_sign;
         }
-      for (int i = 0; i < M * N; ++i) c[i] = rng.chance(4) ? (rng.chance(2) ? out_sign : 0) : out_val(-30, 2);
+      for (int i = 0; i < M * N; ++i)
+        c[i] = rng.chance(4) ? (rng.chance(2) ? out_sign : 0) : out_val(-30, 2);
       break;
     }
     case kSubnormal: {
       if (variant & 1) {
-        for (int i = 0; i < M * K; ++i) a[i] = rng.chance(2) ? random_subnormal(in, rng) : in_val(in_lo, in_lo + 5);
-        for (int i = 0; i < K * N; ++i) b[i] = rng.chance(2) ? in_val(-3, 3) : random_subnormal(in, rng);
+        for (int i = 0; i < M * K; ++i)
+          a[i] = rng.chance(2) ? random_subnormal(in, rng) : in_val(in_lo, in_lo + 5);
+        for (int i = 0; i < K * N; ++i)
+          b[i] = rng.chance(2) ? in_val(-3, 3) : random_subnormal(in, rng);
       } else {
         // products near the accumulator's subnormal range (scaled to what the input reaches)
         const int target = p.accumulator == AccumulatorType::kFp32 ? -130 : -18;
@@ -225,10 +265,18 @@ inline void generate_tile(const Probe& p, int tile, uint16_t* a, uint16_t* b, ui
       }
       for (int i = 0; i < M * N; ++i) {
         switch (rng.range(0, 3)) {
-          case 0: c[i] = random_subnormal(out, rng); break;
-          case 1: c[i] = out_val(out_lo, out_lo + 10); break;
-          case 2: c[i] = rng.chance(2) ? out_sign : 0; break;
-          default: c[i] = random_subnormal(out, rng) & ~out_sign; break;
+          case 0:
+            c[i] = random_subnormal(out, rng);
+            break;
+          case 1:
+            c[i] = out_val(out_lo, out_lo + 10);
+            break;
+          case 2:
+            c[i] = rng.chance(2) ? out_sign : 0;
+            break;
+          default:
+            c[i] = random_subnormal(out, rng) & ~out_sign;
+            break;
         }
       }
       break;
@@ -248,17 +296,29 @@ inline void generate_tile(const Probe& p, int tile, uint16_t* a, uint16_t* b, ui
           if (kk == big) {
             a[i * K + kk] = variant & 1 ? encode(in, rng.chance(2), 0, 0) : in_val(0, 1);
           } else {
-            a[i * K + kk] = variant & 2 ? encode(in, rng.chance(2), -d - rng.range(0, 2), 0) : in_val(-d - 3, -d);
+            a[i * K + kk] = variant & 2 ? encode(in, rng.chance(2), -d - rng.range(0, 2), 0)
+                                        : in_val(-d - 3, -d);
           }
         }
       }
-      for (int i = 0; i < K * N; ++i) b[i] = variant & 1 ? encode(in, rng.chance(4), rng.range(-span_hi / 2, 1), rng.bits(in.mantissa_bits)) : in_val(-span_hi / 2, 1);
+      for (int i = 0; i < K * N; ++i)
+        b[i] = variant & 1 ? encode(in, rng.chance(4), rng.range(-span_hi / 2, 1),
+                                    rng.bits(in.mantissa_bits))
+                           : in_val(-span_hi / 2, 1);
       for (int i = 0; i < M * N; ++i) {
         switch (rng.range(0, 3)) {
-          case 0: c[i] = 0; break;
-          case 1: c[i] = encode(out, rng.chance(2), rng.range(-2, 2), 0); break;  // +-2^e
-          case 2: c[i] = out_val(-span_hi, 2); break;
-          default: c[i] = out_val(0, 3); break;
+          case 0:
+            c[i] = 0;
+            break;
+          case 1:
+            c[i] = encode(out, rng.chance(2), rng.range(-2, 2), 0);
+            break;  // +-2^e
+          case 2:
+            c[i] = out_val(-span_hi, 2);
+            break;
+          default:
+            c[i] = out_val(0, 3);
+            break;
         }
       }
       break;
@@ -266,14 +326,17 @@ inline void generate_tile(const Probe& p, int tile, uint16_t* a, uint16_t* b, ui
     case kSpecials:
       for (int i = 0; i < M * K; ++i) a[i] = rng.chance(6) ? special_value(in, rng) : in_val(-3, 3);
       for (int i = 0; i < K * N; ++i) b[i] = rng.chance(6) ? special_value(in, rng) : in_val(-3, 3);
-      for (int i = 0; i < M * N; ++i) c[i] = rng.chance(3) ? special_value(out, rng) : out_val(-3, 5);
+      for (int i = 0; i < M * N; ++i)
+        c[i] = rng.chance(3) ? special_value(out, rng) : out_val(-3, 5);
       break;
     case kOverflow: {
       // fp16 inputs cannot overflow an fp32 sum; they still probe large sums. fp16 output does.
       int e_hi = in_hi;
       if (p.accumulator == AccumulatorType::kFp16) e_hi = p.input == InputType::kFp16 ? 8 : in_hi;
-      for (int i = 0; i < M * K; ++i) a[i] = rng.chance(4) ? in_val(e_hi - 8, e_hi) : in_val(e_hi - 3, e_hi);
-      for (int i = 0; i < K * N; ++i) b[i] = in_val(e_hi - 3, e_hi) & (rng.chance(4) ? ~0u : ~in_sign);
+      for (int i = 0; i < M * K; ++i)
+        a[i] = rng.chance(4) ? in_val(e_hi - 8, e_hi) : in_val(e_hi - 3, e_hi);
+      for (int i = 0; i < K * N; ++i)
+        b[i] = in_val(e_hi - 3, e_hi) & (rng.chance(4) ? ~0u : ~in_sign);
       for (int i = 0; i < M * N; ++i) c[i] = rng.chance(4) ? 0 : out_val(out_hi - 2, out_hi);
       break;
     }
@@ -293,10 +356,18 @@ inline void generate_tile(const Probe& p, int tile, uint16_t* a, uint16_t* b, ui
         }
       for (int i = 0; i < M * N; ++i) {
         switch (rng.range(0, 3)) {
-          case 0: c[i] = 0; break;
-          case 1: c[i] = out_sign; break;
-          case 2: c[i] = random_subnormal(out, rng); break;
-          default: c[i] = out_val(-30, 0); break;
+          case 0:
+            c[i] = 0;
+            break;
+          case 1:
+            c[i] = out_sign;
+            break;
+          case 2:
+            c[i] = random_subnormal(out, rng);
+            break;
+          default:
+            c[i] = out_val(-30, 0);
+            break;
         }
       }
       break;
@@ -311,13 +382,17 @@ inline void generate_tile(const Probe& p, int tile, uint16_t* a, uint16_t* b, ui
         const int terms = rng.range(1, 3);
         for (int t = 0; t < terms; ++t) {
           const int kk = rng.range(0, K - 1);
-          a[i * K + kk] = encode(in, rng.chance(2), rng.range(-(out_p + 3) / 2 - 1, 0), rng.chance(2) ? 0 : rng.bits(in.mantissa_bits) & 3);
+          a[i * K + kk] = encode(in, rng.chance(2), rng.range(-(out_p + 3) / 2 - 1, 0),
+                                 rng.chance(2) ? 0 : rng.bits(in.mantissa_bits) & 3);
         }
       }
       for (int kk = 0; kk < K; ++kk)
         for (int j = 0; j < N; ++j)
-          b[kk * N + j] = encode(in, rng.chance(4), rng.range(-(out_p + 3) / 2 - 1, 0), rng.chance(2) ? 0 : rng.bits(in.mantissa_bits) & 3);
-      for (int i = 0; i < M * N; ++i) c[i] = encode(out, rng.chance(2), rng.range(0, 2), rng.bits(out.mantissa_bits) | (rng.chance(2) ? 1u : 0u));
+          b[kk * N + j] = encode(in, rng.chance(4), rng.range(-(out_p + 3) / 2 - 1, 0),
+                                 rng.chance(2) ? 0 : rng.bits(in.mantissa_bits) & 3);
+      for (int i = 0; i < M * N; ++i)
+        c[i] = encode(out, rng.chance(2), rng.range(0, 2),
+                      rng.bits(out.mantissa_bits) | (rng.chance(2) ? 1u : 0u));
       break;
     }
     default:
@@ -332,39 +407,44 @@ inline uint32_t elementwise_input(uint64_t seed, uint32_t index) {
   rng.next();
   const uint32_t r = static_cast<uint32_t>(rng.next());
   switch (index % 8) {
-    case 0: return r;                                                     // any bit pattern
-    case 1: {                                                             // |x| < 2^9, all exponents
+    case 0:
+      return r;  // any bit pattern
+    case 1: {    // |x| < 2^9, all exponents
       const int e = rng.range(-40, 8);
-      return (rng.chance(2) ? 0x80000000u : 0u) | static_cast<uint32_t>(e + 127) << 23 | (r & 0x7fffff);
+      return (rng.chance(2) ? 0x80000000u : 0u) | static_cast<uint32_t>(e + 127) << 23 |
+             (r & 0x7fffff);
     }
-    case 2: {                                                             // [-130, 130]: ex2 range
+    case 2: {  // [-130, 130]: ex2 range
       const float x = static_cast<float>(static_cast<double>(r) / 4294967296.0 * 260.0 - 130.0);
       uint32_t u;
       std::memcpy(&u, &x, 4);
       return u;
     }
-    case 3: {                                                             // subnormals
+    case 3: {  // subnormals
       return (rng.chance(2) ? 0x80000000u : 0u) | (r & 0x7fffff);
     }
-    case 4: {                                                             // near 8-bit ranges
+    case 4: {  // near 8-bit ranges
       const int e = rng.range(-20, 17);
-      return (rng.chance(2) ? 0x80000000u : 0u) | static_cast<uint32_t>(e + 127) << 23 | (r & 0x7fffff);
+      return (rng.chance(2) ? 0x80000000u : 0u) | static_cast<uint32_t>(e + 127) << 23 |
+             (r & 0x7fffff);
     }
-    case 5: {                                                             // exact ties of bf16/fp8
+    case 5: {  // exact ties of bf16/fp8
       const int e = rng.range(-30, 20);
       const int drop = rng.chance(2) ? 16 : (rng.chance(2) ? 20 : 21);
       const uint32_t keep = (r & 0x7fffff) >> drop << drop;
-      return (rng.chance(2) ? 0x80000000u : 0u) | static_cast<uint32_t>(e + 127) << 23 | keep | (1u << (drop - 1));
+      return (rng.chance(2) ? 0x80000000u : 0u) | static_cast<uint32_t>(e + 127) << 23 | keep |
+             (1u << (drop - 1));
     }
-    case 6: {                                                             // near the largest values
+    case 6: {  // near the largest values
       const int e = rng.range(120, 127);
-      return (rng.chance(2) ? 0x80000000u : 0u) | static_cast<uint32_t>(e + 127) << 23 | (r & 0x7fffff);
+      return (rng.chance(2) ? 0x80000000u : 0u) | static_cast<uint32_t>(e + 127) << 23 |
+             (r & 0x7fffff);
     }
-    default: {                                                            // specials
-      static const uint32_t specials[] = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u,
-                                          0xffc00000u, 0x7f800001u, 0x3f800000u, 0x43e00000u, 0x43e80000u,
-                                          0x47600000u, 0x47700000u, 0x7f7fffffu, 0x00000001u, 0x43e7ffffu,
-                                          0x47efffffu};
+    default: {  // specials
+      static const uint32_t specials[] = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u,
+                                          0x7fc00000u, 0xffc00000u, 0x7f800001u, 0x3f800000u,
+                                          0x43e00000u, 0x43e80000u, 0x47600000u, 0x47700000u,
+                                          0x7f7fffffu, 0x00000001u, 0x43e7ffffu, 0x47efffffu};
       return specials[r % 16];
     }
   }
@@ -382,7 +462,9 @@ inline uint64_t fnv1a64(const uint8_t* bytes, size_t n) {
   return h;
 }
 // Ten consecutive tiles (all classes) out of every 320.
-inline bool tile_in_subset(int tile) { return (tile / kClassCount) % 32 == 0; }
+inline bool tile_in_subset(int tile) {
+  return (tile / kClassCount) % 32 == 0;
+}
 // Element-wise probes: the first kElementSubset outputs are stored.
 inline constexpr uint64_t kElementSeed = 1;
 inline constexpr uint32_t kElementCount = 1u << 20;

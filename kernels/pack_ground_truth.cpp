@@ -38,7 +38,8 @@ int main(int argc, char** argv) {
     const std::vector<uint8_t> raw = read_all(raw_dir + "/" + p.name + ".bin");
     const size_t ob = p.output_bytes();
     if (raw.size() != size_t(p.outputs()) * ob) {
-      std::fprintf(stderr, "%s: %zu bytes, expected %zu\n", p.name, raw.size(), size_t(p.outputs()) * ob);
+      std::fprintf(stderr, "%s: %zu bytes, expected %zu\n", p.name, raw.size(),
+                   size_t(p.outputs()) * ob);
       return 1;
     }
     std::vector<uint8_t> hashes;
@@ -49,13 +50,21 @@ int main(int argc, char** argv) {
     std::vector<uint8_t> subset;
     const size_t tile_bytes = size_t(p.m) * p.n * ob;
     for (int t = 0; t < p.tiles; ++t)
-      if (tcv::tile_in_subset(t)) subset.insert(subset.end(), raw.begin() + t * tile_bytes, raw.begin() + (t + 1) * tile_bytes);
+      if (tcv::tile_in_subset(t))
+        subset.insert(subset.end(), raw.begin() + t * tile_bytes,
+                      raw.begin() + (t + 1) * tile_bytes);
     write_all(data_dir + "/" + p.name + ".hashes", hashes.data(), hashes.size());
     write_all(data_dir + "/" + p.name + ".subset", subset.data(), subset.size());
     std::printf("%s: %zu hashes, %zu subset bytes\n", p.name, hashes.size() / 8, subset.size());
   }
-  const struct { const char* name; size_t bytes; } elementwise[] = {
-      {"ex2_approx", 4}, {"ex2_approx_ftz", 4}, {"cvt_bf16x2", 2}, {"cvt_e4m3x2", 1}, {"cvt_e5m2x2", 1}};
+  const struct {
+    const char* name;
+    size_t bytes;
+  } elementwise[] = {{"ex2_approx", 4},
+                     {"ex2_approx_ftz", 4},
+                     {"cvt_bf16x2", 2},
+                     {"cvt_e4m3x2", 1},
+                     {"cvt_e5m2x2", 1}};
   for (const auto& e : elementwise) {
     const std::vector<uint8_t> raw = read_all(raw_dir + "/" + e.name + ".bin");
     write_all(data_dir + "/" + e.name + ".first", raw.data(), tcv::kElementSubset * e.bytes);

@@ -1,25 +1,14 @@
 #!/usr/bin/env bash
-# The main demo: a few values rounded into bf16 and e4m3fn, with a short rounding report.
+# The main demo: the flagship experiment (examples/flash_bias.toml) reproduces, on this CPU, the
+# two papers' findings about BF16 flash attention and ends with a verdict in out/flash_bias/report.md.
+# Interrupt it at will: running it again resumes where it stopped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 simprec=${BUILD_DIR:-build}/bin/simprec
-values='0.1
--4.703990459442139
-3.14159265358979
-1e-40
-65520
-448.5
-0x1.8p-3
--0
-inf
-nan'
-echo "== the paper-A example: exact -4.703990459442139 and friends into bf16, nearest-even"
-echo "$values" | "$simprec" round --format bf16 --rounding rne --report
+echo "== one rounding, bit by bit: paper A's example value into bf16"
+echo "-4.703990459442139" | "$simprec" round --format bf16 --rounding rne
 echo
-echo "== the same into OCP e4m3fn, saturating as cvt.rn.satfinite does"
-echo "$values" | "$simprec" round --format e4m3fn --rounding rne --overflow saturate --report
+echo "== the flagship experiment (a few minutes on two cores)"
+"$simprec" run examples/flash_bias.toml --out out/flash_bias
 echo
-echo "== stochastic rounding of 0.1 into bf16, eight draws (seed 7): unbiased on average"
-yes 0.1 | head -n 8 | "$simprec" round --format bf16 --rounding sr --seed 7
-echo
-"$simprec" formats
+echo "The full report, with tables and plots: out/flash_bias/report.md"

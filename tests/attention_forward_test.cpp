@@ -29,7 +29,9 @@ double max_rel(const std::vector<double>& a, const std::vector<double>& b) {
   return num / den;
 }
 
-AttentionShape shape(int64_t b, int64_t h, int64_t n, int64_t d) { return {b, h, n, n, d, d}; }
+AttentionShape shape(int64_t b, int64_t h, int64_t n, int64_t d) {
+  return {b, h, n, n, d, d};
+}
 
 // Item 3: every preset with F = fp64 computes in fp64 only and agrees with the reference.
 TEST(AttentionPresets, Fp64FormatAgreesWithReferenceTo1e12) {
@@ -73,7 +75,8 @@ TEST(AttentionReference, AgreesWithMultiprecisionStandardAttention) {
     for (int64_t j = 0; j < n; ++j) p[i * n + j] /= l;
     for (int64_t c = 0; c < d; ++c) {
       for (int64_t j = 0; j < n; ++j) o[i * d + c] += p[i * n + j] * Big(in.v[j * d + c]);
-      EXPECT_NEAR(ref.o[i * d + c], static_cast<double>(o[i * d + c]), 1e-14 * (1 + std::fabs(ref.o[i * d + c])));
+      EXPECT_NEAR(ref.o[i * d + c], static_cast<double>(o[i * d + c]),
+                  1e-14 * (1 + std::fabs(ref.o[i * d + c])));
     }
   }
   // dV = P^T dO
@@ -81,7 +84,8 @@ TEST(AttentionReference, AgreesWithMultiprecisionStandardAttention) {
     for (int64_t c = 0; c < d; ++c) {
       Big acc = 0;
       for (int64_t i = 0; i < n; ++i) acc += p[i * n + j] * Big(in.d_out[i * d + c]);
-      EXPECT_NEAR(ref.dv[j * d + c], static_cast<double>(acc), 1e-14 * (1 + std::fabs(ref.dv[j * d + c])));
+      EXPECT_NEAR(ref.dv[j * d + c], static_cast<double>(acc),
+                  1e-14 * (1 + std::fabs(ref.dv[j * d + c])));
     }
   }
 }
@@ -157,13 +161,16 @@ TEST(AttentionFlash, ThreadCountInvarianceAndOutputFormat) {
   EXPECT_EQ(one.dk, four.dk);
   c.seed = 1;
   EXPECT_NE(run_attention(in, c).o, one.o);  // the seed reaches the stochastic sites
-  for (double x : one.o) EXPECT_EQ(decode(formats::bf16, round_to_format(formats::bf16, unrounded_from_double(x), {})), x);
+  for (double x : one.o)
+    EXPECT_EQ(decode(formats::bf16, round_to_format(formats::bf16, unrounded_from_double(x), {})),
+              x);
 }
 
 // The site rounder's fast paths against the rounding kernel, on random doubles of every range.
 TEST(AttentionSites, RounderMatchesRoundingKernel) {
   const RandomStream rs{42, 1};
-  for (const Format f : {formats::bf16, formats::fp16, formats::e4m3fn, formats::e5m2, formats::fp32, formats::tf32}) {
+  for (const Format f : {formats::bf16, formats::fp16, formats::e4m3fn, formats::e5m2,
+                         formats::fp32, formats::tf32}) {
     for (const char* mode : {"rne", "rtz", "sr8"}) {
       const SiteSpec spec = parse_site_spec(f.name() + ":" + mode);
       const SiteRounder r(spec, 3, Site::kPCast);
@@ -171,16 +178,24 @@ TEST(AttentionSites, RounderMatchesRoundingKernel) {
         const uint64_t bits = (uint64_t{random_bits(rs, 2 * i)} << 32) | random_bits(rs, 2 * i + 1);
         // Exponents spread over the format's range and beyond (overflow, subnormals).
         const double x = std::ldexp(1.0 + static_cast<double>(bits >> 12) * 0x1p-52,
-                                    static_cast<int>(bits % 80) - 40) * ((bits & 2048) ? -1 : 1);
-        const uint32_t random = uses_random_bits(spec.rounding.mode) ? random_bits(r.stream(), i) : 0;
-        const double expect = decode(f, round_to_format(f, unrounded_from_double(x), spec.rounding, random));
+                                    static_cast<int>(bits % 80) - 40) *
+                         ((bits & 2048) ? -1 : 1);
+        const uint32_t random =
+            uses_random_bits(spec.rounding.mode) ? random_bits(r.stream(), i) : 0;
+        const double expect =
+            decode(f, round_to_format(f, unrounded_from_double(x), spec.rounding, random));
         const double got = r(x, i);
-        ASSERT_TRUE(got == expect || (std::isnan(got) && std::isnan(expect))) << f.name() << " " << mode << " " << x;
+        ASSERT_TRUE(got == expect || (std::isnan(got) && std::isnan(expect)))
+            << f.name() << " " << mode << " " << x;
         // hi + lo pairs: the exact sum rounded once.
         const double lo = std::ldexp(static_cast<double>(bits & 0xff) - 128.0, std::ilogb(x) - 60);
         double h, l;
         two_sum(x, lo, h, l);
-        const double pair_expect = decode(f, round_to_format(f, exact_add(unrounded_from_double(h), unrounded_from_double(l), spec.rounding.mode), spec.rounding, random));
+        const double pair_expect =
+            decode(f, round_to_format(f,
+                                      exact_add(unrounded_from_double(h), unrounded_from_double(l),
+                                                spec.rounding.mode),
+                                      spec.rounding, random));
         const double pair_got = r.round_exact(h, l, i);
         ASSERT_TRUE(pair_got == pair_expect || (std::isnan(pair_got) && std::isnan(pair_expect)))
             << f.name() << " " << mode << " " << h << " + " << l;
@@ -189,21 +204,28 @@ TEST(AttentionSites, RounderMatchesRoundingKernel) {
   }
 }
 
-// The native fp32 and Dot2 fast paths of product sites against the registry's models.
-TEST(AttentionSites, ProductFastPathsMatchAccumulationModels) {
+// The native fp32 and Dot2 fast paths of product sites against the registry's models, on shapes
+// that exercise the register-blocked kernel (4 x 32 blocks) and its row and column remainders.
+class ProductFastPaths : public ::testing::TestWithParam<std::tuple<int, int, int>> {};
+TEST_P(ProductFastPaths, MatchAccumulationModels) {
   const RandomStream rs{5, 5};
-  const int64_t m = 3, n = 5, k = 37;
+  const auto [m, n, k] = GetParam();
   std::vector<double> a(m * k), b(k * n), c0(m * n);
   uint64_t next = 0;
   const auto value = [&](int spread) {
     const double u = (static_cast<double>(random_bits(rs, next++)) - 2147483648.0) * 0x1p-31;
-    return decode(formats::bf16, round_to_format(formats::bf16, unrounded_from_double(std::ldexp(u, static_cast<int>(random_bits(rs, next++) % spread))), {}));
+    return decode(formats::bf16,
+                  round_to_format(formats::bf16,
+                                  unrounded_from_double(std::ldexp(
+                                      u, static_cast<int>(random_bits(rs, next++) % spread))),
+                                  {}));
   };
   for (auto& x : a) x = value(12);
   for (auto& x : b) x = value(12);
   for (auto& x : c0) x = value(4);
-  for (const char* spec_text : {"fp32:rne:sequential", "bf16:rne:exact", "fp16:rtz:exact", "fp32:rne:exact",
-                                "bf16:rne:sequential", "fp32:rne:pairwise"}) {
+  for (const char* spec_text : {"fp32:rne:sequential", "bf16:rne:exact", "fp16:rtz:exact",
+                                "fp32:rne:exact", "bf16:rne:sequential", "fp32:rne:pairwise",
+                                "fp32:rne:tc:sm90-mma-bf16", "fp32:rne:tc:sm80-mma-bf16"}) {
     const SiteSpec spec = parse_site_spec(spec_text);
     const ProductSite site(Site::kPvAcc, spec, 0);
     std::vector<double> c = c0;
@@ -214,12 +236,16 @@ TEST(AttentionSites, ProductFastPathsMatchAccumulationModels) {
         std::vector<double> col(k);
         for (int64_t x = 0; x < k; ++x) col[x] = b[x * n + j];
         RoundingContext ctx(spec.format, spec.rounding);
-        const double expect = model->dot({a.data() + i * k, static_cast<size_t>(k)}, col, c0[i * n + j], ctx);
+        const double expect =
+            model->dot({a.data() + i * k, static_cast<size_t>(k)}, col, c0[i * n + j], ctx);
         EXPECT_EQ(c[i * n + j], expect) << spec_text << " (" << i << "," << j << ")";
       }
     }
   }
 }
+INSTANTIATE_TEST_SUITE_P(Shapes, ProductFastPaths,
+                         ::testing::Values(std::tuple{3, 5, 37}, std::tuple{9, 70, 37},
+                                           std::tuple{8, 64, 5}));
 
 TEST(AttentionConfigErrors, UnknownNamesAndBadValuesThrow) {
   AttentionConfig c = make_preset("fa2");

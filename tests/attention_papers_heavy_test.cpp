@@ -30,12 +30,14 @@ Measured measure(const AttentionInputs& in, const AttentionConfig& c) {
   const auto ref = reference_attention(round_inputs(in, c), softmax_scale(c, in.shape), c.causal);
   Measured m;
   m.o = metrics::compute_metrics(out.o, ref.o, in.shape.batch, formats::fp64);
-  if (in.has_grad()) m.delta = metrics::compute_metrics(out.delta, ref.delta, in.shape.batch, formats::fp64);
+  if (in.has_grad())
+    m.delta = metrics::compute_metrics(out.delta, ref.delta, in.shape.batch, formats::fp64);
   return m;
 }
 
 const AttentionInputs& paper_a_inputs() {
-  static const AttentionInputs in = inputs::generate("repeated-max", {32, 1, 256, 256, 64, 64}, 1, true);
+  static const AttentionInputs in =
+      inputs::generate("repeated-max", {32, 1, 256, 256, 64, 64}, 1, true);
   return in;
 }
 
@@ -93,13 +95,14 @@ TEST(PaperB, LowPrecisionFlashDeviatesMoreWithLengthAndLessWithLargerTiles) {
   const double r256 = rms_ratio("flash-lp", 256, 64);
   const double r2048 = rms_ratio("flash-lp", 2048, 64);
   const double r2048_big_tiles = rms_ratio("flash-lp", 2048, 256);
-  EXPECT_GT(r2048, 1.4);               // measured 1.81
-  EXPECT_GT(r2048, r256 + 0.4);        // measured 1.12 -> 1.81
+  EXPECT_GT(r2048, 1.4);         // measured 1.81
+  EXPECT_GT(r2048, r256 + 0.4);  // measured 1.12 -> 1.81
   EXPECT_LT(r2048_big_tiles, r2048 - 0.2);
 }
 
 TEST(PaperB, Fa2NumericsDoNotDeviateMoreThanStandardAttention) {
-  for (const int64_t n : {256, 2048}) EXPECT_LT(rms_ratio("fa2", n, 64), 1.02) << n;  // measured 0.93-0.96
+  for (const int64_t n : {256, 2048})
+    EXPECT_LT(rms_ratio("fa2", n, 64), 1.02) << n;  // measured 0.93-0.96
 }
 
 }  // namespace

@@ -124,6 +124,18 @@ TEST(PluginRunner, AHangIsKilledAtTheTimeout) {
   EXPECT_LT(elapsed, std::chrono::seconds(60));
 }
 
+TEST(PluginRunner, AHangWhileDescribingIsKilledToo) {
+  try {
+    open_plugin(kBrokenDir + "/broken_hanging_entry.so",
+                out_of_process(std::chrono::milliseconds(300)));
+    FAIL();
+  } catch (const PluginError& e) {
+    EXPECT_NE(std::string(e.what()).find("did not finish describing itself within 0.3 s"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(PluginRunner, AFailingKernelKeepsItsMessage) {
   const auto plugin = open_plugin(kBrokenDir + "/broken_failing_kernel.so", out_of_process());
   const std::string message = failure(*plugin, small_gemm("gemm"));

@@ -27,13 +27,15 @@ namespace {
 namespace tcv = tc_vectors;
 
 // $SIMPREC_TC_DATA overrides the source tree's copy (for a test binary run on another machine).
-const std::filesystem::path kDataDir = std::getenv("SIMPREC_TC_DATA")
-                                           ? std::filesystem::path(std::getenv("SIMPREC_TC_DATA"))
-                                           : std::filesystem::path(__FILE__).parent_path() / "data" / "tensor_core";
+const std::filesystem::path kDataDir =
+    std::getenv("SIMPREC_TC_DATA")
+        ? std::filesystem::path(std::getenv("SIMPREC_TC_DATA"))
+        : std::filesystem::path(__FILE__).parent_path() / "data" / "tensor_core";
 
 std::filesystem::path plugin_path() {
   if (const char* env = std::getenv("SIMPREC_GPU_PROBE_PLUGIN")) return env;
-  return std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "plugins" / "lib" / "gpu_probe.so";
+  return std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "plugins" /
+         "lib" / "gpu_probe.so";
 }
 
 class GpuProbe : public ::testing::Test {
@@ -45,10 +47,16 @@ class GpuProbe : public ::testing::Test {
       skip_reason_ = "no gpu_probe plugin at " + path.string() + ": " + dlerror();
       return;
     }
-    auto entry = reinterpret_cast<SimprecEntryFunction>(dlsym(handle_, SIMPREC_PLUGIN_ENTRY_SYMBOL));
+    auto entry =
+        reinterpret_cast<SimprecEntryFunction>(dlsym(handle_, SIMPREC_PLUGIN_ENTRY_SYMBOL));
     ASSERT_NE(entry, nullptr);
     char error[256] = {};
-    SimprecEntryArgs args{SIMPREC_ENTRY_ARGS_STRUCT_SIZE, SIMPREC_PLUGIN_ABI_MAJOR, SIMPREC_PLUGIN_ABI_MINOR, nullptr, error, sizeof error};
+    SimprecEntryArgs args{SIMPREC_ENTRY_ARGS_STRUCT_SIZE,
+                          SIMPREC_PLUGIN_ABI_MAJOR,
+                          SIMPREC_PLUGIN_ABI_MINOR,
+                          nullptr,
+                          error,
+                          sizeof error};
     ASSERT_EQ(entry(&args), SIMPREC_OK) << error;
     plugin_ = args.plugin;
   }
@@ -61,11 +69,19 @@ class GpuProbe : public ::testing::Test {
     return nullptr;
   }
   // Runs a kernel; skips the test when the plugin reports no (suitable) device.
-  static SimprecStatus run(const SimprecKernel* k, std::vector<SimprecTensor>& tensors, std::string& error) {
+  static SimprecStatus run(const SimprecKernel* k, std::vector<SimprecTensor>& tensors,
+                           std::string& error) {
     std::vector<const SimprecTensor*> pointers;
     for (const SimprecTensor& t : tensors) pointers.push_back(&t);
     char message[512] = {};
-    SimprecRunArgs args{SIMPREC_RUN_ARGS_STRUCT_SIZE, k, pointers.size(), pointers.data(), 0, nullptr, message, sizeof message};
+    SimprecRunArgs args{SIMPREC_RUN_ARGS_STRUCT_SIZE,
+                        k,
+                        pointers.size(),
+                        pointers.data(),
+                        0,
+                        nullptr,
+                        message,
+                        sizeof message};
     const SimprecStatus status = k->run(&args);
     error = message;
     return status;
@@ -93,12 +109,18 @@ struct KernelCase {
   const char* model;
 };
 const KernelCase kCases[] = {
-    {"mma_bf16_f32", "mma_bf16_f32", "tc:sm90-mma-bf16"},       {"mma_fp16_f32", "mma_fp16_f32", "tc:sm90-mma-fp16"},
-    {"mma_fp16_f16", "mma_fp16_f16", "tc:sm90-mma-fp16acc"},    {"mma_e4m3_f32", "mma_e4m3_f32", "tc:sm90-mma-e4m3"},
-    {"mma_e5m2_f32", "mma_e5m2_f32", "tc:sm90-mma-e5m2"},       {"mma_e4m3_f16", "mma_e4m3_f16", "tc:sm90-mma-e4m3-fp16acc"},
-    {"wgmma_bf16_f32", "wgmma_bf16_f32", "tc:sm90-wgmma-bf16"}, {"wgmma_fp16_f32", "wgmma_fp16_f32", "tc:sm90-wgmma-fp16"},
-    {"wgmma_fp16_f16", "wgmma_fp16_f16", "tc:sm90-wgmma-fp16acc"}, {"wgmma_e4m3_f32", "wgmma_e4m3_f32", "tc:sm90-wgmma-e4m3"},
-    {"wgmma_e5m2_f32", "wgmma_e5m2_f32", "tc:sm90-wgmma-e5m2"}, {"wgmma_e4m3_f16", "wgmma_e4m3_f16", "tc:sm90-wgmma-e4m3-fp16acc"},
+    {"mma_bf16_f32", "mma_bf16_f32", "tc:sm90-mma-bf16"},
+    {"mma_fp16_f32", "mma_fp16_f32", "tc:sm90-mma-fp16"},
+    {"mma_fp16_f16", "mma_fp16_f16", "tc:sm90-mma-fp16acc"},
+    {"mma_e4m3_f32", "mma_e4m3_f32", "tc:sm90-mma-e4m3"},
+    {"mma_e5m2_f32", "mma_e5m2_f32", "tc:sm90-mma-e5m2"},
+    {"mma_e4m3_f16", "mma_e4m3_f16", "tc:sm90-mma-e4m3-fp16acc"},
+    {"wgmma_bf16_f32", "wgmma_bf16_f32", "tc:sm90-wgmma-bf16"},
+    {"wgmma_fp16_f32", "wgmma_fp16_f32", "tc:sm90-wgmma-fp16"},
+    {"wgmma_fp16_f16", "wgmma_fp16_f16", "tc:sm90-wgmma-fp16acc"},
+    {"wgmma_e4m3_f32", "wgmma_e4m3_f32", "tc:sm90-wgmma-e4m3"},
+    {"wgmma_e5m2_f32", "wgmma_e5m2_f32", "tc:sm90-wgmma-e5m2"},
+    {"wgmma_e4m3_f16", "wgmma_e4m3_f16", "tc:sm90-wgmma-e4m3-fp16acc"},
 };
 
 class GpuMatmul : public GpuProbe, public ::testing::WithParamInterface<KernelCase> {};
@@ -126,19 +148,22 @@ TEST_P(GpuMatmul, EveryOutputMatchesTheModel) {
     for (int s = 0; s < chain; ++s) {
       tcv::generate_tile(*probe, tile++ % probe->tiles, ta.data(), tb.data(), tc.data());
       for (int i = 0; i < probe->m; ++i)
-        for (int kk = 0; kk < probe->k; ++kk) a[static_cast<size_t>(r * probe->m + i) * K + s * probe->k + kk] = ta[i * probe->k + kk];
+        for (int kk = 0; kk < probe->k; ++kk)
+          a[static_cast<size_t>(r * probe->m + i) * K + s * probe->k + kk] = ta[i * probe->k + kk];
     }
   for (int cb = 0; cb < col_blocks; ++cb)
     for (int s = 0; s < chain; ++s) {
       tcv::generate_tile(*probe, tile++ % probe->tiles, ta.data(), tb.data(), tc.data());
       for (int kk = 0; kk < probe->k; ++kk)
-        for (int j = 0; j < 8; ++j) b[static_cast<size_t>(s * probe->k + kk) * N + cb * 8 + j] = tb[kk * 8 + j];
+        for (int j = 0; j < 8; ++j)
+          b[static_cast<size_t>(s * probe->k + kk) * N + cb * 8 + j] = tb[kk * 8 + j];
     }
   for (int r = 0; r < row_blocks; ++r)
     for (int cb = 0; cb < col_blocks; cb += 1) {
       tcv::generate_tile(*probe, tile++ % probe->tiles, ta.data(), tb.data(), tc.data());
       for (int i = 0; i < probe->m; ++i)
-        for (int j = 0; j < 8; ++j) c[static_cast<size_t>(r * probe->m + i) * N + cb * 8 + j] = tc[i * 8 + j];
+        for (int j = 0; j < 8; ++j)
+          c[static_cast<size_t>(r * probe->m + i) * N + cb * 8 + j] = tc[i * 8 + j];
     }
   const bool in8 = model.input.width() == 8, acc16 = model.accumulator.width() == 16;
   std::vector<uint8_t> a8(a.begin(), a.end()), b8(b.begin(), b.end());
@@ -146,8 +171,10 @@ TEST_P(GpuMatmul, EveryOutputMatchesTheModel) {
   std::vector<uint32_t> d32(c.size());
   Owned ta_(in8 ? static_cast<void*>(a8.data()) : a.data(), {M, K}, kDLUInt, in8 ? 8 : 16);
   Owned tb_(in8 ? static_cast<void*>(b8.data()) : b.data(), {K, N}, kDLUInt, in8 ? 8 : 16);
-  Owned tc_(acc16 ? static_cast<void*>(c16.data()) : c.data(), {M, N}, acc16 ? kDLUInt : kDLFloat, acc16 ? 16 : 32);
-  Owned td_(acc16 ? static_cast<void*>(d16.data()) : d32.data(), {M, N}, acc16 ? kDLUInt : kDLFloat, acc16 ? 16 : 32);
+  Owned tc_(acc16 ? static_cast<void*>(c16.data()) : c.data(), {M, N}, acc16 ? kDLUInt : kDLFloat,
+            acc16 ? 16 : 32);
+  Owned td_(acc16 ? static_cast<void*>(d16.data()) : d32.data(), {M, N}, acc16 ? kDLUInt : kDLFloat,
+            acc16 ? 16 : 32);
   const std::string in_name = model.input.name(), acc_name = model.accumulator.name();
   std::vector<SimprecTensor> tensors = {
       {SIMPREC_TENSOR_STRUCT_SIZE, "A", in_name.c_str(), &ta_.tensor},
@@ -163,8 +190,8 @@ TEST_P(GpuMatmul, EveryOutputMatchesTheModel) {
   for (size_t i = 0; i < want.size(); ++i) {
     const uint32_t got = acc16 ? d16[i] : d32[i];
     if (got != want[i] && bad++ < 5) {
-      ADD_FAILURE() << kc.kernel << " output (" << i / N << ", " << i % N << "): hardware 0x" << std::hex << got
-                    << ", model 0x" << want[i];
+      ADD_FAILURE() << kc.kernel << " output (" << i / N << ", " << i % N << "): hardware 0x"
+                    << std::hex << got << ", model 0x" << want[i];
     }
   }
   EXPECT_EQ(bad, 0u) << "of " << want.size() << " outputs";
@@ -172,7 +199,52 @@ TEST_P(GpuMatmul, EveryOutputMatchesTheModel) {
 }
 
 INSTANTIATE_TEST_SUITE_P(H100, GpuMatmul, ::testing::ValuesIn(kCases),
-                         [](const ::testing::TestParamInfo<KernelCase>& info) { return std::string(info.param.kernel); });
+                         [](const ::testing::TestParamInfo<KernelCase>& info) {
+                           return std::string(info.param.kernel);
+                         });
+
+// Overflow of opposite signs in consecutive instructions of a chain: the second instruction's
+// C (an infinity) meets the other infinity. Prints both encodings when they differ.
+TEST_F(GpuProbe, ChainedOverflowsOfOppositeSign) {
+  for (const char* name : {"mma_e4m3_f16", "mma_fp16_f16", "wgmma_e4m3_f16", "wgmma_fp16_f16"}) {
+    const SimprecKernel* k = kernel(name);
+    ASSERT_NE(k, nullptr);
+    const TensorCoreModel& model = tensor_core_model(k->emulation_model);
+    const bool fp8 = model.input.width() == 8, wg = model.m == 64;
+    const int M = wg ? 64 : 16, N = 8, K = 2 * model.k;
+    const uint16_t big = fp8 ? 0x7e : 0x5bff, big_negative = fp8 ? 0xfe : 0xdbff;  // 448, 255.9
+    std::vector<uint16_t> a(static_cast<size_t>(M) * K, big), b(static_cast<size_t>(K) * N);
+    for (int kk = 0; kk < K; ++kk)
+      for (int j = 0; j < N; ++j) {
+        // column j: first instruction positive, second negative (j even) or the reverse;
+        // columns 4..7 also give C of the other sign.
+        const bool first = kk < model.k;
+        b[kk * N + j] = (first == (j % 2 == 0)) ? big : big_negative;
+      }
+    std::vector<uint32_t> c(static_cast<size_t>(M) * N, 0);
+    for (int i = 0; i < M; ++i)
+      for (int j = 4; j < N; ++j) c[i * N + j] = j % 2 == 0 ? 0xfc00u : 0x7c00u;  // -inf / +inf
+    std::vector<uint8_t> a8(a.begin(), a.end()), b8(b.begin(), b.end());
+    std::vector<uint16_t> c16(c.begin(), c.end()), d16(c.size());
+    Owned ta(fp8 ? static_cast<void*>(a8.data()) : a.data(), {M, K}, kDLUInt, fp8 ? 8 : 16);
+    Owned tb(fp8 ? static_cast<void*>(b8.data()) : b.data(), {K, N}, kDLUInt, fp8 ? 8 : 16);
+    Owned tc(c16.data(), {M, N}, kDLUInt, 16);
+    Owned td(d16.data(), {M, N}, kDLUInt, 16);
+    const std::string in_name = model.input.name();
+    std::vector<SimprecTensor> tensors = {{SIMPREC_TENSOR_STRUCT_SIZE, "A", in_name.c_str(), &ta.tensor},
+                                          {SIMPREC_TENSOR_STRUCT_SIZE, "B", in_name.c_str(), &tb.tensor},
+                                          {SIMPREC_TENSOR_STRUCT_SIZE, "C", "fp16", &tc.tensor},
+                                          {SIMPREC_TENSOR_STRUCT_SIZE, "D", "fp16", &td.tensor}};
+    std::string error;
+    const SimprecStatus status = run(k, tensors, error);
+    if (status == SIMPREC_ERROR_DEVICE || status == SIMPREC_ERROR_UNSUPPORTED) GTEST_SKIP() << error;
+    ASSERT_EQ(status, SIMPREC_OK) << error;
+    const std::vector<uint32_t> want = tensor_core_gemm(model, a, b, c, M, N, K, 1);
+    for (int j = 0; j < N; ++j)
+      EXPECT_EQ(d16[j], want[j]) << name << " column " << j << ": hardware 0x" << std::hex << d16[j] << ", model 0x"
+                                 << want[j];
+  }
+}
 
 std::vector<uint8_t> read_file(const std::filesystem::path& path) {
   std::ifstream f(path, std::ios::binary);
@@ -181,7 +253,8 @@ std::vector<uint8_t> read_file(const std::filesystem::path& path) {
 
 TEST_F(GpuProbe, ElementwiseInstructionsMatchTheRecordedGroundTruth) {
   std::vector<uint32_t> x(tcv::kElementSubset);
-  for (uint32_t i = 0; i < tcv::kElementSubset; ++i) x[i] = tcv::elementwise_input(tcv::kElementSeed, i);
+  for (uint32_t i = 0; i < tcv::kElementSubset; ++i)
+    x[i] = tcv::elementwise_input(tcv::kElementSeed, i);
   const struct {
     const char* kernel;
     const char* file;
@@ -197,7 +270,8 @@ TEST_F(GpuProbe, ElementwiseInstructionsMatchTheRecordedGroundTruth) {
     ASSERT_NE(k, nullptr) << cs.kernel;
     std::vector<uint8_t> y(x.size() * cs.bits / 8);
     Owned tx(x.data(), {static_cast<int64_t>(x.size())}, kDLFloat, 32);
-    Owned ty(y.data(), {static_cast<int64_t>(x.size())}, cs.bits == 32 ? kDLFloat : kDLUInt, static_cast<uint8_t>(cs.bits));
+    Owned ty(y.data(), {static_cast<int64_t>(x.size())}, cs.bits == 32 ? kDLFloat : kDLUInt,
+             static_cast<uint8_t>(cs.bits));
     std::vector<SimprecTensor> tensors = {{SIMPREC_TENSOR_STRUCT_SIZE, "x", "fp32", &tx.tensor},
                                           {SIMPREC_TENSOR_STRUCT_SIZE, "y", cs.format, &ty.tensor}};
     std::string error;

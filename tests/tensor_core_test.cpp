@@ -42,8 +42,10 @@ double dot_with_ones(const TensorCoreModel& m, const std::vector<double>& a, dou
     ab.push_back(bits_of(m.input, x));
     bb.push_back(bits_of(m.input, 1.0));
   }
-  const uint32_t cb = m.accumulator == formats::fp32 ? fp32_bits(static_cast<float>(c)) : bits_of(m.accumulator, c);
-  return decode(m.accumulator, tensor_core_dot(m, ab.data(), 1, bb.data(), 1, static_cast<int>(ab.size()), cb));
+  const uint32_t cb =
+      m.accumulator == formats::fp32 ? fp32_bits(static_cast<float>(c)) : bits_of(m.accumulator, c);
+  return decode(m.accumulator,
+                tensor_core_dot(m, ab.data(), 1, bb.data(), 1, static_cast<int>(ab.size()), cb));
 }
 
 TEST(TensorCoreModel, TruncatesTheBlockSumTowardZero) {
@@ -95,7 +97,8 @@ TEST(TensorCoreModel, SpecialValues) {
   // Exact cancellation gives +0; a whole instruction of -0 terms and C = -0 gives -0 (a
   // shorter K is padded with +0 products, as a zero-filled tile would be).
   EXPECT_EQ(fp32_bits(static_cast<float>(dot_with_ones(m, {1.0, -1.0}, 0.0))), 0u);
-  EXPECT_EQ(fp32_bits(static_cast<float>(dot_with_ones(m, std::vector<double>(16, -0.0), -0.0))), 0x80000000u);
+  EXPECT_EQ(fp32_bits(static_cast<float>(dot_with_ones(m, std::vector<double>(16, -0.0), -0.0))),
+            0x80000000u);
   EXPECT_EQ(fp32_bits(static_cast<float>(dot_with_ones(m, {-0.0}, -0.0))), 0u);
 }
 
@@ -111,7 +114,8 @@ TEST(TensorCoreModel, Fp8MmaSyncAddsCLastWithRoundToNearest) {
 TEST(TensorCoreModel, WgmmaFp8KeepsFourteenBits) {
   // 1 + 2^-14 is lost to the 13 kept fraction bits; 1 + 2^-13 survives.
   const TensorCoreModel& m = tensor_core_model("tc:sm90-wgmma-e4m3");
-  EXPECT_EQ(dot_with_ones(m, {0x1p-9}, 1.0 - 0x1p-9 + 0x1p-14), 1.0);  // C's own low bits truncated too
+  EXPECT_EQ(dot_with_ones(m, {0x1p-9}, 1.0 - 0x1p-9 + 0x1p-14),
+            1.0);  // C's own low bits truncated too
   EXPECT_EQ(dot_with_ones(m, {1.0, 0x1p-9}, 0.0), 1.0 + 0x1p-9);
 }
 
@@ -132,8 +136,8 @@ TEST(TensorCoreModel, PresetsAreConsistent) {
 // vectorised GEMM must give the integer reference's bits.
 TEST(TensorCoreGemm, FastPathEqualsReference) {
   std::mt19937_64 rng(42);
-  for (const char* name : {"tc:sm90-mma-bf16", "tc:sm90-wgmma-fp16", "tc:sm80-mma-bf16", "tc:sm90-mma-e4m3",
-                           "tc:sm90-wgmma-fp16acc"}) {
+  for (const char* name : {"tc:sm90-mma-bf16", "tc:sm90-wgmma-fp16", "tc:sm80-mma-bf16",
+                           "tc:sm90-mma-e4m3", "tc:sm90-wgmma-fp16acc"}) {
     const TensorCoreModel& model = tensor_core_model(name);
     const bool fp8 = model.input.width() == 8;
     for (const int k : {1, 16, 37, 64}) {
@@ -142,11 +146,13 @@ TEST(TensorCoreGemm, FastPathEqualsReference) {
       std::vector<uint32_t> c(m * n);
       auto draw = [&](int spread) -> uint16_t {
         const uint64_t r = rng();
-        if (r % 97 == 0) return fp8 ? 0x7f : (model.input == formats::bf16 ? 0x7f80 : 0x7c00);  // NaN/inf
+        if (r % 97 == 0)
+          return fp8 ? 0x7f : (model.input == formats::bf16 ? 0x7f80 : 0x7c00);  // NaN/inf
         if (r % 13 == 0) return 0;
         if (fp8) return static_cast<uint16_t>(r >> 8 & 0x7e);
         const int e = static_cast<int>((r >> 20) % (2 * spread + 1)) - spread;
-        return bits_of(model.input, std::ldexp(1.0 + static_cast<double>((r >> 32) & 0x7f) / 128.0, e)) ^
+        return bits_of(model.input,
+                       std::ldexp(1.0 + static_cast<double>((r >> 32) & 0x7f) / 128.0, e)) ^
                static_cast<uint16_t>((r & 1) << 15);
       };
       const int spread = model.input == formats::bf16 ? 60 : 12;
@@ -154,8 +160,9 @@ TEST(TensorCoreGemm, FastPathEqualsReference) {
       for (auto& x : b) x = draw(spread);
       for (auto& x : c) {
         const uint64_t r = rng();
-        x = model.accumulator == formats::fp32 ? static_cast<uint32_t>(r >> 33) ^ static_cast<uint32_t>((r & 1) << 31)
-                                               : static_cast<uint32_t>(r >> 49) & 0x7bff;
+        x = model.accumulator == formats::fp32
+                ? static_cast<uint32_t>(r >> 33) ^ static_cast<uint32_t>((r & 1) << 31)
+                : static_cast<uint32_t>(r >> 49) & 0x7bff;
       }
       for (const unsigned threads : {1u, 3u}) {
         const std::vector<uint32_t> d = tensor_core_gemm(model, a, b, c, m, n, k, threads);
@@ -175,8 +182,11 @@ TEST(TensorCoreAccumulation, RegistryKnowsEveryPreset) {
   }
   auto acc = make_accumulation("tc:sm90-mma-bf16");
   RoundingContext ctx(formats::fp32);
-  EXPECT_EQ(acc->dot(std::vector<double>{0x1p-24, 0x1p-25}, std::vector<double>{1.0, 1.0}, 1.0, ctx), 1.0);
-  EXPECT_THROW(acc->dot(std::vector<double>{0.1}, std::vector<double>{1.0}, 0.0, ctx), std::invalid_argument);
+  EXPECT_EQ(
+      acc->dot(std::vector<double>{0x1p-24, 0x1p-25}, std::vector<double>{1.0, 1.0}, 1.0, ctx),
+      1.0);
+  EXPECT_THROW(acc->dot(std::vector<double>{0.1}, std::vector<double>{1.0}, 0.0, ctx),
+               std::invalid_argument);
   // A context in another format rounds the model's result once more.
   RoundingContext bf16_ctx(formats::bf16);
   EXPECT_EQ(acc->dot(std::vector<double>{1.0}, std::vector<double>{0x1p-9}, 1.0, bf16_ctx), 1.0);
@@ -194,14 +204,18 @@ TEST_F(MmaCommand, ComputesWhatTheModelComputes) {
   const int m = 2, k = 20, n = 3;
   std::vector<uint16_t> a(2 * m * k), b(2 * k * n);
   std::vector<float> c(2 * m * n);
-  for (size_t i = 0; i < a.size(); ++i) a[i] = bits_of(formats::bf16, std::ldexp(1.0 + (i % 7) / 8.0, static_cast<int>(i % 11) - 5) * (i % 3 ? 1 : -1));
-  for (size_t i = 0; i < b.size(); ++i) b[i] = bits_of(formats::bf16, std::ldexp(1.0 + (i % 5) / 8.0, static_cast<int>(i % 9) - 4));
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = bits_of(formats::bf16, std::ldexp(1.0 + (i % 7) / 8.0, static_cast<int>(i % 11) - 5) *
+                                      (i % 3 ? 1 : -1));
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = bits_of(formats::bf16, std::ldexp(1.0 + (i % 5) / 8.0, static_cast<int>(i % 9) - 4));
   for (size_t i = 0; i < c.size(); ++i) c[i] = 0.1f * static_cast<float>(i);
   write_npy(path("a.npy"), make_npy<uint16_t>({2, m, k}, a));
   write_npy(path("b.npy"), make_npy<uint16_t>({2, k, n}, b));
   write_npy(path("c.npy"), make_npy<float>({2, m, n}, c));
-  const auto r = testing::run_simprec("mma --model tc:sm90-mma-bf16 --a " + path("a.npy") + " --b " + path("b.npy") +
-                                      " --c " + path("c.npy") + " --out " + path("d.npy"));
+  const auto r =
+      testing::run_simprec("mma --model tc:sm90-mma-bf16 --a " + path("a.npy") + " --b " +
+                           path("b.npy") + " --c " + path("c.npy") + " --out " + path("d.npy"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const NpyArray d = read_npy(path("d.npy"));
   ASSERT_EQ(d.type, NpyType::kFloat32);
@@ -209,8 +223,8 @@ TEST_F(MmaCommand, ComputesWhatTheModelComputes) {
   for (int t = 0; t < 2; ++t)
     for (int i = 0; i < m; ++i)
       for (int j = 0; j < n; ++j) {
-        const uint32_t want = tensor_core_dot(model, &a[(t * m + i) * k], 1, &b[t * k * n + j], n, k,
-                                              fp32_bits(c[(t * m + i) * n + j]));
+        const uint32_t want = tensor_core_dot(model, &a[(t * m + i) * k], 1, &b[t * k * n + j], n,
+                                              k, fp32_bits(c[(t * m + i) * n + j]));
         EXPECT_EQ(fp32_bits(d.as<float>()[(t * m + i) * n + j]), want);
       }
 }
@@ -224,17 +238,21 @@ TEST_F(MmaCommand, ListsModelsAndRejectsBadInput) {
   write_npy(path("a.npy"), make_npy<float>({2, 3}, std::vector<float>{1, 2, 3, 4, 5, 0.1f}));
   write_npy(path("b.npy"), make_npy<float>({3, 1}, std::vector<float>{1, 2, 3}));
   write_npy(path("b4.npy"), make_npy<float>({4, 1}, std::vector<float>{1, 2, 3, 4}));
-  r = testing::run_simprec("mma --model tc:sm90-mma-bf16 --a " + path("a.npy") + " --b " + path("b.npy") + " --out " + path("d.npy"));
+  r = testing::run_simprec("mma --model tc:sm90-mma-bf16 --a " + path("a.npy") + " --b " +
+                           path("b.npy") + " --out " + path("d.npy"));
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("not representable in bf16"), std::string::npos) << r.output;
-  r = testing::run_simprec("mma --model tc:sm90-mma-bf16 --a " + path("a.npy") + " --b " + path("b4.npy") + " --out " + path("d.npy"));
+  r = testing::run_simprec("mma --model tc:sm90-mma-bf16 --a " + path("a.npy") + " --b " +
+                           path("b4.npy") + " --out " + path("d.npy"));
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("K differs"), std::string::npos) << r.output;
-  r = testing::run_simprec("mma --model tc:sm99-nothing --a " + path("a.npy") + " --b " + path("b.npy") + " --out " + path("d.npy"));
+  r = testing::run_simprec("mma --model tc:sm99-nothing --a " + path("a.npy") + " --b " +
+                           path("b.npy") + " --out " + path("d.npy"));
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("unknown tensor-core model"), std::string::npos) << r.output;
   write_npy(path("a16.npy"), make_npy<uint16_t>({1, 3}, std::vector<uint16_t>{1, 2, 3}));
-  r = testing::run_simprec("mma --model tc:sm90-mma-e4m3 --a " + path("a16.npy") + " --b " + path("b.npy") + " --out " + path("d.npy"));
+  r = testing::run_simprec("mma --model tc:sm90-mma-e4m3 --a " + path("a16.npy") + " --b " +
+                           path("b.npy") + " --out " + path("d.npy"));
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("uint8"), std::string::npos) << r.output;
 }

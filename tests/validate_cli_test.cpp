@@ -11,6 +11,8 @@ namespace {
 
 const std::string kPluginDir = SIMPREC_TEST_PLUGIN_DIR;
 const std::string kBrokenDir = SIMPREC_TEST_BROKEN_PLUGIN_DIR;
+// The plugin directory may also hold the GPU probe where CUDA is built: name the file.
+const std::string kCpuPlugin = kPluginDir + "/cpu_reference.so";
 
 struct CliRun {
   int exit_code;
@@ -34,7 +36,7 @@ bool has_line(const std::string& output, const std::string& line) {
 }
 
 TEST(PluginsListCommand, ListsKernelsInTheDocumentedFormat) {
-  const CliRun run = simprec("plugins list " + kPluginDir);
+  const CliRun run = simprec("plugins list " + kCpuPlugin);
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_TRUE(has_line(run.output, "plugin cpu_reference version=1.0.0 abi=1.0 path=" + kPluginDir +
                                        "/cpu_reference.so"))
@@ -53,19 +55,22 @@ TEST(PluginsListCommand, ListsKernelsInTheDocumentedFormat) {
 }
 
 TEST(PluginsListCommand, UsesThePluginPathAndJson) {
-  const CliRun run = simprec("plugins list --json", "SIMPREC_PLUGIN_PATH=" + kPluginDir);
+  const CliRun run = simprec("plugins list --json", "SIMPREC_PLUGIN_PATH=" + kCpuPlugin);
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("\"name\": \"cpu_reference\""), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("\"bit_exact\": true"), std::string::npos) << run.output;
 }
 
 TEST(PluginsListCommand, ReportsBrokenPluginsAndStillListsTheRest) {
-  const CliRun run = simprec("plugins list " + kBrokenDir + " --plugin " + kPluginDir);
+  const CliRun run = simprec("plugins list --timeout 1 " + kBrokenDir + " --plugin " + kCpuPlugin);
   EXPECT_EQ(run.exit_code, 1) << run.output;
   EXPECT_NE(run.output.find("plugin cpu_reference "), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("broken_wrong_major.so: speaks plugin ABI 2.0"), std::string::npos)
       << run.output;
-  EXPECT_NE(run.output.find("simprec: error: 6 of 11 plugins could not be listed"),
+  EXPECT_NE(run.output.find("broken_hanging_entry.so did not finish describing itself within 1 s"),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("simprec: error: 7 of 12 plugins could not be listed"),
             std::string::npos)
       << run.output;
 }

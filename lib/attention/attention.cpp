@@ -65,7 +65,8 @@ void parallel_problems(int64_t problems, unsigned threads, Fn&& fn) {
 // The per-row state that turns a score into an exponent argument: built from the row max in the
 // forward pass and from the log-sum-exp in the backward pass.
 struct RowShift {
-  double offset = 0;  // natural: round(m*scale) or round(lse); exp2: round(m*c) or round(lse*log2 e); exact: scale*m or lse
+  double offset = 0;  // natural: round(m*scale) or round(lse); exp2: round(m*c) or round(lse*log2
+                      // e); exact: scale*m or lse
   bool valid = false;
 };
 
@@ -94,8 +95,10 @@ struct Engine {
     scale_log2 = rd(Site::kExpArg, scale * std::numbers::log2e);
     rows_max = std::max(s.nq, s.nk);
     cols_max = std::max({s.nq, s.nk, s.d, s.dv}) + 1;
-    const int64_t tiles = std::max(s.nq, s.nk) / std::max(1, std::min(config.block_rows, config.block_cols)) + 2;
-    steps_max = static_cast<uint64_t>(tiles) * (std::max<int64_t>({s.nq, s.nk, s.d, s.dv}) + 2) + 16;
+    const int64_t tiles =
+        std::max(s.nq, s.nk) / std::max(1, std::min(config.block_rows, config.block_cols)) + 2;
+    steps_max =
+        static_cast<uint64_t>(tiles) * (std::max<int64_t>({s.nq, s.nk, s.d, s.dv}) + 2) + 16;
   }
 
   double rd(Site s, double x, uint64_t idx = 0) const { return r[static_cast<int>(s)](x, idx); }
@@ -131,6 +134,16 @@ class Head {
       delta_ = out.delta.data() + p * s_.nq;
     }
     kt_ = transpose(k_, s_.nk, s_.d);
+    // Float copies of the inputs for the fp32 product path, when every value is a float.
+    q32_ = as_floats(q_, s_.nq * s_.d);
+    k32_ = as_floats(k_, s_.nk * s_.d);
+    kt32_ = as_floats(kt_.data(), s_.nk * s_.d);
+    v32_ = as_floats(v_, s_.nk * s_.dv);
+    if (do_) {
+      const std::vector<double> vt = transpose(v_, s_.nk, s_.dv);
+      vt32_ = as_floats(vt.data(), s_.nk * s_.dv);
+      do32_ = as_floats(do_, s_.nq * s_.dv);
+    }
   }
 
   void forward() {
@@ -156,18 +169,34 @@ class Head {
     }
     return t;
   }
+  static std::vector<float> as_floats(const double* x, int64_t n) {
+    std::vector<float> f(n);
+    bool ok = true;
+    for (int64_t i = 0; i < n; ++i) {
+      f[i] = static_cast<float>(x[i]);
+      ok &= static_cast<double>(f[i]) == x[i];
+    }
+    if (!ok) f.clear();
+    return f;
+  }
+  // A float view at offset, or nullptr when the tensor is not all floats.
+  static const float* f32(const std::vector<float>& v, int64_t offset) {
+    return v.empty() ? nullptr : v.data() + offset;
+  }
   tracing::SiteTrace* trace(Site s) const {
     return traces_ ? &(*traces_)[static_cast<int>(s)] : nullptr;
   }
   // Rounds at an elementwise site, recording the error when tracing.
   double at(Site s, double x, uint64_t index) const {
     const double y = e_.rd(s, x, index);
-    if (traces_) (*traces_)[static_cast<int>(s)].record(e_.r[static_cast<int>(s)].format(), x, 0, y);
+    if (traces_)
+      (*traces_)[static_cast<int>(s)].record(e_.r[static_cast<int>(s)].format(), x, 0, y);
     return y;
   }
   double at_exact(Site s, double hi, double lo, uint64_t index) const {
     const double y = e_.rd_exact(s, hi, lo, index);
-    if (traces_) (*traces_)[static_cast<int>(s)].record(e_.r[static_cast<int>(s)].format(), hi, lo, y);
+    if (traces_)
+      (*traces_)[static_cast<int>(s)].record(e_.r[static_cast<int>(s)].format(), hi, lo, y);
     return y;
   }
   // round(a*b) and round(a + b) from the exact result.
@@ -194,20 +223,26 @@ class Head {
     if (m == -kInf) return {};
     const uint64_t index = e_.idx(p_, i, 0, 1);
     switch (e_.cfg.exp_impl) {
-      case ExpImpl::kExact: return {e_.scale * m, true};
-      case ExpImpl::kNatural: return {mul_at(Site::kExpArg, m, e_.scale, index), true};
+      case ExpImpl::kExact:
+        return {e_.scale * m, true};
+      case ExpImpl::kNatural:
+        return {mul_at(Site::kExpArg, m, e_.scale, index), true};
       case ExpImpl::kExp2Fma:
-      case ExpImpl::kExp2: return {mul_at(Site::kExpArg, m, e_.scale_log2, index), true};
+      case ExpImpl::kExp2:
+        return {mul_at(Site::kExpArg, m, e_.scale_log2, index), true};
     }
     return {};
   }
   RowShift shift_from_lse(double lse, int64_t i) const {
     const uint64_t index = e_.idx(p_, i, 0, 2);
     switch (e_.cfg.exp_impl) {
-      case ExpImpl::kExact: return {lse, true};
-      case ExpImpl::kNatural: return {at(Site::kExpArg, lse, index), true};
+      case ExpImpl::kExact:
+        return {lse, true};
+      case ExpImpl::kNatural:
+        return {at(Site::kExpArg, lse, index), true};
       case ExpImpl::kExp2Fma:
-      case ExpImpl::kExp2: return {mul_at(Site::kExpArg, lse, std::numbers::log2e, index), true};
+      case ExpImpl::kExp2:
+        return {mul_at(Site::kExpArg, lse, std::numbers::log2e, index), true};
     }
     return {};
   }
@@ -222,7 +257,8 @@ class Head {
                             e_.r[static_cast<int>(Site::kExp)].rounding(),
                             e_.r[static_cast<int>(Site::kExp)].stream(), index);
         const double y = decode(ctx.format(), exp_of(ctx, arg));
-        if (traces_) (*traces_)[static_cast<int>(Site::kExp)].record(ctx.format(), std::exp(arg), 0, y);
+        if (traces_)
+          (*traces_)[static_cast<int>(Site::kExp)].record(ctx.format(), std::exp(arg), 0, y);
         return y;
       }
       case ExpImpl::kNatural: {
@@ -264,7 +300,8 @@ class Head {
   void scores(int64_t i0, int64_t i1, int64_t j0, int64_t j1, double* out, int64_t tile) const {
     const int64_t br = i1 - i0, bc = j1 - j0;
     e_.product(Site::kS).gemm(br, bc, s_.d, q_ + i0 * s_.d, s_.d, kt_.data() + j0, s_.nk, out, bc,
-                              false, e_.imap(p_, i0, j0, tile * (s_.d + 1)), trace(Site::kS));
+                              false, e_.imap(p_, i0, j0, tile * (s_.d + 1)), trace(Site::kS),
+                              f32(q32_, i0 * s_.d), f32(kt32_, j0));
     for (int64_t i = 0; i < br; ++i) {
       for (int64_t j = 0; j < bc; ++j) {
         if (masked(i0 + i, j0 + j)) out[i * bc + j] = -kInf;
@@ -303,30 +340,39 @@ class Head {
             const uint64_t ri = e_.idx(p_, gi, 0, tile * (dv + 3));
             const double alpha = at(Site::kORescale, std::exp(e_.scale * (m[i] - m_new)), ri);
             l[i] = mul_at(Site::kORescale, l[i], alpha, ri + 1);
-            for (int64_t c = 0; c < dv; ++c) orow[c] = mul_at(Site::kORescale, orow[c], alpha, ri + 2 + c);
+            for (int64_t c = 0; c < dv; ++c)
+              orow[c] = mul_at(Site::kORescale, orow[c], alpha, ri + 2 + c);
           }
           m[i] = m_new;
           shift[i] = shift_from_max(m_new, gi);
           double* prow = pt.data() + i * bc;
-          for (int64_t j = 0; j < bc; ++j) prow[j] = prob(srow[j], shift[i], e_.idx(p_, gi, j0 + j, 10));
+          for (int64_t j = 0; j < bc; ++j)
+            prow[j] = prob(srow[j], shift[i], e_.idx(p_, gi, j0 + j, 10));
           const uint64_t si = e_.idx(p_, gi, 0, 3 + tile * (bc_max + 1));
           if (e_.cfg.pv_mode == PvMode::kFused) {
             l[i] = e_.product(Site::kRowsum).sum(prow, bc, l[i], si, trace(Site::kRowsum));
           } else {  // the block's sum rounded, then added to l like the block's P.V to O
-            const double block_sum = e_.product(Site::kRowsum).sum(prow, bc, 0.0, si, trace(Site::kRowsum));
+            const double block_sum =
+                e_.product(Site::kRowsum).sum(prow, bc, 0.0, si, trace(Site::kRowsum));
             l[i] = add_at(Site::kOUpdate, l[i], block_sum, e_.idx(p_, gi, dv, tile));
           }
-          for (int64_t j = 0; j < bc; ++j) prow[j] = at(Site::kPCast, prow[j], e_.idx(p_, gi, j0 + j, 0));
+          for (int64_t j = 0; j < bc; ++j)
+            prow[j] = at(Site::kPCast, prow[j], e_.idx(p_, gi, j0 + j, 0));
         }
         const double* vt = v_ + j0 * dv;
         if (e_.cfg.pv_mode == PvMode::kFused) {
-          e_.product(Site::kPvAcc).gemm(br, dv, bc, pt.data(), bc, vt, dv, acc.data(), dv, true,
-                                        e_.imap(p_, i0, 0, tile * (bc_max + 1)), trace(Site::kPvAcc));
+          e_.product(Site::kPvAcc)
+              .gemm(br, dv, bc, pt.data(), bc, vt, dv, acc.data(), dv, true,
+                    e_.imap(p_, i0, 0, tile * (bc_max + 1)), trace(Site::kPvAcc), nullptr,
+                    f32(v32_, j0 * dv));
         } else {
-          e_.product(Site::kPvAcc).gemm(br, dv, bc, pt.data(), bc, vt, dv, block.data(), dv, false,
-                                        e_.imap(p_, i0, 0, tile * (bc_max + 1)), trace(Site::kPvAcc));
+          e_.product(Site::kPvAcc)
+              .gemm(br, dv, bc, pt.data(), bc, vt, dv, block.data(), dv, false,
+                    e_.imap(p_, i0, 0, tile * (bc_max + 1)), trace(Site::kPvAcc), nullptr,
+                    f32(v32_, j0 * dv));
           for (int64_t x = 0; x < br * dv; ++x) {
-            acc[x] = add_at(Site::kOUpdate, acc[x], block[x], e_.idx(p_, i0 + x / dv, x % dv, tile));
+            acc[x] =
+                add_at(Site::kOUpdate, acc[x], block[x], e_.idx(p_, i0 + x / dv, x % dv, tile));
           }
         }
       }
@@ -335,8 +381,9 @@ class Head {
         const bool divide = e_.cfg.norm_mode == NormMode::kDivide;
         const double inv = divide ? 0.0 : at(Site::kONorm, 1.0 / l[i], e_.idx(p_, gi, 0, 0));
         for (int64_t c = 0; c < dv; ++c) {
-          const double normalised = divide ? div_at(Site::kONorm, acc[i * dv + c], l[i], e_.idx(p_, gi, c, 1))
-                                           : mul_at(Site::kONorm, acc[i * dv + c], inv, e_.idx(p_, gi, c, 1));
+          const double normalised =
+              divide ? div_at(Site::kONorm, acc[i * dv + c], l[i], e_.idx(p_, gi, c, 1))
+                     : mul_at(Site::kONorm, acc[i * dv + c], inv, e_.idx(p_, gi, c, 1));
           o_[gi * dv + c] = at(Site::kOOut, normalised, e_.idx(p_, gi, c, 0));
         }
         lse_[gi] = at(Site::kLse, m[i] * e_.scale + std::log(l[i]), e_.idx(p_, gi, 0, 0));
@@ -359,7 +406,8 @@ class Head {
       const double m = block_max(srow, nk);
       const RowShift shift = shift_from_max(m, gi);
       for (int64_t j = 0; j < nk; ++j) prow[j] = prob(srow[j], shift, e_.idx(p_, gi, j, 10));
-      const double l = e_.product(Site::kRowsum).sum(prow, nk, 0.0, e_.idx(p_, gi, 0, 3), trace(Site::kRowsum));
+      const double l =
+          e_.product(Site::kRowsum).sum(prow, nk, 0.0, e_.idx(p_, gi, 0, 3), trace(Site::kRowsum));
       for (int64_t j = 0; j < nk; ++j) {
         prow[j] = div_at(Site::kPNorm, prow[j], l, e_.idx(p_, gi, j, 1));
       }
@@ -374,10 +422,12 @@ class Head {
     for (int64_t i0 = 0; i0 < nq; i0 += rows) {
       const int64_t i1 = std::min(nq, i0 + rows), br = i1 - i0;
       standard_rows(i0, i1, s, pn, lse_ + i0);
-      for (int64_t x = 0; x < br * nk; ++x) pn[x] = at(Site::kPCast, pn[x], e_.idx(p_, i0 + x / nk, x % nk, 0));
+      for (int64_t x = 0; x < br * nk; ++x)
+        pn[x] = at(Site::kPCast, pn[x], e_.idx(p_, i0 + x / nk, x % nk, 0));
       acc.assign(br * dv, 0.0);
-      e_.product(Site::kPvAcc).gemm(br, dv, nk, pn.data(), nk, v_, dv, acc.data(), dv, false,
-                                    e_.imap(p_, i0, 0, 0), trace(Site::kPvAcc));
+      e_.product(Site::kPvAcc)
+          .gemm(br, dv, nk, pn.data(), nk, v_, dv, acc.data(), dv, false, e_.imap(p_, i0, 0, 0),
+                trace(Site::kPvAcc), nullptr, f32(v32_, 0));
       for (int64_t x = 0; x < br * dv; ++x) {
         o_[i0 * dv + x] = at(Site::kOOut, acc[x], e_.idx(p_, i0 + x / dv, x % dv, 0));
       }
@@ -418,12 +468,12 @@ class Head {
           const int64_t i1 = std::min(nq, i0 + br_max), br = i1 - i0;
           if (e_.cfg.causal && j0 > i1 - 1) continue;
           recompute_p(i0, i1, j0, j1, s.data(), p.data(), shift, tile);
-          e_.product(Site::kDp).gemm(br, bc, dv, do_ + i0 * dv, dv, vt.data() + j0, nk, dp.data(), bc,
-                                     false, e_.imap(p_, i0, j0, 0), nullptr);
+          e_.product(Site::kDp).gemm(br, bc, dv, do_ + i0 * dv, dv, vt.data() + j0, nk, dp.data(),
+                                     bc, false, e_.imap(p_, i0, j0, 0), nullptr);
           for (int64_t i = 0; i < br; ++i) {
             e_.product(Site::kD).gemm(1, 1, bc, dp.data() + i * bc, bc, p.data() + i * bc, 1,
-                                      delta_ + i0 + i, 1, true, e_.imap(p_, i0 + i, 0, tile * (bc_max + 1)),
-                                      trace(Site::kD));
+                                      delta_ + i0 + i, 1, true,
+                                      e_.imap(p_, i0 + i, 0, tile * (bc_max + 1)), trace(Site::kD));
           }
         }
       }
@@ -444,26 +494,35 @@ class Head {
             pc_t[j * br + i] = at(Site::kPCastBwd, p[i * bc + j], e_.idx(p_, i0 + i, j0 + j, 0));
           }
         }
-        e_.product(Site::kDvAcc).gemm(bc, dv, br, pc_t.data(), br, do_ + i0 * dv, dv, dv_acc.data(), dv,
-                                      true, e_.imap(p_, j0, 0, qtile * (br_max + 1)), trace(Site::kDvAcc));
+        e_.product(Site::kDvAcc)
+            .gemm(bc, dv, br, pc_t.data(), br, do_ + i0 * dv, dv, dv_acc.data(), dv, true,
+                  e_.imap(p_, j0, 0, qtile * (br_max + 1)), trace(Site::kDvAcc), nullptr,
+                  f32(do32_, i0 * dv));
         // dP = dO V^T
         e_.product(Site::kDp).gemm(br, bc, dv, do_ + i0 * dv, dv, vt.data() + j0, nk, dp.data(), bc,
-                                   false, e_.imap(p_, i0, j0, 0), trace(Site::kDp));
+                                   false, e_.imap(p_, i0, j0, 0), trace(Site::kDp),
+                                   f32(do32_, i0 * dv), f32(vt32_, j0));
         for (int64_t i = 0; i < br; ++i) {
           for (int64_t j = 0; j < bc; ++j) {
-            const double x = dscore(p[i * bc + j], dp[i * bc + j], delta_[i0 + i], e_.idx(p_, i0 + i, j0 + j, 0));
+            const double x = dscore(p[i * bc + j], dp[i * bc + j], delta_[i0 + i],
+                                    e_.idx(p_, i0 + i, j0 + j, 0));
             ds[i * bc + j] = x;
             ds_t[j * br + i] = x;
           }
         }
         // dQ += dS~ K (scaled at the end); dK += dS~^T Q
-        e_.product(Site::kDqAcc).gemm(br, d, bc, ds.data(), bc, k_ + j0 * d, d, dq_acc.data() + i0 * d, d,
-                                      true, e_.imap(p_, i0, 0, tile * (bc_max + 1)), trace(Site::kDqAcc));
-        e_.product(Site::kDkAcc).gemm(bc, d, br, ds_t.data(), br, q_ + i0 * d, d, dk_acc.data(), d, true,
-                                      e_.imap(p_, j0, 0, qtile * (br_max + 1)), trace(Site::kDkAcc));
+        e_.product(Site::kDqAcc)
+            .gemm(br, d, bc, ds.data(), bc, k_ + j0 * d, d, dq_acc.data() + i0 * d, d, true,
+                  e_.imap(p_, i0, 0, tile * (bc_max + 1)), trace(Site::kDqAcc), nullptr,
+                  f32(k32_, j0 * d));
+        e_.product(Site::kDkAcc)
+            .gemm(bc, d, br, ds_t.data(), br, q_ + i0 * d, d, dk_acc.data(), d, true,
+                  e_.imap(p_, j0, 0, qtile * (br_max + 1)), trace(Site::kDkAcc), nullptr,
+                  f32(q32_, i0 * d));
       }
       for (int64_t x = 0; x < bc * d; ++x) {
-        dk_[j0 * d + x] = mul_at(Site::kGradOut, dk_acc[x], e_.scale, e_.idx(p_, j0 + x / d, x % d, 1));
+        dk_[j0 * d + x] =
+            mul_at(Site::kGradOut, dk_acc[x], e_.scale, e_.idx(p_, j0 + x / d, x % d, 1));
       }
       for (int64_t x = 0; x < bc * dv; ++x) {
         dv_[j0 * dv + x] = at(Site::kGradOut, dv_acc[x], e_.idx(p_, j0 + x / dv, x % dv, 2));
@@ -497,17 +556,14 @@ class Head {
       dp.assign(br * nk, 0.0);
       ds.assign(br * nk, 0.0);
       e_.product(Site::kDp).gemm(br, nk, dv, do_ + i0 * dv, dv, vt.data(), nk, dp.data(), nk, false,
-                                 e_.imap(p_, i0, 0, 0), trace(Site::kDp));
+                                 e_.imap(p_, i0, 0, 0), trace(Site::kDp), f32(do32_, i0 * dv),
+                                 f32(vt32_, 0));
       for (int64_t i = 0; i < br; ++i) {
         const int64_t gi = i0 + i;
         double di = 0.0;
-        if (e_.cfg.delta_mode == DeltaMode::kFromOutput) {
-          e_.product(Site::kD).gemm(1, 1, dv, do_ + gi * dv, dv, o_ + gi * dv, 1, &di, 1, false,
-                                    e_.imap(p_, gi, 0, 0), trace(Site::kD));
-        } else {
-          e_.product(Site::kD).gemm(1, 1, nk, dp.data() + i * nk, nk, pn.data() + i * nk, 1, &di, 1,
-                                    false, e_.imap(p_, gi, 0, 0), trace(Site::kD));
-        }
+        // Autograd's softmax backward: D = rowsum(dP o P) from the saved (normalised) P.
+        e_.product(Site::kD).gemm(1, 1, nk, dp.data() + i * nk, nk, pn.data() + i * nk, 1, &di, 1,
+                                  false, e_.imap(p_, gi, 0, 0), trace(Site::kD));
         delta_[gi] = di;
         for (int64_t j = 0; j < nk; ++j) {
           pc_t[j * nq + gi] = at(Site::kPCastBwd, pn[i * nk + j], e_.idx(p_, gi, j, 0));
@@ -517,20 +573,26 @@ class Head {
         }
       }
       acc.assign(br * d, 0.0);
-      e_.product(Site::kDqAcc).gemm(br, d, nk, ds.data(), nk, k_, d, acc.data(), d, false,
-                                    e_.imap(p_, i0, 0, 0), trace(Site::kDqAcc));
+      e_.product(Site::kDqAcc)
+          .gemm(br, d, nk, ds.data(), nk, k_, d, acc.data(), d, false, e_.imap(p_, i0, 0, 0),
+                trace(Site::kDqAcc), nullptr, f32(k32_, 0));
       for (int64_t x = 0; x < br * d; ++x) {
-        dq_[i0 * d + x] = mul_at(Site::kGradOut, acc[x], e_.scale, e_.idx(p_, i0 + x / d, x % d, 0));
+        dq_[i0 * d + x] =
+            mul_at(Site::kGradOut, acc[x], e_.scale, e_.idx(p_, i0 + x / d, x % d, 0));
       }
     }
     acc.assign(nk * d, 0.0);
-    e_.product(Site::kDkAcc).gemm(nk, d, nq, ds_t.data(), nq, q_, d, acc.data(), d, false,
-                                  e_.imap(p_, 0, 0, 0), trace(Site::kDkAcc));
-    for (int64_t x = 0; x < nk * d; ++x) dk_[x] = mul_at(Site::kGradOut, acc[x], e_.scale, e_.idx(p_, x / d, x % d, 1));
+    e_.product(Site::kDkAcc)
+        .gemm(nk, d, nq, ds_t.data(), nq, q_, d, acc.data(), d, false, e_.imap(p_, 0, 0, 0),
+              trace(Site::kDkAcc), nullptr, f32(q32_, 0));
+    for (int64_t x = 0; x < nk * d; ++x)
+      dk_[x] = mul_at(Site::kGradOut, acc[x], e_.scale, e_.idx(p_, x / d, x % d, 1));
     acc.assign(nk * dv, 0.0);
-    e_.product(Site::kDvAcc).gemm(nk, dv, nq, pc_t.data(), nq, do_, dv, acc.data(), dv, false,
-                                  e_.imap(p_, 0, 0, 0), trace(Site::kDvAcc));
-    for (int64_t x = 0; x < nk * dv; ++x) dv_[x] = at(Site::kGradOut, acc[x], e_.idx(p_, x / dv, x % dv, 2));
+    e_.product(Site::kDvAcc)
+        .gemm(nk, dv, nq, pc_t.data(), nq, do_, dv, acc.data(), dv, false, e_.imap(p_, 0, 0, 0),
+              trace(Site::kDvAcc), nullptr, f32(do32_, 0));
+    for (int64_t x = 0; x < nk * dv; ++x)
+      dv_[x] = at(Site::kGradOut, acc[x], e_.idx(p_, x / dv, x % dv, 2));
   }
 
   const Engine& e_;
@@ -540,6 +602,7 @@ class Head {
   const double *q_, *k_, *v_, *do_ = nullptr;
   double *o_, *lse_, *dq_ = nullptr, *dk_ = nullptr, *dv_ = nullptr, *delta_ = nullptr;
   std::vector<double> kt_;
+  std::vector<float> q32_, k32_, kt32_, v32_, vt32_, do32_;
 };
 
 }  // namespace
@@ -600,6 +663,43 @@ AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const Attentio
   return out;
 }
 
+namespace {
+
+// C = A (m x k, lda) B (k x n, ldb) with every element a Dot2 (twice-working-precision) dot
+// product in order of k, vectorised over the n outputs of a row.
+void gemm_dot2(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b,
+               int64_t ldb, double* c, int64_t ldc) {
+  std::vector<double> sum(n), err(n);
+  for (int64_t i = 0; i < m; ++i) {
+    double* __restrict s = sum.data();
+    double* __restrict e = err.data();
+    for (int64_t j = 0; j < n; ++j) s[j] = e[j] = 0.0;
+    for (int64_t x = 0; x < k; ++x) {
+      const double av = a[i * lda + x];
+      const double* __restrict bv = b + x * ldb;
+      for (int64_t j = 0; j < n; ++j) {
+        const double ph = av * bv[j];
+        const double pl = std::fma(av, bv[j], -ph);
+        const double t = s[j] + ph;
+        const double bb = t - s[j];
+        e[j] += ((s[j] - (t - bb)) + (ph - bb)) + pl;
+        s[j] = t;
+      }
+    }
+    for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = s[j] + e[j];
+  }
+}
+
+std::vector<double> transposed(const double* x, int64_t rows, int64_t cols) {
+  std::vector<double> t(rows * cols);
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) t[j * rows + i] = x[i * cols + j];
+  }
+  return t;
+}
+
+}  // namespace
+
 AttentionOutputs reference_attention(const AttentionInputs& inputs, double scale, bool causal,
                                      unsigned threads) {
   inputs.validate();
@@ -620,67 +720,52 @@ AttentionOutputs reference_attention(const AttentionInputs& inputs, double scale
     const double* k = inputs.k.data() + p * nk * d;
     const double* v = inputs.v.data() + p * nk * dv;
     double* o = out.o.data() + p * nq * dv;
-    std::vector<double> prob(nq * nk, 0.0);  // normalised P
-    std::vector<double> srow(nk);
+    std::vector<double> prob(nq * nk, 0.0);  // scores, then normalised P
+    {
+      const std::vector<double> kt = transposed(k, nk, d);
+      gemm_dot2(nq, nk, d, q, d, kt.data(), nk, prob.data(), nk);
+    }
+    static const double kOne = 1.0;
     for (int64_t i = 0; i < nq; ++i) {
+      double* prow = prob.data() + i * nk;
       double m = -kInf;
       for (int64_t j = 0; j < nk; ++j) {
-        double hi, lo;
-        dot2(q + i * d, 1, k + j * d, 1, d, 0.0, hi, lo);
-        srow[j] = (causal && j > i) ? -kInf : hi + lo;
-        m = std::max(m, srow[j]);
+        if (causal && j > i) prow[j] = -kInf;
+        m = std::max(m, prow[j]);
       }
-      double* prow = prob.data() + i * nk;
       // exp(scale*(s - m)) with the difference taken before scaling (exact for close scores).
-      std::vector<double> terms(nk);
-      for (int64_t j = 0; j < nk; ++j) prow[j] = srow[j] == -kInf ? 0.0 : std::exp(scale * (srow[j] - m));
+      for (int64_t j = 0; j < nk; ++j)
+        prow[j] = prow[j] == -kInf ? 0.0 : std::exp(scale * (prow[j] - m));
       double lh, ll;
-      static const double kOne = 1.0;
       dot2(prow, 1, &kOne, 0, nk, 0.0, lh, ll);
       const double l = lh + ll;
       for (int64_t j = 0; j < nk; ++j) prow[j] /= l;
       out.lse[p * nq + i] = m * scale + std::log(l);
-      for (int64_t c = 0; c < dv; ++c) {
-        double hi, lo;
-        dot2(prow, 1, v + c, dv, nk, 0.0, hi, lo);
-        o[i * dv + c] = hi + lo;
-      }
     }
+    gemm_dot2(nq, dv, nk, prob.data(), nk, v, dv, o, dv);
     if (!grad) return;
     const double* dout = inputs.d_out.data() + p * nq * dv;
-    double* dq = out.dq.data() + p * nq * d;
-    double* dk = out.dk.data() + p * nk * d;
-    double* dvv = out.dv.data() + p * nk * dv;
     std::vector<double> ds(nq * nk);
+    {
+      const std::vector<double> vt = transposed(v, nk, dv);
+      gemm_dot2(nq, nk, dv, dout, dv, vt.data(), nk, ds.data(), nk);  // dP
+    }
     for (int64_t i = 0; i < nq; ++i) {
       double hi, lo;
       dot2(dout + i * dv, 1, o + i * dv, 1, dv, 0.0, hi, lo);
       const double delta = hi + lo;
       out.delta[p * nq + i] = delta;
-      for (int64_t j = 0; j < nk; ++j) {
-        dot2(dout + i * dv, 1, v + j * dv, 1, dv, 0.0, hi, lo);
-        ds[i * nk + j] = prob[i * nk + j] * ((hi + lo) - delta);
-      }
+      for (int64_t j = 0; j < nk; ++j) ds[i * nk + j] = prob[i * nk + j] * (ds[i * nk + j] - delta);
     }
-    for (int64_t i = 0; i < nq; ++i) {
-      for (int64_t c = 0; c < d; ++c) {
-        double hi, lo;
-        dot2(ds.data() + i * nk, 1, k + c, d, nk, 0.0, hi, lo);
-        dq[i * d + c] = (hi + lo) * scale;
-      }
-    }
-    for (int64_t j = 0; j < nk; ++j) {
-      for (int64_t c = 0; c < d; ++c) {
-        double hi, lo;
-        dot2(ds.data() + j, nk, q + c, d, nq, 0.0, hi, lo);
-        dk[j * d + c] = (hi + lo) * scale;
-      }
-      for (int64_t c = 0; c < dv; ++c) {
-        double hi, lo;
-        dot2(prob.data() + j, nk, dout + c, dv, nq, 0.0, hi, lo);
-        dvv[j * dv + c] = hi + lo;
-      }
-    }
+    double* dq = out.dq.data() + p * nq * d;
+    double* dk = out.dk.data() + p * nk * d;
+    gemm_dot2(nq, d, nk, ds.data(), nk, k, d, dq, d);
+    for (int64_t x = 0; x < nq * d; ++x) dq[x] *= scale;
+    const std::vector<double> dst = transposed(ds.data(), nq, nk);
+    gemm_dot2(nk, d, nq, dst.data(), nq, q, d, dk, d);
+    for (int64_t x = 0; x < nk * d; ++x) dk[x] *= scale;
+    const std::vector<double> pt = transposed(prob.data(), nq, nk);
+    gemm_dot2(nk, dv, nq, pt.data(), nq, dout, dv, out.dv.data() + p * nk * dv, dv);
   });
   return out;
 }

@@ -23,7 +23,8 @@ double parse_double(std::string_view text, std::string_view what) {
 int parse_bits(std::string_view text) {
   const double v = parse_double(text, "random bit count");
   if (v < 1 || v > 32 || v != static_cast<int>(v)) {
-    throw std::invalid_argument("bad random bit count '" + std::string(text) + "' (expected 1..32)");
+    throw std::invalid_argument("bad random bit count '" + std::string(text) +
+                                "' (expected 1..32)");
   }
   return static_cast<int>(v);
 }
@@ -46,17 +47,25 @@ void check_accumulation(const SiteSpec& spec) {
 
 }  // namespace
 
-std::string_view to_string(Algorithm a) { return a == Algorithm::kFlash ? "flash" : "standard"; }
+std::string_view to_string(Algorithm a) {
+  return a == Algorithm::kFlash ? "flash" : "standard";
+}
 std::string_view to_string(ExpImpl e) {
   switch (e) {
-    case ExpImpl::kExact: return "exact";
-    case ExpImpl::kNatural: return "natural";
-    case ExpImpl::kExp2Fma: return "exp2-fma";
-    case ExpImpl::kExp2: return "exp2";
+    case ExpImpl::kExact:
+      return "exact";
+    case ExpImpl::kNatural:
+      return "natural";
+    case ExpImpl::kExp2Fma:
+      return "exp2-fma";
+    case ExpImpl::kExp2:
+      return "exp2";
   }
   return "?";
 }
-std::string_view to_string(PvMode m) { return m == PvMode::kFused ? "fused" : "per-block"; }
+std::string_view to_string(PvMode m) {
+  return m == PvMode::kFused ? "fused" : "per-block";
+}
 
 ExpImpl parse_exp_impl(std::string_view text) {
   for (ExpImpl e : {ExpImpl::kExact, ExpImpl::kNatural, ExpImpl::kExp2Fma, ExpImpl::kExp2}) {
@@ -87,13 +96,21 @@ void apply_override(AttentionConfig& config, std::string_view assignment) {
   } else if (key == "algorithm") {
     config.algorithm = parse_algorithm(value);
   } else if (key == "pv_mode") {
-    if (value == "fused") config.pv_mode = PvMode::kFused;
-    else if (value == "per-block") config.pv_mode = PvMode::kPerBlock;
-    else throw std::invalid_argument("unknown pv_mode '" + std::string(value) + "' (known: fused, per-block)");
+    if (value == "fused")
+      config.pv_mode = PvMode::kFused;
+    else if (value == "per-block")
+      config.pv_mode = PvMode::kPerBlock;
+    else
+      throw std::invalid_argument("unknown pv_mode '" + std::string(value) +
+                                  "' (known: fused, per-block)");
   } else if (key == "norm") {
-    if (value == "reciprocal") config.norm_mode = NormMode::kReciprocal;
-    else if (value == "divide") config.norm_mode = NormMode::kDivide;
-    else throw std::invalid_argument("unknown norm '" + std::string(value) + "' (known: reciprocal, divide)");
+    if (value == "reciprocal")
+      config.norm_mode = NormMode::kReciprocal;
+    else if (value == "divide")
+      config.norm_mode = NormMode::kDivide;
+    else
+      throw std::invalid_argument("unknown norm '" + std::string(value) +
+                                  "' (known: reciprocal, divide)");
   } else {
     const Site site = parse_site(key);
     SiteSpec spec = parse_site_spec(value);
@@ -115,11 +132,13 @@ void apply_mitigation(AttentionConfig& config, std::string_view text) {
   const auto parts = split(text, ':');
   const std::string_view name = parts[0];
   if (name == "beta-rowmax") {
-    if (parts.size() > 3) throw std::invalid_argument("beta-rowmax takes beta and eps: beta-rowmax[:BETA[:EPS]]");
+    if (parts.size() > 3)
+      throw std::invalid_argument("beta-rowmax takes beta and eps: beta-rowmax[:BETA[:EPS]]");
     config.beta_rowmax.enabled = true;
     if (parts.size() > 1) config.beta_rowmax.beta = parse_double(parts[1], "beta");
     if (parts.size() > 2) config.beta_rowmax.eps = parse_double(parts[2], "eps");
-    if (config.beta_rowmax.beta <= 1) throw std::invalid_argument("beta-rowmax: beta must exceed 1");
+    if (config.beta_rowmax.beta <= 1)
+      throw std::invalid_argument("beta-rowmax: beta must exceed 1");
   } else if (name == "sr-p" || name == "sr-o") {
     const int bits = parts.size() > 1 ? parse_bits(parts[1]) : 32;
     if (name == "sr-p") {
@@ -133,13 +152,15 @@ void apply_mitigation(AttentionConfig& config, std::string_view text) {
       }
     }
   } else if (name == "hp") {
-    if (parts.size() < 2 || parts.size() > 3) throw std::invalid_argument("hp takes a site: hp:SITE[:FORMAT]");
+    if (parts.size() < 2 || parts.size() > 3)
+      throw std::invalid_argument("hp takes a site: hp:SITE[:FORMAT]");
     const Site site = parse_site(parts[1]);
     SiteSpec& spec = config.site(site);
     if (parts.size() == 3) {
       spec.format = parse_format(parts[2]);
     } else {
-      spec.format = spec.format.precision() < formats::fp32.precision() ? formats::fp32 : formats::fp64;
+      spec.format =
+          spec.format.precision() < formats::fp32.precision() ? formats::fp32 : formats::fp64;
     }
   } else if (name == "delta-dpp") {
     config.delta_mode = DeltaMode::kFromDpP;
@@ -160,19 +181,22 @@ nlohmann::json to_json(const AttentionConfig& config) {
     if (site_accumulates(s)) j["accumulation"] = spec.accumulation;
     sites[std::string(site_name(s))] = j;
   }
-  nlohmann::json j{{"preset", config.preset},
-                   {"format", config.low_precision.name()},
-                   {"algorithm", to_string(config.algorithm)},
-                   {"exp_impl", to_string(config.exp_impl)},
-                   {"pv_mode", to_string(config.pv_mode)},
-                   {"norm", config.norm_mode == NormMode::kReciprocal ? "reciprocal" : "divide"},
-                   {"delta", config.delta_mode == DeltaMode::kFromOutput ? "rowsum(dO*O)" : "rowsum(dP*P)"},
-                   {"tile", {config.block_rows, config.block_cols}},
-                   {"causal", config.causal},
-                   {"seed", config.seed},
-                   {"overrides", config.overrides},
-                   {"mitigations", config.mitigations},
-                   {"sites", sites}};
+  nlohmann::json j{
+      {"preset", config.preset},
+      {"format", config.low_precision.name()},
+      {"algorithm", to_string(config.algorithm)},
+      {"exp_impl", to_string(config.exp_impl)},
+      {"pv_mode", to_string(config.pv_mode)},
+      {"norm", config.norm_mode == NormMode::kReciprocal ? "reciprocal" : "divide"},
+      {"delta", config.delta_mode == DeltaMode::kFromOutput && config.algorithm == Algorithm::kFlash
+                    ? "rowsum(dO*O)"
+                    : "rowsum(dP*P)"},
+      {"tile", {config.block_rows, config.block_cols}},
+      {"causal", config.causal},
+      {"seed", config.seed},
+      {"overrides", config.overrides},
+      {"mitigations", config.mitigations},
+      {"sites", sites}};
   if (config.scale) j["scale"] = *config.scale;
   if (config.beta_rowmax.enabled) {
     j["beta_rowmax"] = {{"beta", config.beta_rowmax.beta}, {"eps", config.beta_rowmax.eps}};

@@ -52,6 +52,14 @@ std::string_view preset_description(std::string_view name) {
   return {};
 }
 
+std::string fa2_tensor_core_accumulation(const Format& f) {
+  if (f == formats::bf16) return "tc:sm90-mma-bf16";
+  if (f == formats::fp16) return "tc:sm90-mma-fp16";
+  if (f == formats::e4m3fn) return "tc:sm90-wgmma-e4m3";
+  if (f == formats::e5m2) return "tc:sm90-wgmma-e5m2";
+  return "sequential";
+}
+
 AttentionConfig make_preset(std::string_view name, const Format& f) {
   if (const std::string problem = f.validate(); !problem.empty()) {
     throw std::invalid_argument("preset format: " + problem);
@@ -82,7 +90,7 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
     c.exp_impl = ExpImpl::kExp2Fma;
     all(spec(a));
     for (Site s : {Site::kS, Site::kPvAcc, Site::kDp, Site::kDqAcc, Site::kDkAcc, Site::kDvAcc}) {
-      set(s, spec(a, kFa2TensorCoreAccumulation));
+      set(s, spec(a, fa2_tensor_core_accumulation(f)));
     }
     for (Site s : {Site::kPCast, Site::kOOut, Site::kPCastBwd, Site::kDsCast, Site::kGradOut}) {
       set(s, spec(f));
@@ -118,7 +126,8 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
   } else {
     std::string known;
     for (const auto& p : kPresets) known += (known.empty() ? "" : ", ") + std::string(p.name);
-    throw std::invalid_argument("unknown preset '" + std::string(name) + "' (known: " + known + ")");
+    throw std::invalid_argument("unknown preset '" + std::string(name) + "' (known: " + known +
+                                ")");
   }
   set(Site::kInput, spec(f));
   return c;

@@ -18,8 +18,9 @@ std::vector<std::string> preset_names();
 std::string_view preset_description(std::string_view name);
 
 // The accumulation model of the fa2 preset's fp32 tensor-core products (S, P.V, dP, dQ, dK,
-// dV). "sequential" (one fp32 fma per term) until the tensor-core models are registered; then
-// this one line becomes e.g. "tc:sm90-mma-bf16".
-inline constexpr std::string_view kFa2TensorCoreAccumulation = "sequential";
+// dV) for low-precision format F: the bit-exact H100 models of docs/tensor_cores.md —
+// mma.sync m16n8k16 for bf16 and fp16 (what FlashAttention-2 issues on sm_80/sm_90), wgmma for
+// the FP8 formats (what FP8 flash attention uses on sm_90); one fp32 fma per term otherwise.
+std::string fa2_tensor_core_accumulation(const Format& f);
 
 }  // namespace simprec::attention

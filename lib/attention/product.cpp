@@ -1,23 +1,73 @@
 #include "lib/attention/product.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <vector>
 
+#include "emulation/bulk.hpp"
 #include "emulation/round.hpp"
 
 namespace simprec::attention {
 namespace {
 
+// Copies x (rows x cols, leading dimension ld) into out as floats; false when a value is not a
+// float (NaN included), in which case the caller takes the model path. Branch-free to vectorise.
 bool fits_float(const double* x, int64_t rows, int64_t cols, int64_t ld, float* out) {
+  bool ok = true;
   for (int64_t i = 0; i < rows; ++i) {
+    const double* __restrict row = x + i * ld;
+    float* __restrict o = out + i * cols;
     for (int64_t j = 0; j < cols; ++j) {
-      const double v = x[i * ld + j];
-      const float f = static_cast<float>(v);
-      if (static_cast<double>(f) != v && !std::isnan(v)) return false;
-      out[i * cols + j] = f;
+      const float f = static_cast<float>(row[j]);
+      ok &= static_cast<double>(f) == row[j];
+      o[j] = f;
     }
   }
-  return true;
+  return ok;
+}
+
+// c[i][j] <- fmaf(a[i][kk], b[kk][j], c[i][j]) for kk = 0..k-1 in order: each output sees the
+// sequential model exactly. Blocks of 4 rows x 32 columns stay in registers across the k loop.
+void float_sequential(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                      int64_t ldb, float* c) {
+  constexpr int kRows = 4, kCols = 32;
+  int64_t i = 0;
+  for (; i + kRows <= m; i += kRows) {
+    int64_t j = 0;
+    for (; j + kCols <= n; j += kCols) {
+      float acc[kRows][kCols];
+      for (int r = 0; r < kRows; ++r) {
+        for (int x = 0; x < kCols; ++x) acc[r][x] = c[(i + r) * n + j + x];
+      }
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const float* __restrict bv = b + kk * ldb + j;
+        for (int r = 0; r < kRows; ++r) {
+          const float av = a[(i + r) * lda + kk];
+          for (int x = 0; x < kCols; ++x) acc[r][x] = std::fmaf(av, bv[x], acc[r][x]);
+        }
+      }
+      for (int r = 0; r < kRows; ++r) {
+        for (int x = 0; x < kCols; ++x) c[(i + r) * n + j + x] = acc[r][x];
+      }
+    }
+    for (int r = 0; r < kRows; ++r) {
+      float* __restrict row = c + (i + r) * n;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const float av = a[(i + r) * lda + kk];
+        const float* __restrict bv = b + kk * ldb;
+        for (int64_t x = j; x < n; ++x) row[x] = std::fmaf(av, bv[x], row[x]);
+      }
+    }
+  }
+  for (; i < m; ++i) {
+    float* __restrict row = c + i * n;
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const float av = a[i * lda + kk];
+      const float* __restrict bv = b + kk * ldb;
+      for (int64_t x = 0; x < n; ++x) row[x] = std::fmaf(av, bv[x], row[x]);
+    }
+  }
 }
 
 }  // namespace
@@ -31,6 +81,12 @@ ProductSite::ProductSite(Site site, const SiteSpec& spec, uint64_t seed)
     path_ = Path::kDoubleSequential;
   } else if (spec.accumulation == "exact") {
     path_ = Path::kExact;
+  } else if (spec.accumulation.rfind("tc:", 0) == 0 && nearest &&
+             tensor_core_model(spec.accumulation).accumulator == spec.format &&
+             tensor_core_model(spec.accumulation).input.width() <= 16 &&
+             spec.format == formats::fp32) {
+    tensor_core_ = &tensor_core_model(spec.accumulation);
+    path_ = Path::kTensorCore;
   } else {
     path_ = Path::kModel;
   }
@@ -54,7 +110,8 @@ void ProductSite::gemm_model(int64_t m, int64_t n, int64_t k, const double* a, i
 
 void ProductSite::gemm(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
                        const double* b, int64_t ldb, double* c, int64_t ldc, bool accumulate,
-                       IndexMap index, tracing::SiteTrace* trace) const {
+                       IndexMap index, tracing::SiteTrace* trace, const float* a32,
+                       const float* b32) const {
   // Exact values first, for the trace (the same operation on the same operands, unrounded).
   std::vector<double> exact_hi, exact_lo;
   if (trace) {
@@ -70,28 +127,34 @@ void ProductSite::gemm(int64_t m, int64_t n, int64_t k, const double* a, int64_t
   switch (path_) {
     case Path::kFloatSequential: {
       // acc <- fmaf(a, b, acc) in order of k: the sequential fp32 model, exactly, when every
-      // operand and the initial value are floats. Vectorised over the n outputs of a row.
-      thread_local std::vector<float> af, bf, row;
-      af.resize(m * k);
-      bf.resize(k * n);
-      row.resize(n);
-      bool ok = fits_float(a, m, k, lda, af.data()) && fits_float(b, k, n, ldb, bf.data());
-      if (ok && accumulate) {
-        for (int64_t i = 0; i < m && ok; ++i) ok = fits_float(c + i * ldc, 1, n, ldc, row.data());
+      // operand and the initial value are floats (register-blocked, see float_sequential).
+      thread_local std::vector<float> af, bf, cf;
+      cf.resize(m * n);
+      bool ok = true;
+      const float* ap = a32;
+      const float* bp = b32;
+      int64_t lda32 = lda, ldb32 = ldb;
+      if (!ap) {
+        af.resize(m * k);
+        ok = ok && fits_float(a, m, k, lda, af.data());
+        ap = af.data();
+        lda32 = k;
       }
+      if (!bp && ok) {
+        bf.resize(k * n);
+        ok = ok && fits_float(b, k, n, ldb, bf.data());
+        bp = bf.data();
+        ldb32 = n;
+      }
+      if (ok && accumulate) ok = fits_float(c, m, n, ldc, cf.data());
       if (!ok) {
         gemm_model(m, n, k, a, lda, b, ldb, c, ldc, accumulate, index);
         break;
       }
+      if (!accumulate) std::fill(cf.begin(), cf.end(), 0.0f);
+      float_sequential(m, n, k, ap, lda32, bp, ldb32, cf.data());
       for (int64_t i = 0; i < m; ++i) {
-        float* __restrict r = row.data();
-        for (int64_t j = 0; j < n; ++j) r[j] = accumulate ? static_cast<float>(c[i * ldc + j]) : 0.0f;
-        for (int64_t kk = 0; kk < k; ++kk) {
-          const float av = af[i * k + kk];
-          const float* __restrict bv = bf.data() + kk * n;
-          for (int64_t j = 0; j < n; ++j) r[j] = std::fmaf(av, bv[j], r[j]);
-        }
-        for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = r[j];
+        for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = cf[i * n + j];
       }
       break;
     }
@@ -120,6 +183,11 @@ void ProductSite::gemm(int64_t m, int64_t n, int64_t k, const double* a, int64_t
       }
       break;
     }
+    case Path::kTensorCore:
+      if (!gemm_tensor_core(m, n, k, a, lda, b, ldb, c, ldc, accumulate)) {
+        gemm_model(m, n, k, a, lda, b, ldb, c, ldc, accumulate, index);
+      }
+      break;
     case Path::kModel:
       gemm_model(m, n, k, a, lda, b, ldb, c, ldc, accumulate, index);
       break;
@@ -131,6 +199,63 @@ void ProductSite::gemm(int64_t m, int64_t n, int64_t k, const double* a, int64_t
       }
     }
   }
+}
+
+// The tile as encodings: A and B in the model's input format, C in fp32; false (and nothing
+// written) when an operand is not exactly representable there.
+bool ProductSite::gemm_tensor_core(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
+                                   const double* b, int64_t ldb, double* c, int64_t ldc,
+                                   bool accumulate) const {
+  const Format& in = tensor_core_->input;
+  thread_local std::vector<double> values, back;
+  thread_local std::vector<uint16_t> abits, bbits;
+  thread_local std::vector<uint32_t> cbits;
+  const BulkRounding exact{in, Rounding{}, RandomStream{}, 0, 1};
+  const auto encode = [&](const double* x, int64_t rows, int64_t cols, int64_t ld,
+                          std::vector<uint16_t>& bits) {
+    bits.resize(rows * cols);
+    if (in == formats::bf16) {
+      // A bf16 value is a float whose low 16 bits are zero: its encoding is the top half.
+      bool ok = true;
+      for (int64_t i = 0; i < rows; ++i) {
+        for (int64_t j = 0; j < cols; ++j) {
+          const double v = x[i * ld + j];
+          const float f = static_cast<float>(v);
+          const uint32_t u = std::bit_cast<uint32_t>(f);
+          ok &= (static_cast<double>(f) == v) & ((u & 0xffffu) == 0);
+          bits[i * cols + j] = static_cast<uint16_t>(u >> 16);
+        }
+      }
+      return ok;
+    }
+    values.resize(rows * cols);
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < cols; ++j) values[i * cols + j] = x[i * ld + j];
+    }
+    back.resize(values.size());
+    round_to_bits<double, uint16_t>(values, bits, exact);
+    decode_bits<uint16_t, double>(in, bits, back);
+    bool ok = true;
+    for (size_t i = 0; i < values.size(); ++i) ok &= back[i] == values[i];
+    return ok;
+  };
+  if (!encode(a, m, k, lda, abits) || !encode(b, k, n, ldb, bbits)) return false;
+  cbits.resize(m * n);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      const double v = accumulate ? c[i * ldc + j] : 0.0;
+      const float f = static_cast<float>(v);
+      if (static_cast<double>(f) != v) return false;
+      cbits[i * n + j] = std::bit_cast<uint32_t>(f);
+    }
+  }
+  const std::vector<uint32_t> d =
+      tensor_core_gemm(*tensor_core_, abits, bbits, cbits, static_cast<int>(m), static_cast<int>(n),
+                       static_cast<int>(k), 1);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = std::bit_cast<float>(d[i * n + j]);
+  }
+  return true;
 }
 
 double ProductSite::sum(const double* terms, int64_t n, double init, uint64_t index,

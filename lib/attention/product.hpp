@@ -2,8 +2,10 @@
 // site's accumulation model, format and rounding. Fast paths where the model is exact in native
 // arithmetic: fp32 round-to-nearest-even "sequential" is one native fmaf per term when every
 // operand is a float (vectorised over j); fp64 "sequential" is one native fma per term; "exact"
-// is a twice-working-precision dot product (Dot2) rounded once through round-to-odd. Every other
-// model goes through the emulation's Accumulation registry (tensor-core models included).
+// is a twice-working-precision dot product (Dot2) rounded once through round-to-odd; a
+// tensor-core model ("tc:...") whose accumulator is the site's format runs a whole tile through
+// tensor_core_gemm (equal to its Accumulation::dot, element by element). Every other model goes
+// through the emulation's Accumulation registry one dot product at a time.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "emulation/accumulation.hpp"
+#include "emulation/tensor_core.hpp"
 #include "lib/attention/site.hpp"
 #include "lib/tracing/site_trace.hpp"
 
@@ -42,21 +45,28 @@ class ProductSite {
   Site site() const { return site_; }
   const SiteRounder& rounder() const { return rounder_; }
 
-  // C (M x N, leading dimension ldc) = [C +] A (M x K, lda) B (K x N, ldb).
+  // C (M x N, leading dimension ldc) = [C +] A (M x K, lda) B (K x N, ldb). a32 / b32, when
+  // given, are the same operands as floats (same leading dimensions), known to be exact: the
+  // fp32 path then skips converting them.
   void gemm(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b,
             int64_t ldb, double* c, int64_t ldc, bool accumulate, IndexMap index,
-            tracing::SiteTrace* trace) const;
+            tracing::SiteTrace* trace, const float* a32 = nullptr,
+            const float* b32 = nullptr) const;
   // init + sum of terms.
   double sum(const double* terms, int64_t n, double init, uint64_t index,
              tracing::SiteTrace* trace) const;
 
  private:
-  enum class Path : uint8_t { kFloatSequential, kDoubleSequential, kExact, kModel };
+  enum class Path : uint8_t { kFloatSequential, kDoubleSequential, kExact, kTensorCore, kModel };
+  bool gemm_tensor_core(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
+                        const double* b, int64_t ldb, double* c, int64_t ldc,
+                        bool accumulate) const;
   void gemm_model(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b,
                   int64_t ldb, double* c, int64_t ldc, bool accumulate, IndexMap index) const;
   Site site_;
   SiteRounder rounder_;
   std::shared_ptr<const Accumulation> model_;
+  const TensorCoreModel* tensor_core_ = nullptr;
   Path path_;
 };
 

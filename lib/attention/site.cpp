@@ -43,9 +43,15 @@ constexpr std::array<SiteInfo, kSiteCount> kSites{{
 
 }  // namespace
 
-std::string_view site_name(Site site) { return kSites[static_cast<int>(site)].name; }
-bool site_accumulates(Site site) { return kSites[static_cast<int>(site)].accumulates; }
-std::string_view site_description(Site site) { return kSites[static_cast<int>(site)].description; }
+std::string_view site_name(Site site) {
+  return kSites[static_cast<int>(site)].name;
+}
+bool site_accumulates(Site site) {
+  return kSites[static_cast<int>(site)].accumulates;
+}
+std::string_view site_description(Site site) {
+  return kSites[static_cast<int>(site)].description;
+}
 
 Site parse_site(std::string_view name) {
   for (int i = 0; i < kSiteCount; ++i) {
@@ -70,7 +76,8 @@ SiteSpec parse_site_spec(std::string_view text) {
   std::string_view rest = text.substr(colon + 1);
   const size_t colon2 = rest.find(':');
   std::string_view mode = rest.substr(0, colon2);
-  if (mode.size() > 2 && mode.substr(0, 2) == "sr" && std::isdigit(static_cast<unsigned char>(mode[2]))) {
+  if (mode.size() > 2 && mode.substr(0, 2) == "sr" &&
+      std::isdigit(static_cast<unsigned char>(mode[2]))) {
     spec.rounding.mode = RoundingMode::kStochastic;
     int bits = 0;
     for (char c : mode.substr(2)) {
@@ -91,7 +98,8 @@ SiteSpec parse_site_spec(std::string_view text) {
   }
   if (colon2 != std::string_view::npos) {
     spec.accumulation = std::string(rest.substr(colon2 + 1));
-    if (spec.accumulation.empty()) throw std::invalid_argument("empty accumulation model in '" + std::string(text) + "'");
+    if (spec.accumulation.empty())
+      throw std::invalid_argument("empty accumulation model in '" + std::string(text) + "'");
   }
   return spec;
 }

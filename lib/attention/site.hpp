@@ -114,14 +114,13 @@ class SiteRounder {
     return slow_pair(hi, lo, index);
   }
 
-  // Round-to-odd of hi + lo at double precision, hi = RN(hi + lo), lo != 0.
+  // Round-to-odd of hi + lo at double precision, hi = RN(hi + lo), lo != 0 (so hi != 0): the
+  // value truncated toward zero (one step down in magnitude when lo points inward), with its
+  // last bit forced to 1 (the exact value is never representable here).
   static double to_odd(double hi, double lo) {
-    double trunc = hi;
-    if ((hi > 0) != (lo > 0) && hi != 0) trunc = std::nextafter(hi, 0.0);
-    if (hi == 0) trunc = lo;  // cannot happen for a TwoSum pair, kept for safety
-    uint64_t bits = std::bit_cast<uint64_t>(trunc);
-    if ((bits & 1) == 0) bits |= 1;
-    return std::bit_cast<double>(bits);
+    uint64_t bits = std::bit_cast<uint64_t>(hi);
+    if ((hi > 0) != (lo > 0)) bits -= 1;
+    return std::bit_cast<double>(bits | 1);
   }
 
  private:

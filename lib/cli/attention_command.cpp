@@ -54,7 +54,8 @@ std::vector<int64_t> parse_int_list(const std::string& text, char sep, const std
 }
 
 // Values in the npy type that holds `format` exactly: float64, float32, or bit patterns.
-NpyArray to_npy(const std::vector<double>& values, std::vector<int64_t> shape, const Format& format) {
+NpyArray to_npy(const std::vector<double>& values, std::vector<int64_t> shape,
+                const Format& format) {
   if (format == formats::fp64) return make_npy<double>(shape, values);
   if (format.width() <= 16) {
     const BulkRounding spec{format, Rounding{}, RandomStream{}, 0, 1};
@@ -83,8 +84,9 @@ std::string npy_kind(const Format& f) {
 }
 
 void print_metrics_line(const char* name, const metrics::ErrorMetrics& m) {
-  std::printf("  %-6s max|err| %-10.3g rms %-10.3g rel %-10.3g bias %-+11.3e se %-9.2e z %-+7.1f W1 %.3g\n",
-              name, m.max_abs, m.rms, m.rel_frobenius, m.bias, m.bias_se, m.bias_z(), m.wasserstein1);
+  std::printf(
+      "  %-6s max|err| %-10.3g rms %-10.3g rel %-10.3g bias %-+11.3e se %-9.2e z %-+7.1f W1 %.3g\n",
+      name, m.max_abs, m.rms, m.rel_frobenius, m.bias, m.bias_se, m.bias_z(), m.wasserstein1);
 }
 
 void run(const Options& opt) {
@@ -102,7 +104,8 @@ void run(const Options& opt) {
   }
   if (!opt.tile.empty()) {
     const auto t = parse_int_list(opt.tile, 'x', "--tile (expected BRxBC, e.g. 64x64)");
-    if (t.size() != 2) throw UsageError("bad --tile '" + opt.tile + "' (expected BRxBC, e.g. 64x64)");
+    if (t.size() != 2)
+      throw UsageError("bad --tile '" + opt.tile + "' (expected BRxBC, e.g. 64x64)");
     config.block_rows = static_cast<int>(t[0]);
     config.block_cols = static_cast<int>(t[1]);
   }
@@ -132,12 +135,18 @@ void run(const Options& opt) {
         if (eq == std::string::npos) throw std::invalid_argument("");
         value = std::stod(kv.substr(eq + 1));
       } catch (const std::exception&) {
-        throw UsageError("bad --gen-param '" + kv + "' (expected peak=X, prototypes=N or concentration=X)");
+        throw UsageError("bad --gen-param '" + kv +
+                         "' (expected peak=X, prototypes=N or concentration=X)");
       }
-      if (key == "peak") params.peak = value;
-      else if (key == "prototypes" && value >= 1) params.prototypes = static_cast<int>(value);
-      else if (key == "concentration") params.concentration = value;
-      else throw UsageError("bad --gen-param '" + kv + "' (expected peak=X, prototypes=N or concentration=X)");
+      if (key == "peak")
+        params.peak = value;
+      else if (key == "prototypes" && value >= 1)
+        params.prototypes = static_cast<int>(value);
+      else if (key == "concentration")
+        params.concentration = value;
+      else
+        throw UsageError("bad --gen-param '" + kv +
+                         "' (expected peak=X, prototypes=N or concentration=X)");
     }
     try {
       raw = inputs::generate(opt.generate, s, opt.seed, opt.backward, params);
@@ -167,11 +176,13 @@ void run(const Options& opt) {
     }
     const NpyArray header = read_npy(opt.q);
     leading.assign(header.shape.begin(), header.shape.end() - 2);
-    source = "files " + opt.q + ", " + opt.k + ", " + opt.v + (opt.d_out.empty() ? "" : ", " + opt.d_out);
+    source = "files " + opt.q + ", " + opt.k + ", " + opt.v +
+             (opt.d_out.empty() ? "" : ", " + opt.d_out);
   }
   const AttentionShape& s = raw.shape;
   if (opt.attribute && opt.attribute_target != "o" && !raw.has_grad()) {
-    throw UsageError("--attribute-target " + opt.attribute_target + " needs dO (--do or --backward)");
+    throw UsageError("--attribute-target " + opt.attribute_target +
+                     " needs dO (--do or --backward)");
   }
 
   // Emulation, reference, baseline.
@@ -188,14 +199,21 @@ void run(const Options& opt) {
   nlohmann::json stats;
   stats["config"] = to_json(config);
   stats["inputs"] = {{"source", source},
-                     {"shape", {{"batch", s.batch}, {"heads", s.heads}, {"nq", s.nq}, {"nk", s.nk}, {"d", s.d}, {"dv", s.dv}}},
+                     {"shape",
+                      {{"batch", s.batch},
+                       {"heads", s.heads},
+                       {"nq", s.nq},
+                       {"nk", s.nk},
+                       {"d", s.d},
+                       {"dv", s.dv}}},
                      {"input_format", config.site(Site::kInput).format.name()},
                      {"draws", draws}};
   stats["scale"] = scale;
   nlohmann::json mj;
   const auto om = metrics::compute_metrics(out.o, ref.o, draws, o_format);
   mj["o"] = om.to_json();
-  mj["lse"] = metrics::compute_metrics(out.lse, ref.lse, draws, config.site(Site::kLse).format).to_json();
+  mj["lse"] =
+      metrics::compute_metrics(out.lse, ref.lse, draws, config.site(Site::kLse).format).to_json();
   std::optional<metrics::ErrorMetrics> gm[4];
   if (raw.has_grad()) {
     gm[0] = metrics::compute_metrics(out.dq, ref.dq, draws, g_format);
@@ -235,7 +253,8 @@ void run(const Options& opt) {
   if (opt.trace) {
     nlohmann::json tj = nlohmann::json::object();
     for (int i = 0; i < kSiteCount; ++i) {
-      if (out.traces[i].count) tj[std::string(site_name(static_cast<Site>(i)))] = out.traces[i].to_json();
+      if (out.traces[i].count)
+        tj[std::string(site_name(static_cast<Site>(i)))] = out.traces[i].to_json();
     }
     stats["trace"] = tj;
   }
@@ -276,15 +295,17 @@ void run(const Options& opt) {
 
   // Summary.
   std::printf("simprec attention: preset %s, format %s, %s attention, exp %s, tile %dx%d%s\n",
-              config.preset.c_str(), low.name().c_str(), std::string(to_string(config.algorithm)).c_str(),
+              config.preset.c_str(), low.name().c_str(),
+              std::string(to_string(config.algorithm)).c_str(),
               std::string(to_string(config.exp_impl)).c_str(), config.block_rows, config.block_cols,
               config.causal ? ", causal" : "");
-  std::printf("inputs: %s; shape B=%lld H=%lld Nq=%lld Nk=%lld d=%lld dv=%lld; scale %.6g\n", source.c_str(),
-              (long long)s.batch, (long long)s.heads, (long long)s.nq, (long long)s.nk, (long long)s.d,
-              (long long)s.dv, scale);
+  std::printf("inputs: %s; shape B=%lld H=%lld Nq=%lld Nk=%lld d=%lld dv=%lld; scale %.6g\n",
+              source.c_str(), (long long)s.batch, (long long)s.heads, (long long)s.nq,
+              (long long)s.nk, (long long)s.d, (long long)s.dv, scale);
   for (const auto& m : config.mitigations) std::printf("mitigation: %s\n", m.c_str());
   for (const auto& o : config.overrides) std::printf("override: %s\n", o.c_str());
-  std::printf("error against the fp64 reference (bias se and z across %lld draws):\n", (long long)draws);
+  std::printf("error against the fp64 reference (bias se and z across %lld draws):\n",
+              (long long)draws);
   print_metrics_line("O", om);
   if (raw.has_grad()) {
     print_metrics_line("dQ", *gm[0]);
@@ -293,20 +314,23 @@ void run(const Options& opt) {
     print_metrics_line("D", *gm[3]);
   }
   if (baseline_o) {
-    std::printf("standard attention with the same sites: O max|err| %.3g rms %.3g; flash/standard ratio: "
-                "max %.3g, rms %.3g\n",
-                baseline_o->max_abs, baseline_o->rms, metrics::ratio(om.max_abs, baseline_o->max_abs),
-                metrics::ratio(om.rms, baseline_o->rms));
+    std::printf(
+        "standard attention with the same sites: O max|err| %.3g rms %.3g; flash/standard ratio: "
+        "max %.3g, rms %.3g\n",
+        baseline_o->max_abs, baseline_o->rms, metrics::ratio(om.max_abs, baseline_o->max_abs),
+        metrics::ratio(om.rms, baseline_o->rms));
   }
   if (opt.trace) {
-    std::printf("rounding sites (signed error of each rounding):\n  %-11s %10s %11s %11s %10s %9s %7s\n", "site",
-                "count", "mean err", "mean ulp", "rms ulp", "exact", "ties");
+    std::printf(
+        "rounding sites (signed error of each rounding):\n  %-11s %10s %11s %11s %10s %9s %7s\n",
+        "site", "count", "mean err", "mean ulp", "rms ulp", "exact", "ties");
     for (int i = 0; i < kSiteCount; ++i) {
       const auto& t = out.traces[i];
       if (!t.count) continue;
       std::printf("  %-11s %10llu %+11.3e %+11.4f %10.4f %8.1f%% %6.2f%%\n",
-                  std::string(site_name(static_cast<Site>(i))).c_str(), (unsigned long long)t.count, t.mean_error(),
-                  t.mean_error_ulp(), t.rms_error_ulp(), 100 * t.exact_fraction(), 100 * t.tie_fraction());
+                  std::string(site_name(static_cast<Site>(i))).c_str(), (unsigned long long)t.count,
+                  t.mean_error(), t.mean_error_ulp(), t.rms_error_ulp(), 100 * t.exact_fraction(),
+                  100 * t.tie_fraction());
     }
   }
   if (attribution) std::printf("%s", attribution->table().c_str());
@@ -324,27 +348,35 @@ const RegisterCommand kRegistration([](CLI::App& app) {
   command->add_option("--q", opt->q, "queries .npy, shape (..., N, d)");
   command->add_option("--k", opt->k, "keys .npy, shape (..., N, d)");
   command->add_option("--v", opt->v, "values .npy, shape (..., N, dv)");
-  command->add_option("--do", opt->d_out, "output gradient .npy, shape (..., N, dv): runs the backward pass");
+  command->add_option("--do", opt->d_out,
+                      "output gradient .npy, shape (..., N, dv): runs the backward pass");
   command->add_option("--input-format", opt->input_format,
                       "the .npy files hold bit patterns (uint16/uint8) of this format");
-  command->add_option("--generate", opt->generate, "generate inputs: normal, peaky, repeated-max, low-rank, sinks");
-  command->add_option("--gen-param", opt->gen_params,
-                      "generator parameter: peak=X (peaky), prototypes=N, concentration=X (repeated-max)");
+  command->add_option("--generate", opt->generate,
+                      "generate inputs: normal, peaky, repeated-max, low-rank, sinks");
+  command->add_option(
+      "--gen-param", opt->gen_params,
+      "generator parameter: peak=X (peaky), prototypes=N, concentration=X (repeated-max)");
   command->add_option("--shape", opt->shape, "B,H,N,d of generated inputs (B = independent draws)");
   command->add_option("--seed", opt->seed, "seed of generated inputs and stochastic rounding");
-  command->add_flag("--backward", opt->backward, "with --generate: also generate dO and run the backward pass");
+  command->add_flag("--backward", opt->backward,
+                    "with --generate: also generate dO and run the backward pass");
   command->add_option("--preset", opt->preset,
                       "fp64, fp32, torch-math, fa2, paper-a, baseline-lp, flash-lp (default fa2)");
   command->add_option("--format", opt->format, "the preset's low-precision format (default bf16)");
-  command->add_option("--set", opt->sets,
-                      "SITE=FORMAT:ROUNDING[:ACCUMULATION] (repeatable); also exp_impl=, algorithm=, pv_mode=");
+  command->add_option(
+      "--set", opt->sets,
+      "SITE=FORMAT:ROUNDING[:ACCUMULATION] (repeatable); also exp_impl=, algorithm=, pv_mode=");
   command->add_option("--mitigation", opt->mitigations,
-                      "beta-rowmax[:BETA[:EPS]], sr-p[:BITS], sr-o[:BITS], hp:SITE[:FORMAT], delta-dpp (repeatable)");
+                      "beta-rowmax[:BETA[:EPS]], sr-p[:BITS], sr-o[:BITS], hp:SITE[:FORMAT], "
+                      "delta-dpp (repeatable)");
   command->add_option("--tile", opt->tile, "BRxBC tile sizes (default 64x64)");
   command->add_flag("--causal", opt->causal, "causal mask");
   command->add_option("--scale", opt->scale, "softmax scale (default 1/sqrt(d))");
-  command->add_flag("--attribute", opt->attribute, "rank the rounding sites by the bias they explain");
-  command->add_option("--attribute-target", opt->attribute_target, "o (default), dq, dk, dv or delta");
+  command->add_flag("--attribute", opt->attribute,
+                    "rank the rounding sites by the bias they explain");
+  command->add_option("--attribute-target", opt->attribute_target,
+                      "o (default), dq, dk, dv or delta");
   command->add_flag("--trace", opt->trace, "per-site rounding error statistics");
   command->add_flag("--no-baseline", opt->no_baseline, "skip the standard-attention comparison");
   command->add_option("--threads", opt->threads, "threads over batch x heads (default: all cores)");

@@ -52,7 +52,8 @@ void print_plugin(const PluginInfo& p) {
                 kernel_kind_name(k.kind).c_str(),
                 k.emulation_model.empty() ? "none" : k.emulation_model.c_str(),
                 k.bit_exact ? "yes" : "no");
-    if (!k.description.empty()) std::printf("    description %s\n", one_line(k.description).c_str());
+    if (!k.description.empty())
+      std::printf("    description %s\n", one_line(k.description).c_str());
     for (const auto& o : k.operands) {
       std::printf("    %s %s formats=%s shape=[%s]%s\n", o.is_output ? "output" : "input",
                   o.name.c_str(), join(o.formats).c_str(), join(o.shape).c_str(),

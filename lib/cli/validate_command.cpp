@@ -116,8 +116,9 @@ const RegisterCommand registration{[](CLI::App& app) {
                   "seconds a plugin call may take before it is killed")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--seed", o->seed, "seed of generated inputs");
-  cmd->add_option("--dim", o->dimensions,
-                  "SYMBOL=SIZE of a shape symbol (default 64, within the kernel's limits)");
+  cmd->add_option(
+      "--dim", o->dimensions,
+      "SYMBOL=SIZE of a shape symbol (default 64; 32 or 16 in tensors of rank 3 or more)");
   cmd->add_option("--format", o->formats,
                   "OPERAND=FORMAT (default: the operand's first accepted format)");
   cmd->add_option("--input", o->inputs, "INPUT=FILE.npy instead of generated values");

@@ -118,16 +118,21 @@ nlohmann::json attribution_json(const attention::AttributionResult& a, const std
   }
   for (const auto& s : a.stochastic) {
     const std::string name(attention::site_name(s.site));
-    if (!rows.count(name)) continue;
+    if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
+    if (!rows.count(name)) rows[name] = {{"site", name}};  // a cast feeding a tensor-core product
     rows[name]["bias_sr"] = s.bias_without;
     rows[name]["bias_z_sr"] = z(s.bias_without, s.bias_without_se);
     rows[name]["explained_sr"] = s.fraction;
   }
   std::vector<nlohmann::json> ranked;
   for (auto& [_, row] : rows) ranked.push_back(std::move(row));
-  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) {
-    return x.value("explained_exact", 0.0) > y.value("explained_exact", 0.0);
-  });
+  // Ranked by the larger share either rerun explains: a site whose rounding is biased shows it
+  // when made unbiased, even where making it exact shifts the bias elsewhere.
+  const auto share = [](const nlohmann::json& row) {
+    return std::max(row.value("explained_exact", 0.0), row.value("explained_sr", 0.0));
+  };
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [&](const auto& x, const auto& y) { return share(x) > share(y); });
   return {{"output", a.target},
           {"bias", a.bias_full},
           {"bias_se", a.bias_full_se},

@@ -33,12 +33,15 @@ enum Tensor : uint64_t { kQ, kK, kV, kDo, kAux };
 
 // Stream of one (tensor, batch entry, head): each batch entry is an independent draw.
 Normal stream(uint64_t seed, Tensor t, int64_t b, int64_t h) {
-  return Normal(seed, (static_cast<uint64_t>(t) << 56) ^ (static_cast<uint64_t>(b) << 24) ^ static_cast<uint64_t>(h));
+  return Normal(seed, (static_cast<uint64_t>(t) << 56) ^ (static_cast<uint64_t>(b) << 24) ^
+                          static_cast<uint64_t>(h));
 }
 
 }  // namespace
 
-std::vector<std::string> generator_kinds() { return {"normal", "peaky", "repeated-max", "low-rank", "sinks"}; }
+std::vector<std::string> generator_kinds() {
+  return {"normal", "peaky", "repeated-max", "low-rank", "sinks"};
+}
 
 AttentionInputs generate(std::string_view kind, const AttentionShape& shape_in, uint64_t seed,
                          bool with_grad, const GeneratorParams& prm) {
@@ -53,7 +56,8 @@ AttentionInputs generate(std::string_view kind, const AttentionShape& shape_in, 
   if (!known) {
     std::string list;
     for (const auto& k : generator_kinds()) list += (list.empty() ? "" : ", ") + k;
-    throw std::invalid_argument("unknown input generator '" + std::string(kind) + "' (known: " + list + ")");
+    throw std::invalid_argument("unknown input generator '" + std::string(kind) +
+                                "' (known: " + list + ")");
   }
   AttentionInputs in;
   in.shape = s;
@@ -84,7 +88,10 @@ AttentionInputs generate(std::string_view kind, const AttentionShape& shape_in, 
           // A direction u every query leans on, and key 0 strongly aligned with it.
           std::vector<double> u(d);
           double norm = 0;
-          for (auto& x : u) norm += (x = aux()) * x;
+          for (auto& x : u) {
+            x = aux();
+            norm += x * x;
+          }
           norm = std::sqrt(norm);
           for (auto& x : u) x /= norm;
           for (int64_t i = 0; i < n; ++i) {
@@ -100,21 +107,33 @@ AttentionInputs generate(std::string_view kind, const AttentionShape& shape_in, 
         std::vector<double> proto(protos * d);
         for (int p = 0; p < protos; ++p) {
           double norm = 0;
-          for (int64_t c = 0; c < d; ++c) norm += (proto[p * d + c] = aux()) * proto[p * d + c];
+          for (int64_t c = 0; c < d; ++c) {
+            proto[p * d + c] = aux();
+            norm += proto[p * d + c] * proto[p * d + c];
+          }
           norm = std::sqrt(norm);
           for (int64_t c = 0; c < d; ++c) proto[p * d + c] *= root_d / norm;
         }
         for (int64_t j = 0; j < n; ++j) {
-          const int p = static_cast<int>(random_bits(RandomStream{seed, 0xabcdULL ^ (static_cast<uint64_t>(b) << 24) ^ h}, j) % protos);
+          const int p = static_cast<int>(
+              random_bits(RandomStream{seed, 0xabcdULL ^ (static_cast<uint64_t>(b) << 24) ^ h}, j) %
+              protos);
           for (int64_t c = 0; c < d; ++c) k[j * d + c] = proto[p * d + c];
         }
         for (int64_t i = 0; i < n; ++i) {
-          const int p = static_cast<int>(random_bits(RandomStream{seed, 0xdcbaULL ^ (static_cast<uint64_t>(b) << 24) ^ h}, i) % protos);
+          const int p = static_cast<int>(
+              random_bits(RandomStream{seed, 0xdcbaULL ^ (static_cast<uint64_t>(b) << 24) ^ h}, i) %
+              protos);
           // A concentration that varies by row, so that the row maxima (and with them the
           // rounding patterns of exp and of the sums) differ between rows and draws.
-          const double u = (static_cast<double>(random_bits(RandomStream{seed, 0x5ca1eULL ^ (static_cast<uint64_t>(b) << 24) ^ h}, i)) + 0.5) * 0x1p-32;
+          const double u =
+              (static_cast<double>(random_bits(
+                   RandomStream{seed, 0x5ca1eULL ^ (static_cast<uint64_t>(b) << 24) ^ h}, i)) +
+               0.5) *
+              0x1p-32;
           const double concentration = prm.concentration * (0.5 + u);
-          for (int64_t c = 0; c < d; ++c) q[i * d + c] = concentration * proto[p * d + c] + 0.1 * nq();
+          for (int64_t c = 0; c < d; ++c)
+            q[i * d + c] = concentration * proto[p * d + c] + 0.1 * nq();
         }
         for (int64_t x = 0; x < n * d; ++x) {
           v[x] = -1.0 + 0.25 * nv();
@@ -123,7 +142,10 @@ AttentionInputs generate(std::string_view kind, const AttentionShape& shape_in, 
       } else {  // low-rank
         std::vector<double> u(d);
         double norm = 0;
-        for (auto& x : u) norm += (x = aux()) * x;
+        for (auto& x : u) {
+          x = aux();
+          norm += x * x;
+        }
         norm = std::sqrt(norm);
         for (auto& x : u) x *= 1.0 / norm * std::sqrt(root_d);
         for (int64_t i = 0; i < n; ++i) {
@@ -169,10 +191,12 @@ Loaded load_one(const std::filesystem::path& path, const std::optional<Format>& 
                                   " does not match the width of " + bits_format->name());
     }
     const std::vector<double> raw = a.to_doubles();
-    for (size_t i = 0; i < raw.size(); ++i) out.values[i] = decode(*bits_format, static_cast<uint64_t>(raw[i]));
+    for (size_t i = 0; i < raw.size(); ++i)
+      out.values[i] = decode(*bits_format, static_cast<uint64_t>(raw[i]));
   } else {
     if (a.type != NpyType::kFloat32 && a.type != NpyType::kFloat64) {
-      throw std::invalid_argument(path.string() + ": expected float32 or float64 values (or bit "
+      throw std::invalid_argument(path.string() +
+                                  ": expected float32 or float64 values (or bit "
                                   "patterns with --input-format), the file holds " +
                                   npy_type_name(a.type));
     }
@@ -180,7 +204,8 @@ Loaded load_one(const std::filesystem::path& path, const std::optional<Format>& 
   }
   for (size_t i = 0; i < out.values.size(); ++i) {
     if (!std::isfinite(out.values[i])) {
-      throw std::invalid_argument(path.string() + ": non-finite value at flat index " + std::to_string(i));
+      throw std::invalid_argument(path.string() + ": non-finite value at flat index " +
+                                  std::to_string(i));
     }
   }
   return out;
@@ -198,21 +223,25 @@ AttentionInputs load_inputs(const std::filesystem::path& qp, const std::filesyst
                             const std::filesystem::path& vp,
                             const std::optional<std::filesystem::path>& dop,
                             const std::optional<Format>& bits_format) {
-  const Loaded q = load_one(qp, bits_format), k = load_one(kp, bits_format), v = load_one(vp, bits_format);
+  const Loaded q = load_one(qp, bits_format), k = load_one(kp, bits_format),
+               v = load_one(vp, bits_format);
   const size_t rank = q.shape.size();
-  const auto leading = [](const std::vector<int64_t>& s) { return std::vector<int64_t>(s.begin(), s.end() - 2); };
+  const auto leading = [](const std::vector<int64_t>& s) {
+    return std::vector<int64_t>(s.begin(), s.end() - 2);
+  };
   if (k.shape.size() != rank || v.shape.size() != rank || leading(k.shape) != leading(q.shape) ||
       leading(v.shape) != leading(q.shape)) {
-    throw std::invalid_argument("shape mismatch: Q " + shape_text(q.shape) + ", K " + shape_text(k.shape) +
-                                ", V " + shape_text(v.shape) + " (leading dimensions must agree)");
+    throw std::invalid_argument("shape mismatch: Q " + shape_text(q.shape) + ", K " +
+                                shape_text(k.shape) + ", V " + shape_text(v.shape) +
+                                " (leading dimensions must agree)");
   }
   if (k.shape[rank - 1] != q.shape[rank - 1]) {
-    throw std::invalid_argument("shape mismatch: Q " + shape_text(q.shape) + " and K " + shape_text(k.shape) +
-                                " differ in the head dimension");
+    throw std::invalid_argument("shape mismatch: Q " + shape_text(q.shape) + " and K " +
+                                shape_text(k.shape) + " differ in the head dimension");
   }
   if (v.shape[rank - 2] != k.shape[rank - 2]) {
-    throw std::invalid_argument("shape mismatch: K " + shape_text(k.shape) + " and V " + shape_text(v.shape) +
-                                " differ in the key count");
+    throw std::invalid_argument("shape mismatch: K " + shape_text(k.shape) + " and V " +
+                                shape_text(v.shape) + " differ in the key count");
   }
   AttentionInputs in;
   AttentionShape& s = in.shape;
@@ -231,7 +260,8 @@ AttentionInputs load_inputs(const std::filesystem::path& qp, const std::filesyst
     std::vector<int64_t> expected = q.shape;
     expected[rank - 1] = s.dv;
     if (g.shape != expected) {
-      throw std::invalid_argument("shape mismatch: dO " + shape_text(g.shape) + ", expected " + shape_text(expected));
+      throw std::invalid_argument("shape mismatch: dO " + shape_text(g.shape) + ", expected " +
+                                  shape_text(expected));
     }
     in.d_out = g.values;
   }

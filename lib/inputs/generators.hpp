@@ -16,9 +16,10 @@ namespace simprec::inputs {
 // normal:       Q, K, V, dO ~ N(0, 1).
 // peaky:        as normal, with Q scaled by `peak` (scores `peak` times larger).
 // repeated-max: keys are copies of `prototypes` random directions (32: about two copies of each
-//               in every 64-key block), so every score row holds its max several times exactly; Q_i = c_i * (its prototype, norm sqrt(d)) + small
-//               noise, c_i uniform in concentration * [0.5, 1.5], so attention concentrates on those copies; V ~ N(-1, 0.25) (a
-//               common sign); dO ~ N(1, 0.5).
+//               in every 64-key block), so every score row holds its max several times exactly; Q_i
+//               = c_i * (its prototype, norm sqrt(d)) + small noise, c_i uniform in concentration *
+//               [0.5, 1.5], so attention concentrates on those copies; V ~ N(-1, 0.25) (a common
+//               sign); dO ~ N(1, 0.5).
 // low-rank:     Q and K share a dominant direction u (Q = 2u + N(0, 0.5), K = 2u + N(0, 0.5)), V
 //               ~ N(1, 0.25), dO ~ N(0, 1).
 // sinks:        as normal, with key 0 aligned to a direction every query shares (an attention
@@ -33,13 +34,15 @@ std::vector<std::string> generator_kinds();
 
 // Shape (batch, heads, n, d) with nq = nk = n, dv = d. with_grad: also dO.
 attention::AttentionInputs generate(std::string_view kind, const attention::AttentionShape& shape,
-                                    uint64_t seed, bool with_grad, const GeneratorParams& params = {});
+                                    uint64_t seed, bool with_grad,
+                                    const GeneratorParams& params = {});
 
 // Loads Q, K, V (and dO) from .npy files of shape (..., N, d): float32/float64 values, or with
 // `bits_format` (bf16/fp16/...) uint16/uint8 bit patterns of that format. Leading dimensions
 // become batch (all but the last of them) and heads (the last); shapes must agree.
 // Throws std::runtime_error / std::invalid_argument with the file and what is wrong.
-attention::AttentionInputs load_inputs(const std::filesystem::path& q, const std::filesystem::path& k,
+attention::AttentionInputs load_inputs(const std::filesystem::path& q,
+                                       const std::filesystem::path& k,
                                        const std::filesystem::path& v,
                                        const std::optional<std::filesystem::path>& d_out,
                                        const std::optional<Format>& bits_format);

@@ -33,11 +33,15 @@ double ulp_at(const Format& f, double x) {
   return std::ldexp(1.0, e - f.mantissa_bits);
 }
 
-nlohmann::json number(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); }
+nlohmann::json number(double x) {
+  return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json();
+}
 
 }  // namespace
 
-double ratio(double a, double b) { return b != 0 ? a / b : kNaN; }
+double ratio(double a, double b) {
+  return b != 0 ? a / b : kNaN;
+}
 
 ErrorMetrics compute_metrics(std::span<const double> test, std::span<const double> ref,
                              int64_t draws, const Format& format) {
@@ -65,8 +69,9 @@ ErrorMetrics compute_metrics(std::span<const double> test, std::span<const doubl
     draw_bias[i / per_draw] += err;
     draw_mag[i / per_draw] += ref[i] < 0 ? -err : err;
     const double ulps = err / ulp_at(format, std::fabs(ref[i]));
-    int bin = static_cast<int>(std::clamp(std::nearbyint(ulps), double{-ErrorMetrics::kHistogramLimit},
-                                          double{ErrorMetrics::kHistogramLimit}));
+    int bin =
+        static_cast<int>(std::clamp(std::nearbyint(ulps), double{-ErrorMetrics::kHistogramLimit},
+                                    double{ErrorMetrics::kHistogramLimit}));
     ++m.ulp_histogram[bin];
   }
   const auto n = static_cast<double>(test.size());
@@ -108,7 +113,8 @@ nlohmann::json ErrorMetrics::to_json() const {
           {"bias_z", bias_se > 0 ? nlohmann::json(bias_z()) : nlohmann::json()},
           {"magnitude_bias", magnitude_bias},
           {"magnitude_bias_se", number(magnitude_bias_se)},
-          {"magnitude_bias_z", magnitude_bias_se > 0 ? nlohmann::json(magnitude_bias_z()) : nlohmann::json()},
+          {"magnitude_bias_z",
+           magnitude_bias_se > 0 ? nlohmann::json(magnitude_bias_z()) : nlohmann::json()},
           {"naive_per_element_z", naive_z},
           {"wasserstein1", wasserstein1},
           {"ulp_histogram", hist}};

@@ -17,10 +17,10 @@ namespace simprec::metrics {
 struct ErrorMetrics {
   int64_t count = 0;
   int64_t draws = 0;
-  double max_abs = 0;       // max |test - ref|
-  double rms = 0;           // sqrt(mean (test - ref)^2)
-  double rel_frobenius = 0; // ||test - ref|| / ||ref||
-  double ref_rms = 0;       // sqrt(mean ref^2), for scale
+  double max_abs = 0;        // max |test - ref|
+  double rms = 0;            // sqrt(mean (test - ref)^2)
+  double rel_frobenius = 0;  // ||test - ref|| / ||ref||
+  double ref_rms = 0;        // sqrt(mean ref^2), for scale
   // Mean signed error, and the standard error of that mean across draws: errors inside one
   // draw are correlated, so the draw means are the independent samples. NaN with one draw.
   double bias = 0, bias_se = 0;
@@ -35,7 +35,9 @@ struct ErrorMetrics {
   std::map<int, int64_t> ulp_histogram;
   static constexpr int kHistogramLimit = 16;
   double bias_z() const { return bias_se > 0 ? bias / bias_se : 0.0; }
-  double magnitude_bias_z() const { return magnitude_bias_se > 0 ? magnitude_bias / magnitude_bias_se : 0.0; }
+  double magnitude_bias_z() const {
+    return magnitude_bias_se > 0 ? magnitude_bias / magnitude_bias_se : 0.0;
+  }
   nlohmann::json to_json() const;
 };
 

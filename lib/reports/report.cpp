@@ -110,15 +110,20 @@ void bias_verdict(const std::vector<nlohmann::json>& records, std::vector<std::s
          << " across " << c.dim(0) << " independent draws): "
          << (std::fabs(z) >= 5 ? "significant, consistently " + std::string(z < 0 ? "negative" : "positive")
                                : (std::fabs(z) >= 3 ? "borderline" : "no significant bias"));
+    const double mz = c.metric("o", "magnitude_bias_z");
+    if (std::fabs(z) >= 3 && std::fabs(mz) >= 3) {
+      line << " (magnitudes pushed " << (mz > 0 ? "outward" : "inward") << ", z = " << fmt(mz, 3) << ")";
+    }
     const double dz = c.metric("delta", "bias_z");
     if (!std::isnan(dz)) line << "; D = rowsum(dO*O) error z = " << fmt(dz, 3);
     if (const auto* a = c.attribution(); a && std::fabs(z) >= 3 && a->contains("sites") && !(*a)["sites"].empty()) {
       line << "; the sites that explain it: ";
       int shown = 0;
       for (const auto& s : (*a)["sites"]) {
-        const double explained = s.value("explained_exact", 0.0);
-        if (shown == 3 || explained < 0.1) break;
-        line << (shown ? ", " : "") << s.value("site", "?") << " (" << fmt(100 * explained, 3) << "%)";
+        const double exact = s.value("explained_exact", 0.0), sr = s.value("explained_sr", 0.0);
+        if (shown == 3 || std::max(exact, sr) < 0.1) break;
+        line << (shown ? ", " : "") << s.value("site", "?") << " (" << fmt(100 * std::max(exact, sr), 3) << "% "
+             << (sr > exact ? "when rounded stochastically" : "when made exact") << ")";
         ++shown;
       }
       if (shown == 0) line << "no single site (each explains under 10%)";

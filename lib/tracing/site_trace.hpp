@@ -15,9 +15,9 @@ namespace simprec::tracing {
 
 struct SiteTrace {
   uint64_t count = 0;
-  uint64_t exact = 0;  // rounded == exact
-  uint64_t ties = 0;   // the exact value was halfway between two neighbours
-  double sum_error = 0, sum_error_sq = 0;          // absolute
+  uint64_t exact = 0;                      // rounded == exact
+  uint64_t ties = 0;                       // the exact value was halfway between two neighbours
+  double sum_error = 0, sum_error_sq = 0;  // absolute
   double sum_error_ulp = 0, sum_error_ulp_sq = 0;  // in ulps of the exact value's binade
   double sum_abs_exact = 0;
 

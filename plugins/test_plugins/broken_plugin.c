@@ -3,6 +3,7 @@
  *   BROKEN_NO_ENTRY        exports no simprec_plugin_entry
  *   BROKEN_WRONG_MAJOR     describes itself with ABI major 2
  *   BROKEN_ENTRY_FAILS     the entry function returns an error
+ *   BROKEN_HANGING_ENTRY   the entry function never returns
  *   BROKEN_UNKNOWN_KIND    a kernel of kind 99
  *   BROKEN_NULL_NAME       a kernel without a name
  *   BROKEN_SMALL_STRUCT    a kernel whose struct_size is too small for ABI 1.0
@@ -142,6 +143,10 @@ SIMPREC_PLUGIN_EXPORT int not_the_entry_function(void) {
 }
 #else
 SIMPREC_PLUGIN_EXPORT SimprecStatus simprec_plugin_entry(SimprecEntryArgs* args) {
+#if defined(BROKEN_HANGING_ENTRY)
+  (void)args;
+  for (;;) sleep(1);
+#endif
 #if defined(BROKEN_ENTRY_FAILS)
   (void)plugin;
   if (args->error && args->error_size > 0)

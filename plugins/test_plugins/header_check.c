@@ -2,4 +2,6 @@
  * must stay plain C, and its static size assertions hold for this compiler. */
 #include "plugins/simprec_plugin.h"
 
-int simprec_header_check_abi_major(void) { return SIMPREC_PLUGIN_ABI_MAJOR; }
+int simprec_header_check_abi_major(void) {
+  return SIMPREC_PLUGIN_ABI_MAJOR;
+}
