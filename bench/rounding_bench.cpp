@@ -53,24 +53,36 @@ void round_benchmark(benchmark::State& state, Format format, RoundingMode mode) 
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * in.size()));
 }
-void BM_Round16(benchmark::State& s, Format f, RoundingMode m) { round_benchmark<uint16_t>(s, f, m); }
-void BM_Round8(benchmark::State& s, Format f, RoundingMode m) { round_benchmark<uint8_t>(s, f, m); }
+void BM_Round16(benchmark::State& s, Format f, RoundingMode m) {
+  round_benchmark<uint16_t>(s, f, m);
+}
+void BM_Round8(benchmark::State& s, Format f, RoundingMode m) {
+  round_benchmark<uint8_t>(s, f, m);
+}
 BENCHMARK_CAPTURE(BM_Round16, rne_bf16, formats::bf16, RoundingMode::kNearestEven)
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_Round16, rne_fp16, formats::fp16, RoundingMode::kNearestEven)
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_Round8, rne_e4m3fn, formats::e4m3fn, RoundingMode::kNearestEven)
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_Round8, rne_e5m2, formats::e5m2, RoundingMode::kNearestEven)
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_Round16, sr_bf16, formats::bf16, RoundingMode::kStochastic)
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_Round16, sr_fp16, formats::fp16, RoundingMode::kStochastic)
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_Round8, sr_e4m3fn, formats::e4m3fn, RoundingMode::kStochastic)
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_Round8, sr_e5m2, formats::e5m2, RoundingMode::kStochastic)
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // Scalar emulated arithmetic: a dependent chain would measure latency; independent pairs
 // measure throughput.

@@ -21,13 +21,14 @@ void check_lengths(std::span<const double> a, std::span<const double> b) {
 
 // round(x + y*z) with the product exact: one rounding.
 double fused(RoundingContext& ctx, double x, double y, double z) {
-  return decode(ctx.format(), ctx.round(exact_fma(unrounded_from_double(y), unrounded_from_double(z),
-                                                  unrounded_from_double(x), ctx.rounding().mode)));
+  return decode(ctx.format(),
+                ctx.round(exact_fma(unrounded_from_double(y), unrounded_from_double(z),
+                                    unrounded_from_double(x), ctx.rounding().mode)));
 }
 
 double rounded_sum(RoundingContext& ctx, double x, double y) {
-  return decode(ctx.format(), ctx.round(exact_add(unrounded_from_double(x), unrounded_from_double(y),
-                                                  ctx.rounding().mode)));
+  return decode(ctx.format(), ctx.round(exact_add(unrounded_from_double(x),
+                                                  unrounded_from_double(y), ctx.rounding().mode)));
 }
 
 double pairwise(RoundingContext& ctx, std::span<const double> v) {
@@ -123,8 +124,8 @@ double ExactAccumulation::dot(std::span<const double> a, std::span<const double>
       all_negative_zero &= term_zero(i) && term_sign(i);
       all_positive_zero &= term_zero(i) && !term_sign(i);
     }
-    exact.negative = all_negative_zero ||
-                     (!all_positive_zero && ctx.rounding().mode == RoundingMode::kDown);
+    exact.negative =
+        all_negative_zero || (!all_positive_zero && ctx.rounding().mode == RoundingMode::kDown);
   }
   return decode(ctx.format(), ctx.round(exact));
 }

@@ -11,7 +11,9 @@ using Kind = Unrounded::Kind;
 // the carry (bit 126) while keeping >= 120 bits of each operand's scale.
 constexpr int kAlignBit = 125;
 
-bool is_nan(const Unrounded& x) { return x.kind == Kind::kNan; }
+bool is_nan(const Unrounded& x) {
+  return x.kind == Kind::kNan;
+}
 
 // Sign of an exact zero sum: -0 only for (-0) + (-0), or in round-down mode (IEEE 754 6.3).
 Unrounded zero_sum(bool a_negative, bool b_negative, RoundingMode mode) {
@@ -67,8 +69,7 @@ Unrounded exact_mul(const Unrounded& a, const Unrounded& b) {
   return Unrounded::finite(negative, a.exponent + b.exponent, a.significand * b.significand);
 }
 
-Unrounded exact_fma(const Unrounded& a, const Unrounded& b, const Unrounded& c,
-                    RoundingMode mode) {
+Unrounded exact_fma(const Unrounded& a, const Unrounded& b, const Unrounded& c, RoundingMode mode) {
   return exact_add(exact_mul(a, b), c, mode);
 }
 

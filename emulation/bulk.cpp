@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -38,7 +38,9 @@ struct IeeeLayout<double> {
 template <class In>
 bool fast_path_applies(const Format& f) {
   using L = IeeeLayout<In>;
-  return f.mantissa_bits < L::kMantissa && f.emin() >= 1 - L::kBias && f.width() <= 64;
+  // The kernel works in the input's lane width, sign bit included: a wider target (possible
+  // with a custom bias, e.g. 1+10+22 bits from float) would lose its sign bit there.
+  return f.mantissa_bits < L::kMantissa && f.emin() >= 1 - L::kBias && f.width() <= L::kWidth;
 }
 
 // Constants of one (input type, target format) pair.
@@ -46,13 +48,13 @@ template <class In>
 struct Plan {
   using L = IeeeLayout<In>;
   using U = typename L::U;
-  int shift_normal;       // input mantissa bits dropped for a normal result
-  int64_t emin_biased;    // input biased exponent of the target's smallest normal
-  U rebias;               // subtracting it moves the exponent field to the target's bias
-  U max_bits;             // target's largest finite magnitude encoding
-  uint64_t sign_out;      // target sign bit
-  bool unsigned_zero;     // fnuz: a negative zero result is +0
-  bool flush;             // subnormal results go through the scalar kernel
+  int shift_normal;     // input mantissa bits dropped for a normal result
+  int64_t emin_biased;  // input biased exponent of the target's smallest normal
+  U rebias;             // subtracting it moves the exponent field to the target's bias
+  U max_bits;           // target's largest finite magnitude encoding
+  uint64_t sign_out;    // target sign bit
+  bool unsigned_zero;   // fnuz: a negative zero result is +0
+  bool flush;           // subnormal results go through the scalar kernel
   explicit Plan(const Format& f)
       : shift_normal(L::kMantissa - f.mantissa_bits),
         emin_biased(f.emin() + L::kBias),
@@ -134,8 +136,7 @@ bool round_block_fast(const Plan<In>& p, const In* in, Bits* out, uint8_t* fix, 
     } else {  // kNearestRandomTies
       q = (base + (unit / 2 - 1) + (random[i] & 1)) >> s;
     }
-    const U special = static_cast<U>(field == kExpAllOnes) | tiny |
-                      static_cast<U>(q > p.max_bits) |
+    const U special = static_cast<U>(field == kExpAllOnes) | tiny | static_cast<U>(q > p.max_bits) |
                       // A flushed target also sends input subnormals (field 0) to the scalar
                       // kernel: where the target's emin equals the input's, they count as normal.
                       (flush & ((normal ^ 1) | static_cast<U>(field == 0)));
@@ -157,8 +158,9 @@ void round_range(std::span<const In> in, std::span<Bits> out, const BulkRounding
   uint8_t fix[kBlock];
   const bool fast = fast_path_applies<In>(f);
   const Plan<In> plan(f);
-  const bool same_range = f.exponent_bits == (IeeeLayout<In>::kWidth - 1 - IeeeLayout<In>::kMantissa) &&
-                          f.bias == IeeeLayout<In>::kBias && f.keeps_subnormals();
+  const bool same_range =
+      f.exponent_bits == (IeeeLayout<In>::kWidth - 1 - IeeeLayout<In>::kMantissa) &&
+      f.bias == IeeeLayout<In>::kBias && f.keeps_subnormals();
   for (size_t start = 0; start < in.size(); start += kBlock) {
     const size_t n = std::min(kBlock, in.size() - start);
     const uint64_t index = spec.first_index + offset + start;
@@ -167,22 +169,23 @@ void round_range(std::span<const In> in, std::span<Bits> out, const BulkRounding
     Bits* dst = out.data() + start;
     if (!fast) {
       for (size_t i = 0; i < n; ++i) {
-        dst[i] = static_cast<Bits>(round_to_format(f, unrounded_from_double(src[i]), r, random ? rnd[i] : 0));
+        dst[i] = static_cast<Bits>(
+            round_to_format(f, unrounded_from_double(src[i]), r, random ? rnd[i] : 0));
       }
       continue;
     }
     bool any_fix = false;
     switch (r.mode) {
-#define SIMPREC_BULK_CASE(MODE)                                                        \
-  case MODE:                                                                           \
+#define SIMPREC_BULK_CASE(MODE)                                                                 \
+  case MODE:                                                                                    \
     /* First pass without marking: specials are rare, so only a block that has one is */        \
     /* rounded again with the marks the fix-up loop needs. */                                   \
     if (same_range) {                                                                           \
-      any_fix = round_block_fast<MODE, true, false>(plan, src, dst, fix, n, rnd, r.sr_bits) &&   \
-                round_block_fast<MODE, true, true>(plan, src, dst, fix, n, rnd, r.sr_bits);      \
+      any_fix = round_block_fast<MODE, true, false>(plan, src, dst, fix, n, rnd, r.sr_bits) &&  \
+                round_block_fast<MODE, true, true>(plan, src, dst, fix, n, rnd, r.sr_bits);     \
     } else {                                                                                    \
-      any_fix = round_block_fast<MODE, false, false>(plan, src, dst, fix, n, rnd, r.sr_bits) &&  \
-                round_block_fast<MODE, false, true>(plan, src, dst, fix, n, rnd, r.sr_bits);     \
+      any_fix = round_block_fast<MODE, false, false>(plan, src, dst, fix, n, rnd, r.sr_bits) && \
+                round_block_fast<MODE, false, true>(plan, src, dst, fix, n, rnd, r.sr_bits);    \
     }                                                                                           \
     break;
       SIMPREC_BULK_CASE(RoundingMode::kNearestEven)
@@ -227,7 +230,8 @@ void parallel_chunks(size_t n, unsigned threads, Fn&& fn) {
 void check_spec(const BulkRounding& spec, int bits_width, size_t in_size, size_t out_size) {
   if (auto problem = spec.format.validate(); !problem.empty()) throw std::invalid_argument(problem);
   if (spec.rounding.sr_bits < 1 || spec.rounding.sr_bits > 32) {
-    throw std::invalid_argument("sr_bits must be 1..32, got " + std::to_string(spec.rounding.sr_bits));
+    throw std::invalid_argument("sr_bits must be 1..32, got " +
+                                std::to_string(spec.rounding.sr_bits));
   }
   if (bits_width < spec.format.width()) {
     throw std::invalid_argument("output elements of " + std::to_string(bits_width) +
@@ -283,9 +287,9 @@ void round_to_values(std::span<const In> in, std::span<In> out, const BulkRoundi
   });
 }
 
-#define SIMPREC_INSTANTIATE_BITS(IN, BITS)                                                   \
-  template void round_to_bits<IN, BITS>(std::span<const IN>, std::span<BITS>,                \
-                                        const BulkRounding&);                                \
+#define SIMPREC_INSTANTIATE_BITS(IN, BITS)                                    \
+  template void round_to_bits<IN, BITS>(std::span<const IN>, std::span<BITS>, \
+                                        const BulkRounding&);                 \
   template void decode_bits<BITS, IN>(const Format&, std::span<const BITS>, std::span<IN>);
 SIMPREC_INSTANTIATE_BITS(float, uint8_t)
 SIMPREC_INSTANTIATE_BITS(float, uint16_t)

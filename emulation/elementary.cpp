@@ -50,8 +50,14 @@ uint64_t log_of(RoundingContext& ctx, double x) {
   return round_via_interval(ctx, x, std::log(x), mpfr_log);
 }
 
-uint64_t exp(RoundingContext& ctx, uint64_t a) { return exp_of(ctx, decode(ctx.format(), a)); }
-uint64_t exp2(RoundingContext& ctx, uint64_t a) { return exp2_of(ctx, decode(ctx.format(), a)); }
-uint64_t log(RoundingContext& ctx, uint64_t a) { return log_of(ctx, decode(ctx.format(), a)); }
+uint64_t exp(RoundingContext& ctx, uint64_t a) {
+  return exp_of(ctx, decode(ctx.format(), a));
+}
+uint64_t exp2(RoundingContext& ctx, uint64_t a) {
+  return exp2_of(ctx, decode(ctx.format(), a));
+}
+uint64_t log(RoundingContext& ctx, uint64_t a) {
+  return log_of(ctx, decode(ctx.format(), a));
+}
 
 }  // namespace simprec

@@ -5,7 +5,9 @@
 
 namespace simprec {
 
-void ExactAccumulator::add(double x) { add(unrounded_from_double(x)); }
+void ExactAccumulator::add(double x) {
+  add(unrounded_from_double(x));
+}
 
 void ExactAccumulator::add_product(double a, double b) {
   const Unrounded ua = unrounded_from_double(a), ub = unrounded_from_double(b);
@@ -50,9 +52,10 @@ void ExactAccumulator::add_magnitude(uint128 sig, int64_t exponent, bool negativ
   const auto limb = static_cast<size_t>(position / 64);
   const int shift = static_cast<int>(position % 64);
   // sig << shift spans up to three limbs.
-  uint64_t parts[3] = {static_cast<uint64_t>(sig) << shift,
-                       shift ? static_cast<uint64_t>(sig >> (64 - shift)) : static_cast<uint64_t>(sig >> 64),
-                       shift ? static_cast<uint64_t>((sig >> 64) >> (64 - shift)) : 0};
+  uint64_t parts[3] = {
+      static_cast<uint64_t>(sig) << shift,
+      shift ? static_cast<uint64_t>(sig >> (64 - shift)) : static_cast<uint64_t>(sig >> 64),
+      shift ? static_cast<uint64_t>((sig >> 64) >> (64 - shift)) : 0};
   if (!negative) {
     uint64_t carry = 0;
     for (size_t i = limb; i < kLimbs; ++i) {
@@ -105,7 +108,8 @@ Unrounded ExactAccumulator::exact_sum() const {
   sig &= (uint128{1} << (msb - lo + 1)) - 1;
   bool sticky = false;
   for (int64_t i = 0; i < lo / 64; ++i) sticky |= mag[static_cast<size_t>(i)] != 0;
-  if (lo % 64) sticky |= (mag[static_cast<size_t>(lo / 64)] & ((uint64_t{1} << (lo % 64)) - 1)) != 0;
+  if (lo % 64)
+    sticky |= (mag[static_cast<size_t>(lo / 64)] & ((uint64_t{1} << (lo % 64)) - 1)) != 0;
   int64_t exponent = lo + kLowest;
   if (sticky) {
     sig = (sig << 1) | 1;

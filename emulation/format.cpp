@@ -7,16 +7,16 @@ namespace simprec {
 namespace {
 
 constexpr NamedFormat kNamedFormats[] = {
-    {"bf16", formats::bf16},       {"fp16", formats::fp16},         {"tf32", formats::tf32},
-    {"fp32", formats::fp32},       {"fp64", formats::fp64},         {"e4m3fn", formats::e4m3fn},
-    {"e5m2", formats::e5m2},       {"e4m3fnuz", formats::e4m3fnuz}, {"e5m2fnuz", formats::e5m2fnuz},
+    {"bf16", formats::bf16}, {"fp16", formats::fp16},         {"tf32", formats::tf32},
+    {"fp32", formats::fp32}, {"fp64", formats::fp64},         {"e4m3fn", formats::e4m3fn},
+    {"e5m2", formats::e5m2}, {"e4m3fnuz", formats::e4m3fnuz}, {"e5m2fnuz", formats::e5m2fnuz},
 };
 
 struct Alias {
   std::string_view alias;
   std::string_view name;
 };
-constexpr Alias kAliases[] = {{"bfloat16", "bf16"}, {"half", "fp16"},   {"float16", "fp16"},
+constexpr Alias kAliases[] = {{"bfloat16", "bf16"}, {"half", "fp16"},    {"float16", "fp16"},
                               {"float", "fp32"},    {"float32", "fp32"}, {"single", "fp32"},
                               {"double", "fp64"},   {"float64", "fp64"}};
 
@@ -41,10 +41,18 @@ bool parse_exmy(std::string_view text, Format& out) {
   if (text.empty()) {
     out = ieee_format(e, m);
   } else if (text == "fn") {
-    out = Format{e, m, (1 << (e - 1)) - 1, SpecialEncoding::kFiniteNan, OverflowPolicy::kNan,
+    out = Format{e,
+                 m,
+                 (1 << (e - 1)) - 1,
+                 SpecialEncoding::kFiniteNan,
+                 OverflowPolicy::kNan,
                  SubnormalPolicy::kKeep};
   } else if (text == "fnuz") {
-    out = Format{e, m, 1 << (e - 1), SpecialEncoding::kUnsignedZero, OverflowPolicy::kNan,
+    out = Format{e,
+                 m,
+                 1 << (e - 1),
+                 SpecialEncoding::kUnsignedZero,
+                 OverflowPolicy::kNan,
                  SubnormalPolicy::kKeep};
   } else {
     return false;
@@ -64,6 +72,8 @@ std::string_view special_suffix(SpecialEncoding s) {
   return "";
 }
 
+}  // namespace
+
 std::string_view overflow_name(OverflowPolicy p) {
   switch (p) {
     case OverflowPolicy::kInfinity:
@@ -73,13 +83,15 @@ std::string_view overflow_name(OverflowPolicy p) {
     case OverflowPolicy::kNan:
       return "nan";
   }
-  return "";
+  return "?";
 }
 
-}  // namespace
-
-const NamedFormat* named_formats_begin() { return std::begin(kNamedFormats); }
-const NamedFormat* named_formats_end() { return std::end(kNamedFormats); }
+const NamedFormat* named_formats_begin() {
+  return std::begin(kNamedFormats);
+}
+const NamedFormat* named_formats_end() {
+  return std::end(kNamedFormats);
+}
 
 std::string Format::validate() const {
   if (exponent_bits < 2 || exponent_bits > 11) {
@@ -112,7 +124,8 @@ std::string Format::name() const {
     result = "e" + std::to_string(exponent_bits) + "m" + std::to_string(mantissa_bits) +
              std::string(special_suffix(special));
     Format parsed;
-    if (!parse_exmy(result, parsed) || parsed.bias != bias) result += ":bias" + std::to_string(bias);
+    if (!parse_exmy(result, parsed) || parsed.bias != bias)
+      result += ":bias" + std::to_string(bias);
   }
   if (overflow != plain.overflow) result += ":" + std::string(overflow_name(overflow));
   if (!keeps_subnormals()) result += ":ftz";

@@ -97,9 +97,7 @@ struct Format {
 
   // Unbiased exponents of the normal range.
   constexpr int emin() const { return 1 - bias; }
-  constexpr int emax() const {
-    return static_cast<int>(max_finite_bits() >> mantissa_bits) - bias;
-  }
+  constexpr int emax() const { return static_cast<int>(max_finite_bits() >> mantissa_bits) - bias; }
 
   // Exact value of a magnitude encoding that is finite (no sign, no NaN/inf check).
   constexpr double magnitude_value(uint64_t mag) const {
@@ -126,8 +124,12 @@ struct Format {
 
 // IEEE-style eXmY: bias 2^(X-1)-1, infinity and NaN in the top binade.
 constexpr Format ieee_format(int exponent_bits, int mantissa_bits) {
-  return Format{exponent_bits, mantissa_bits, (1 << (exponent_bits - 1)) - 1,
-                SpecialEncoding::kIeee, OverflowPolicy::kInfinity, SubnormalPolicy::kKeep};
+  return Format{exponent_bits,
+                mantissa_bits,
+                (1 << (exponent_bits - 1)) - 1,
+                SpecialEncoding::kIeee,
+                OverflowPolicy::kInfinity,
+                SubnormalPolicy::kKeep};
 }
 
 namespace formats {
@@ -138,12 +140,12 @@ inline constexpr Format fp32 = ieee_format(8, 23);
 inline constexpr Format fp64 = ieee_format(11, 52);
 inline constexpr Format e5m2 = ieee_format(5, 2);
 // OCP FP8 e4m3fn: no infinity, overflow gives NaN unless saturation is asked for.
-inline constexpr Format e4m3fn{4, 3, 7, SpecialEncoding::kFiniteNan, OverflowPolicy::kNan,
-                               SubnormalPolicy::kKeep};
-inline constexpr Format e4m3fnuz{4, 3, 8, SpecialEncoding::kUnsignedZero, OverflowPolicy::kNan,
-                                 SubnormalPolicy::kKeep};
-inline constexpr Format e5m2fnuz{5, 2, 16, SpecialEncoding::kUnsignedZero, OverflowPolicy::kNan,
-                                 SubnormalPolicy::kKeep};
+inline constexpr Format e4m3fn{
+    4, 3, 7, SpecialEncoding::kFiniteNan, OverflowPolicy::kNan, SubnormalPolicy::kKeep};
+inline constexpr Format e4m3fnuz{
+    4, 3, 8, SpecialEncoding::kUnsignedZero, OverflowPolicy::kNan, SubnormalPolicy::kKeep};
+inline constexpr Format e5m2fnuz{
+    5, 2, 16, SpecialEncoding::kUnsignedZero, OverflowPolicy::kNan, SubnormalPolicy::kKeep};
 }  // namespace formats
 
 // The spec values of NUMERICS.md §5, checked against what the declarations imply.
@@ -156,7 +158,8 @@ static_assert(formats::e5m2fnuz.max_finite() == 57344.0);
 static_assert(formats::tf32.max_finite() == 0x1.ffcp127);
 static_assert(formats::fp32.max_finite() == 0x1.fffffep127);
 static_assert(formats::fp16.min_normal() == 0x1p-14 && formats::fp16.min_subnormal() == 0x1p-24);
-static_assert(formats::e4m3fn.min_subnormal() == 0x1p-9 && formats::e5m2.min_subnormal() == 0x1p-16);
+static_assert(formats::e4m3fn.min_subnormal() == 0x1p-9 &&
+              formats::e5m2.min_subnormal() == 0x1p-16);
 static_assert(formats::e4m3fnuz.min_subnormal() == 0x1p-10);
 static_assert(formats::e5m2fnuz.min_subnormal() == 0x1p-17);
 static_assert(formats::bf16.epsilon() == 0x1p-7 && formats::fp16.epsilon() == 0x1p-10);
@@ -167,6 +170,9 @@ static_assert(formats::bf16.nan_bits() == 0x7fc0 && formats::fp16.infinity_bits(
 // "eXmY", "eXmYfn", "eXmYfnuz" (aliases "bfloat16", "half", "float", "double").
 // Throws std::invalid_argument naming the text and what was expected.
 Format parse_format(std::string_view text);
+
+// "inf", "saturate" or "nan", as the command line spells the policies.
+std::string_view overflow_name(OverflowPolicy policy);
 
 // The named formats, for listings.
 struct NamedFormat {

@@ -12,7 +12,8 @@ namespace simprec {
 Unrounded parse_exact(std::string_view text) {
   const auto first = text.find_first_not_of(" \t\r\n");
   const auto last = text.find_last_not_of(" \t\r\n");
-  if (first == std::string_view::npos) throw std::invalid_argument("empty input, expected a number");
+  if (first == std::string_view::npos)
+    throw std::invalid_argument("empty input, expected a number");
   const std::string trimmed(text.substr(first, last - first + 1));
   mpfr_t x;
   mpfr_init2(x, 120);

@@ -41,8 +41,7 @@ uint32_t random_bits(const RandomStream& rs, uint64_t index) {
   return rng(ctr, key)[index & 3];
 }
 
-void fill_random_bits(const RandomStream& rs, uint64_t first_index, uint32_t* out,
-                      uint64_t count) {
+void fill_random_bits(const RandomStream& rs, uint64_t first_index, uint32_t* out, uint64_t count) {
   uint64_t i = 0;
   // Leading partial block.
   while (i < count && ((first_index + i) & 3) != 0) {

@@ -92,7 +92,8 @@ uint64_t round_to_format(const Format& f, const Unrounded& v, const Rounding& r,
     case Unrounded::Kind::kZero:
       return with_sign(f, v.negative, 0);
     case Unrounded::Kind::kInfinity:
-      if (f.overflow == OverflowPolicy::kSaturate) return with_sign(f, v.negative, f.max_finite_bits());
+      if (f.overflow == OverflowPolicy::kSaturate)
+        return with_sign(f, v.negative, f.max_finite_bits());
       if (f.overflow == OverflowPolicy::kNan || !f.has_infinity()) return f.nan_bits();
       return with_sign(f, v.negative, f.infinity_bits());
     case Unrounded::Kind::kFinite:
@@ -164,8 +165,8 @@ double decode(const Format& f, uint64_t bits) {
     case Unrounded::Kind::kFinite:
       break;
   }
-  const double magnitude =
-      std::ldexp(static_cast<double>(static_cast<uint64_t>(u.significand)), static_cast<int>(u.exponent));
+  const double magnitude = std::ldexp(static_cast<double>(static_cast<uint64_t>(u.significand)),
+                                      static_cast<int>(u.exponent));
   return u.negative ? -magnitude : magnitude;
 }
 
@@ -180,6 +181,8 @@ Unrounded unrounded_from_double(double x) {
                            fraction | (uint64_t{1} << 52));
 }
 
-Unrounded unrounded_from_float(float x) { return unrounded_from_double(static_cast<double>(x)); }
+Unrounded unrounded_from_float(float x) {
+  return unrounded_from_double(static_cast<double>(x));
+}
 
 }  // namespace simprec

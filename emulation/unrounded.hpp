@@ -22,7 +22,8 @@ struct Unrounded {
   static constexpr Unrounded infinity(bool negative) { return {Kind::kInfinity, negative, 0, 0}; }
   static constexpr Unrounded nan() { return {Kind::kNan, false, 0, 0}; }
   static constexpr Unrounded finite(bool negative, int64_t exponent, uint128 significand) {
-    return significand == 0 ? zero(negative) : Unrounded{Kind::kFinite, negative, exponent, significand};
+    return significand == 0 ? zero(negative)
+                            : Unrounded{Kind::kFinite, negative, exponent, significand};
   }
   bool is_finite_nonzero() const { return kind == Kind::kFinite; }
 };

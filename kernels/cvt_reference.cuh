@@ -31,8 +31,9 @@ SIMPREC_HD inline uint32_t rne_narrow(const NarrowFormat& f, uint32_t bits) {
   const uint32_t sign = (bits >> 31) << (f.exponent_bits + f.mantissa_bits);
   const uint32_t mag = bits & 0x7fffffffu;
   const uint32_t exp_ones = (1u << f.exponent_bits) - 1;
-  const uint32_t max_finite = f.finite_nan ? (exp_ones << f.mantissa_bits) | ((1u << f.mantissa_bits) - 2)
-                                           : (exp_ones << f.mantissa_bits) - 1;
+  const uint32_t max_finite = f.finite_nan
+                                  ? (exp_ones << f.mantissa_bits) | ((1u << f.mantissa_bits) - 2)
+                                  : (exp_ones << f.mantissa_bits) - 1;
   const uint32_t infinity = exp_ones << f.mantissa_bits;
   if (mag > 0x7f800000u) return f.nan;
   if (mag == 0x7f800000u) return sign | (f.saturate || f.finite_nan ? max_finite : infinity);
@@ -58,7 +59,8 @@ SIMPREC_HD inline uint32_t rne_narrow(const NarrowFormat& f, uint32_t bits) {
   if (q < (uint64_t{1} << f.mantissa_bits) && lsb_exp == emin - f.mantissa_bits) {
     enc = q;  // subnormal (or zero)
   } else {
-    enc = (static_cast<uint64_t>(lsb_exp + f.mantissa_bits + f.bias) << f.mantissa_bits) + (q - (uint64_t{1} << f.mantissa_bits));
+    enc = (static_cast<uint64_t>(lsb_exp + f.mantissa_bits + f.bias) << f.mantissa_bits) +
+          (q - (uint64_t{1} << f.mantissa_bits));
   }
   if (enc > max_finite) enc = f.saturate || f.finite_nan ? max_finite : infinity;
   return sign | static_cast<uint32_t>(enc);

@@ -1,9 +1,9 @@
 // tc_probe: runs every tensor-core and element-wise probe once and writes what the hardware
 // produced as raw little-endian files into an output folder:
-//   <probe>.bin          D of every tile of simprec::tc_vectors::kProbes (fp32 as uint32, fp16 as uint16)
-//   ex2_approx.bin, ex2_approx_ftz.bin   uint32 outputs for elementwise_input(kElementSeed, i)
-//   cvt_bf16x2.bin (uint16), cvt_e4m3x2.bin, cvt_e5m2x2.bin (uint8)
-//   summary.txt          device, sanity checks, exhaustive conversion comparisons
+//   <probe>.bin          D of every tile of simprec::tc_vectors::kProbes (fp32 as uint32, fp16 as
+//   uint16) ex2_approx.bin, ex2_approx_ftz.bin   uint32 outputs for elementwise_input(kElementSeed,
+//   i) cvt_bf16x2.bin (uint16), cvt_e4m3x2.bin, cvt_e5m2x2.bin (uint8) summary.txt          device,
+//   sanity checks, exhaustive conversion comparisons
 // Inputs are regenerated from the same generator (emulation/tensor_core_vectors.hpp) by the CPU
 // tests, so only outputs travel.
 //
@@ -25,13 +25,14 @@
 namespace tcv = simprec::tc_vectors;
 namespace sk = simprec::kernels;
 
-#define CHECK_CUDA(call)                                                                    \
-  do {                                                                                      \
-    cudaError_t err_ = (call);                                                              \
-    if (err_ != cudaSuccess) {                                                              \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_)); \
-      std::exit(1);                                                                         \
-    }                                                                                       \
+#define CHECK_CUDA(call)                                                 \
+  do {                                                                   \
+    cudaError_t err_ = (call);                                           \
+    if (err_ != cudaSuccess) {                                           \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, \
+                   cudaGetErrorString(err_));                            \
+      std::exit(1);                                                      \
+    }                                                                    \
   } while (0)
 
 using tcv::kElementCount;
@@ -71,14 +72,16 @@ static sk::ProbeOp op_of(const tcv::Probe& p) {
   const bool wg = p.instruction == tcv::Instruction::kWgmma;
   const bool f16acc = p.accumulator == tcv::AccumulatorType::kFp16;
   switch (p.input) {
-    case tcv::InputType::kBf16: return wg ? sk::ProbeOp::kWgmmaBf16F32 : sk::ProbeOp::kMmaBf16F32;
+    case tcv::InputType::kBf16:
+      return wg ? sk::ProbeOp::kWgmmaBf16F32 : sk::ProbeOp::kMmaBf16F32;
     case tcv::InputType::kFp16:
       if (f16acc) return wg ? sk::ProbeOp::kWgmmaFp16F16 : sk::ProbeOp::kMmaFp16F16;
       return wg ? sk::ProbeOp::kWgmmaFp16F32 : sk::ProbeOp::kMmaFp16F32;
     case tcv::InputType::kE4m3:
       if (f16acc) return wg ? sk::ProbeOp::kWgmmaE4m3F16 : sk::ProbeOp::kMmaE4m3F16;
       return wg ? sk::ProbeOp::kWgmmaE4m3F32 : sk::ProbeOp::kMmaE4m3F32;
-    case tcv::InputType::kE5m2: return wg ? sk::ProbeOp::kWgmmaE5m2F32 : sk::ProbeOp::kMmaE5m2F32;
+    case tcv::InputType::kE5m2:
+      return wg ? sk::ProbeOp::kWgmmaE5m2F32 : sk::ProbeOp::kMmaE5m2F32;
   }
   return sk::ProbeOp::kMmaBf16F32;
 }
@@ -97,8 +100,10 @@ static HostTiles pack(const tcv::Probe& p, int tiles, const std::vector<uint16_t
   auto narrow = [](const std::vector<uint16_t>& v, bool to8) {
     std::vector<uint8_t> out(v.size() * (to8 ? 1 : 2));
     for (size_t i = 0; i < v.size(); ++i) {
-      if (to8) out[i] = uint8_t(v[i]);
-      else std::memcpy(&out[2 * i], &v[i], 2);
+      if (to8)
+        out[i] = uint8_t(v[i]);
+      else
+        std::memcpy(&out[2 * i], &v[i], 2);
     }
     return out;
   };
@@ -118,7 +123,8 @@ static HostTiles pack(const tcv::Probe& p, int tiles, const std::vector<uint16_t
   return h;
 }
 
-static std::vector<uint8_t> run_tiles(const tcv::Probe& p, const HostTiles& h, int tiles, uint32_t lbo, uint32_t sbo) {
+static std::vector<uint8_t> run_tiles(const tcv::Probe& p, const HostTiles& h, int tiles,
+                                      uint32_t lbo, uint32_t sbo) {
   void *da, *db, *dc, *dd;
   CHECK_CUDA(cudaMalloc(&da, h.a.size()));
   CHECK_CUDA(cudaMalloc(&db, h.b.size()));
@@ -144,7 +150,8 @@ static std::vector<uint8_t> run_tiles(const tcv::Probe& p, const HostTiles& h, i
 static int sanity_mismatches(const tcv::Probe& p, uint32_t lbo, uint32_t sbo) {
   const int tiles = 8;
   const tcv::ElementFormat& in = tcv::element_format(p.input);
-  const tcv::ElementFormat& out = p.accumulator == tcv::AccumulatorType::kFp32 ? tcv::kFp32 : tcv::kFp16;
+  const tcv::ElementFormat& out =
+      p.accumulator == tcv::AccumulatorType::kFp32 ? tcv::kFp32 : tcv::kFp16;
   std::vector<uint16_t> a(size_t(tiles) * p.m * p.k), b(size_t(tiles) * p.k * p.n);
   std::vector<uint32_t> c(size_t(tiles) * p.m * p.n);
   tcv::Rng rng(12345);
@@ -164,10 +171,12 @@ static int sanity_mismatches(const tcv::Probe& p, uint32_t lbo, uint32_t sbo) {
       for (int j = 0; j < p.n; ++j) {
         double s = decode(out, c[(size_t(t) * p.m + i) * p.n + j]);
         for (int kk = 0; kk < p.k; ++kk)
-          s += decode(in, a[(size_t(t) * p.m + i) * p.k + kk]) * decode(in, b[(size_t(t) * p.k + kk) * p.n + j]);
+          s += decode(in, a[(size_t(t) * p.m + i) * p.k + kk]) *
+               decode(in, b[(size_t(t) * p.k + kk) * p.n + j]);
         const size_t idx = (size_t(t) * p.m + i) * p.n + j;
         uint32_t bits = 0;
-        if (p.accumulator == tcv::AccumulatorType::kFp32) std::memcpy(&bits, &d[4 * idx], 4);
+        if (p.accumulator == tcv::AccumulatorType::kFp32)
+          std::memcpy(&bits, &d[4 * idx], 4);
         else {
           uint16_t v;
           std::memcpy(&v, &d[2 * idx], 2);
@@ -210,16 +219,19 @@ static void exhaustive(const char* name, sk::NarrowFormat format) {
   CHECK_CUDA(cudaMalloc(&dcount, 8));
   CHECK_CUDA(cudaMalloc(&dbad, 8 * max_bad));
   CHECK_CUDA(cudaMemset(dcount, 0, 8));
-  sk::exhaustive_compare_kernel<kOp><<<4096, 256>>>(0, uint64_t{1} << 32, sk::CvtReference{format}, dcount, dbad, max_bad);
+  sk::exhaustive_compare_kernel<kOp>
+      <<<4096, 256>>>(0, uint64_t{1} << 32, sk::CvtReference{format}, dcount, dbad, max_bad);
   CHECK_CUDA(cudaGetLastError());
   CHECK_CUDA(cudaDeviceSynchronize());
   unsigned long long count = 0;
   uint32_t bad[2 * max_bad] = {};
   CHECK_CUDA(cudaMemcpy(&count, dcount, 8, cudaMemcpyDeviceToHost));
   CHECK_CUDA(cudaMemcpy(bad, dbad, sizeof bad, cudaMemcpyDeviceToHost));
-  say("exhaustive %s: 4294967296 inputs, %llu differ from the integer RNE reference\n", name, count);
+  say("exhaustive %s: 4294967296 inputs, %llu differ from the integer RNE reference\n", name,
+      count);
   for (unsigned long long i = 0; i < count && i < static_cast<unsigned long long>(max_bad); ++i)
-    say("  input 0x%08x -> hw 0x%x, reference 0x%x\n", bad[2 * i], bad[2 * i + 1], sk::rne_narrow(format, bad[2 * i]));
+    say("  input 0x%08x -> hw 0x%x, reference 0x%x\n", bad[2 * i], bad[2 * i + 1],
+        sk::rne_narrow(format, bad[2 * i]));
   CHECK_CUDA(cudaFree(dcount));
   CHECK_CUDA(cudaFree(dbad));
 }
@@ -228,8 +240,10 @@ int main(int argc, char** argv) {
   std::string out_dir = ".";
   std::string only;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--out") && i + 1 < argc) out_dir = argv[++i];
-    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    if (!std::strcmp(argv[i], "--out") && i + 1 < argc)
+      out_dir = argv[++i];
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
+      only = argv[++i];
     else {
       std::fprintf(stderr, "usage: tc_probe [--out DIR] [--only PROBE]\n");
       return 2;
@@ -250,19 +264,22 @@ int main(int argc, char** argv) {
     int bad = sanity_mismatches(p, lbo, sbo);
     if (bad && p.instruction == tcv::Instruction::kWgmma) {
       const int swapped = sanity_mismatches(p, 256, 128);
-      say("%s: sanity with lbo=128 sbo=256: %d mismatches; lbo=256 sbo=128: %d\n", p.name, bad, swapped);
+      say("%s: sanity with lbo=128 sbo=256: %d mismatches; lbo=256 sbo=128: %d\n", p.name, bad,
+          swapped);
       if (swapped == 0) {
         lbo = 256;
         sbo = 128;
         bad = 0;
       }
     }
-    say("%-16s sanity (exact small-integer tiles): %s (%d mismatches)\n", p.name, bad ? "FAIL" : "ok", bad);
+    say("%-16s sanity (exact small-integer tiles): %s (%d mismatches)\n", p.name,
+        bad ? "FAIL" : "ok", bad);
 
     std::vector<uint16_t> a(size_t(p.tiles) * p.m * p.k), b(size_t(p.tiles) * p.k * p.n);
     std::vector<uint32_t> c(size_t(p.tiles) * p.m * p.n);
     for (int t = 0; t < p.tiles; ++t)
-      tcv::generate_tile(p, t, &a[size_t(t) * p.m * p.k], &b[size_t(t) * p.k * p.n], &c[size_t(t) * p.m * p.n]);
+      tcv::generate_tile(p, t, &a[size_t(t) * p.m * p.k], &b[size_t(t) * p.k * p.n],
+                         &c[size_t(t) * p.m * p.n]);
     const HostTiles h = pack(p, p.tiles, a, b, c);
     const std::vector<uint8_t> d = run_tiles(p, h, p.tiles, lbo, sbo);
     write_file(out_dir + "/" + p.name + ".bin", d.data(), d.size());

@@ -33,17 +33,19 @@ enum class ProbeOp : int {
 // 8, k of the instruction's K; longer K chains instructions, D of one being C of the next, as
 // a GEMM main loop does.
 struct GemmArgs {
-  const void* a;     // uint16 (bf16/fp16 bits) or uint8 (fp8 bits)
+  const void* a;  // uint16 (bf16/fp16 bits) or uint8 (fp8 bits)
   const void* b;
-  const void* c;     // uint32 (fp32 bits) or uint16 (fp16 bits)
-  void* d;           // like c
+  const void* c;  // uint32 (fp32 bits) or uint16 (fp16 bits)
+  void* d;        // like c
   int batch, m, n, k;
   uint32_t lbo, sbo;  // wgmma shared-memory descriptor strides (bytes)
 };
 
 // ---------------------------------------------------------------- fragments
 
-__device__ inline uint32_t pack16(uint16_t lo, uint16_t hi) { return uint32_t(lo) | (uint32_t(hi) << 16); }
+__device__ inline uint32_t pack16(uint16_t lo, uint16_t hi) {
+  return uint32_t(lo) | (uint32_t(hi) << 16);
+}
 __device__ inline uint32_t pack8(const uint8_t* p0, int stride) {
   return uint32_t(p0[0]) | (uint32_t(p0[stride]) << 8) | (uint32_t(p0[2 * stride]) << 16) |
          (uint32_t(p0[3 * stride]) << 24);
@@ -79,11 +81,13 @@ __device__ inline void load_b8(const uint8_t* b, int ldb, int k0, int col0, uint
 // C/D fragments: 16 rows from row0, 8 columns from col0.
 __device__ inline void load_c32(const uint32_t* c, int ldc, int row0, int col0, float r[4]) {
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  for (int q = 0; q < 4; ++q) r[q] = __uint_as_float(c[(row0 + g + 8 * (q >> 1)) * ldc + col0 + 2 * t + (q & 1)]);
+  for (int q = 0; q < 4; ++q)
+    r[q] = __uint_as_float(c[(row0 + g + 8 * (q >> 1)) * ldc + col0 + 2 * t + (q & 1)]);
 }
 __device__ inline void store_d32(uint32_t* d, int ldc, int row0, int col0, const float r[4]) {
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  for (int q = 0; q < 4; ++q) d[(row0 + g + 8 * (q >> 1)) * ldc + col0 + 2 * t + (q & 1)] = __float_as_uint(r[q]);
+  for (int q = 0; q < 4; ++q)
+    d[(row0 + g + 8 * (q >> 1)) * ldc + col0 + 2 * t + (q & 1)] = __float_as_uint(r[q]);
 }
 __device__ inline void load_c16(const uint16_t* c, int ldc, int row0, int col0, uint32_t r[2]) {
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
@@ -103,22 +107,27 @@ __device__ inline void store_d16(uint16_t* d, int ldc, int row0, int col0, const
 
 __host__ __device__ constexpr bool is_16bit_input(ProbeOp op) {
   return op == ProbeOp::kMmaBf16F32 || op == ProbeOp::kMmaFp16F32 || op == ProbeOp::kMmaFp16F16 ||
-         op == ProbeOp::kWgmmaBf16F32 || op == ProbeOp::kWgmmaFp16F32 || op == ProbeOp::kWgmmaFp16F16;
+         op == ProbeOp::kWgmmaBf16F32 || op == ProbeOp::kWgmmaFp16F32 ||
+         op == ProbeOp::kWgmmaFp16F16;
 }
 __host__ __device__ constexpr bool is_fp16_accumulator(ProbeOp op) {
   return op == ProbeOp::kMmaFp16F16 || op == ProbeOp::kMmaE4m3F16 || op == ProbeOp::kWgmmaFp16F16 ||
          op == ProbeOp::kWgmmaE4m3F16;
 }
-__host__ __device__ constexpr int instruction_k(ProbeOp op) { return is_16bit_input(op) ? 16 : 32; }
+__host__ __device__ constexpr int instruction_k(ProbeOp op) {
+  return is_16bit_input(op) ? 16 : 32;
+}
 
-// ---------------------------------------------------------------- mma.sync (one warp per 16x8 tile)
+// ---------------------------------------------------------------- mma.sync (one warp per 16x8
+// tile)
 
 template <ProbeOp kOp>
 __device__ inline void mma_step(const uint32_t a[4], const uint32_t b[2], float d[4]) {
-#define SIMPREC_MMA_F32(SHAPE, TYPES)                                                                \
-  asm volatile("mma.sync.aligned." SHAPE ".row.col.f32." TYPES ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, " \
-               "{%8,%9}, {%0,%1,%2,%3};\n"                                                          \
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                     \
+#define SIMPREC_MMA_F32(SHAPE, TYPES)                           \
+  asm volatile("mma.sync.aligned." SHAPE ".row.col.f32." TYPES  \
+               ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "            \
+               "{%8,%9}, {%0,%1,%2,%3};\n"                      \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) \
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
   if constexpr (kOp == ProbeOp::kMmaBf16F32) SIMPREC_MMA_F32("m16n8k16", "bf16.bf16");
   if constexpr (kOp == ProbeOp::kMmaFp16F32) SIMPREC_MMA_F32("m16n8k16", "f16.f16");
@@ -129,13 +138,17 @@ __device__ inline void mma_step(const uint32_t a[4], const uint32_t b[2], float 
 template <ProbeOp kOp>
 __device__ inline void mma_step16(const uint32_t a[4], const uint32_t b[2], uint32_t d[2]) {
   if constexpr (kOp == ProbeOp::kMmaFp16F16) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%0,%1};\n"
-                 : "+r"(d[0]), "+r"(d[1])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, "
+        "{%0,%1};\n"
+        : "+r"(d[0]), "+r"(d[1])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   } else {
-    asm volatile("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%0,%1};\n"
-                 : "+r"(d[0]), "+r"(d[1])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    asm volatile(
+        "mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, "
+        "{%0,%1};\n"
+        : "+r"(d[0]), "+r"(d[1])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   }
 }
 
@@ -180,8 +193,8 @@ __global__ void mma_gemm_kernel(GemmArgs args) {
   }
 }
 
-// ---------------------------------------------------------------- wgmma (one warpgroup per 64x8 tile)
-// m64n8k16 (16-bit inputs) or m64n8k32 (fp8): A from registers (warp w holds rows 16w..16w+15
+// ---------------------------------------------------------------- wgmma (one warpgroup per 64x8
+// tile) m64n8k16 (16-bit inputs) or m64n8k32 (fp8): A from registers (warp w holds rows 16w..16w+15
 // in the mma.m16n8k16/k32 A layout), B from shared memory without swizzle, K-major: two core
 // matrices of 8 rows (n) x 16 bytes (k), the second `lbo` bytes after the first.
 
@@ -197,12 +210,14 @@ __device__ inline uint64_t smem_descriptor(const void* smem, uint32_t lbo, uint3
 template <ProbeOp kOp>
 __device__ inline void wgmma_step(const uint32_t a[4], uint64_t desc, float d[4]) {
 #if defined(SIMPREC_HAVE_WGMMA)
-#define SIMPREC_WGMMA_F32(SHAPE, TYPES, TAIL)                                                      \
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                                          \
-               "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPES " {%0,%1,%2,%3}, {%4,%5,%6,%7}, " \
-               "%8, p, 1, 1" TAIL ";\n}\n"                                                         \
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                    \
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc))
+#define SIMPREC_WGMMA_F32(SHAPE, TYPES, TAIL)             \
+  asm volatile(                                           \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"          \
+      "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPES \
+      " {%0,%1,%2,%3}, {%4,%5,%6,%7}, "                   \
+      "%8, p, 1, 1" TAIL ";\n}\n"                         \
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])    \
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc))
   if constexpr (kOp == ProbeOp::kWgmmaBf16F32) SIMPREC_WGMMA_F32("m64n8k16", "bf16.bf16", ", 0");
   if constexpr (kOp == ProbeOp::kWgmmaFp16F32) SIMPREC_WGMMA_F32("m64n8k16", "f16.f16", ", 0");
   if constexpr (kOp == ProbeOp::kWgmmaE4m3F32) SIMPREC_WGMMA_F32("m64n8k32", "e4m3.e4m3", "");
@@ -214,15 +229,19 @@ template <ProbeOp kOp>
 __device__ inline void wgmma_step16(const uint32_t a[4], uint64_t desc, uint32_t d[2]) {
 #if defined(SIMPREC_HAVE_WGMMA)
   if constexpr (kOp == ProbeOp::kWgmmaFp16F16) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n8k16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, %6, p, 1, 1, 0;\n}\n"
-                 : "+r"(d[0]), "+r"(d[1])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc));
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n8k16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, %6, p, 1, 1, "
+        "0;\n}\n"
+        : "+r"(d[0]), "+r"(d[1])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc));
   } else {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n8k32.f16.e4m3.e4m3 {%0,%1}, {%2,%3,%4,%5}, %6, p, 1, 1;\n}\n"
-                 : "+r"(d[0]), "+r"(d[1])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc));
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n8k32.f16.e4m3.e4m3 {%0,%1}, {%2,%3,%4,%5}, %6, p, 1, "
+        "1;\n}\n"
+        : "+r"(d[0]), "+r"(d[1])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc));
   }
 #endif
 }
@@ -252,10 +271,12 @@ __global__ void wgmma_gemm_kernel(GemmArgs args) {
       for (int idx = threadIdx.x; idx < kK * 8; idx += blockDim.x) {
         const int k = idx / 8, n = idx % 8;
         if constexpr (is_16bit_input(kOp)) {
-          const uint16_t v = static_cast<const uint16_t*>(args.b)[b_off + size_t(k0 + k) * args.n + col0 + n];
+          const uint16_t v =
+              static_cast<const uint16_t*>(args.b)[b_off + size_t(k0 + k) * args.n + col0 + n];
           *reinterpret_cast<uint16_t*>(b_smem + (k / 8) * args.lbo + n * 16 + (k % 8) * 2) = v;
         } else {
-          const uint8_t v = static_cast<const uint8_t*>(args.b)[b_off + size_t(k0 + k) * args.n + col0 + n];
+          const uint8_t v =
+              static_cast<const uint8_t*>(args.b)[b_off + size_t(k0 + k) * args.n + col0 + n];
           b_smem[(k / 16) * args.lbo + n * 16 + (k % 16)] = v;
         }
       }
@@ -294,7 +315,8 @@ enum class ElementOp : int { kEx2Approx = 0, kEx2ApproxFtz, kCvtBf16x2, kCvtE4m3
 // out[i] = op(in[i]) as raw bits (fp32 results as uint32; 16/8-bit results zero-extended).
 template <ElementOp kOp>
 __global__ void elementwise_probe_kernel(const uint32_t* in, uint32_t* out, uint64_t count) {
-  for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < count; i += uint64_t(gridDim.x) * blockDim.x) {
+  for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < count;
+       i += uint64_t(gridDim.x) * blockDim.x) {
     const float x = __uint_as_float(in[i]);
     out[i] = 0;
     if constexpr (kOp == ElementOp::kEx2Approx) {
@@ -326,8 +348,10 @@ __global__ void elementwise_probe_kernel(const uint32_t* in, uint32_t* out, uint
 // few. Used for the exhaustive conversion checks without moving 16 GiB of outputs.
 template <ElementOp kOp, class Reference>
 __global__ void exhaustive_compare_kernel(uint64_t first, uint64_t count, Reference reference,
-                                          unsigned long long* mismatches, uint32_t* first_bad, int max_bad) {
-  for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < count; i += uint64_t(gridDim.x) * blockDim.x) {
+                                          unsigned long long* mismatches, uint32_t* first_bad,
+                                          int max_bad) {
+  for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < count;
+       i += uint64_t(gridDim.x) * blockDim.x) {
     const auto bits = static_cast<uint32_t>(first + i);
     const float x = __uint_as_float(bits);
     uint32_t y;
@@ -358,17 +382,24 @@ __global__ void exhaustive_compare_kernel(uint64_t first, uint64_t count, Refere
 
 inline cudaError_t launch_gemm(ProbeOp op, const GemmArgs& args) {
   const bool wg = op >= ProbeOp::kWgmmaBf16F32;
-  const long long tiles = static_cast<long long>(args.batch) * (args.m / (wg ? 64 : 16)) * (args.n / 8);
+  const long long tiles =
+      static_cast<long long>(args.batch) * (args.m / (wg ? 64 : 16)) * (args.n / 8);
   if (tiles <= 0) return cudaSuccess;
   const int mma_blocks = static_cast<int>(tiles / 4 + 1 < (1 << 20) ? tiles / 4 + 1 : (1 << 20));
   const int wg_blocks = static_cast<int>(tiles < 4096 ? tiles : 4096);
   switch (op) {
-#define MMA_CASE(OP) case ProbeOp::OP: mma_gemm_kernel<ProbeOp::OP><<<mma_blocks, 128>>>(args); break;
-#define WG_CASE(OP) case ProbeOp::OP: wgmma_gemm_kernel<ProbeOp::OP><<<wg_blocks, 128>>>(args); break;
-    MMA_CASE(kMmaBf16F32) MMA_CASE(kMmaFp16F32) MMA_CASE(kMmaFp16F16) MMA_CASE(kMmaE4m3F32)
-    MMA_CASE(kMmaE5m2F32) MMA_CASE(kMmaE4m3F16)
-    WG_CASE(kWgmmaBf16F32) WG_CASE(kWgmmaFp16F32) WG_CASE(kWgmmaFp16F16) WG_CASE(kWgmmaE4m3F32)
-    WG_CASE(kWgmmaE5m2F32) WG_CASE(kWgmmaE4m3F16)
+#define MMA_CASE(OP)                                         \
+  case ProbeOp::OP:                                          \
+    mma_gemm_kernel<ProbeOp::OP><<<mma_blocks, 128>>>(args); \
+    break;
+#define WG_CASE(OP)                                           \
+  case ProbeOp::OP:                                           \
+    wgmma_gemm_kernel<ProbeOp::OP><<<wg_blocks, 128>>>(args); \
+    break;
+    MMA_CASE(kMmaBf16F32)
+    MMA_CASE(kMmaFp16F32) MMA_CASE(kMmaFp16F16) MMA_CASE(kMmaE4m3F32) MMA_CASE(kMmaE5m2F32)
+        MMA_CASE(kMmaE4m3F16) WG_CASE(kWgmmaBf16F32) WG_CASE(kWgmmaFp16F32) WG_CASE(kWgmmaFp16F16)
+            WG_CASE(kWgmmaE4m3F32) WG_CASE(kWgmmaE5m2F32) WG_CASE(kWgmmaE4m3F16)
 #undef MMA_CASE
 #undef WG_CASE
   }
@@ -376,13 +407,24 @@ inline cudaError_t launch_gemm(ProbeOp op, const GemmArgs& args) {
   return launched != cudaSuccess ? launched : cudaDeviceSynchronize();
 }
 
-inline cudaError_t launch_elementwise(ElementOp op, const uint32_t* in, uint32_t* out, uint64_t count) {
+inline cudaError_t launch_elementwise(ElementOp op, const uint32_t* in, uint32_t* out,
+                                      uint64_t count) {
   switch (op) {
-    case ElementOp::kEx2Approx: elementwise_probe_kernel<ElementOp::kEx2Approx><<<1024, 256>>>(in, out, count); break;
-    case ElementOp::kEx2ApproxFtz: elementwise_probe_kernel<ElementOp::kEx2ApproxFtz><<<1024, 256>>>(in, out, count); break;
-    case ElementOp::kCvtBf16x2: elementwise_probe_kernel<ElementOp::kCvtBf16x2><<<1024, 256>>>(in, out, count); break;
-    case ElementOp::kCvtE4m3x2: elementwise_probe_kernel<ElementOp::kCvtE4m3x2><<<1024, 256>>>(in, out, count); break;
-    case ElementOp::kCvtE5m2x2: elementwise_probe_kernel<ElementOp::kCvtE5m2x2><<<1024, 256>>>(in, out, count); break;
+    case ElementOp::kEx2Approx:
+      elementwise_probe_kernel<ElementOp::kEx2Approx><<<1024, 256>>>(in, out, count);
+      break;
+    case ElementOp::kEx2ApproxFtz:
+      elementwise_probe_kernel<ElementOp::kEx2ApproxFtz><<<1024, 256>>>(in, out, count);
+      break;
+    case ElementOp::kCvtBf16x2:
+      elementwise_probe_kernel<ElementOp::kCvtBf16x2><<<1024, 256>>>(in, out, count);
+      break;
+    case ElementOp::kCvtE4m3x2:
+      elementwise_probe_kernel<ElementOp::kCvtE4m3x2><<<1024, 256>>>(in, out, count);
+      break;
+    case ElementOp::kCvtE5m2x2:
+      elementwise_probe_kernel<ElementOp::kCvtE5m2x2><<<1024, 256>>>(in, out, count);
+      break;
   }
   const cudaError_t launched = cudaGetLastError();
   return launched != cudaSuccess ? launched : cudaDeviceSynchronize();

@@ -17,6 +17,7 @@
 
 #include "emulation/accumulation.hpp"
 #include "emulation/exact_accumulator.hpp"
+#include "emulation/round.hpp"
 #include "tests/mpfr_oracle.hpp"
 
 namespace {
@@ -65,11 +66,12 @@ void exact_sum(mpfr_ptr sum, const Vectors& v) {
 }
 
 bool same(double x, double y) {
-  return (std::isnan(x) && std::isnan(y)) || std::bit_cast<uint64_t>(x) == std::bit_cast<uint64_t>(y);
+  return (std::isnan(x) && std::isnan(y)) ||
+         std::bit_cast<uint64_t>(x) == std::bit_cast<uint64_t>(y);
 }
 
-const Format kFormats[] = {formats::bf16, formats::fp16, formats::e4m3fn, formats::e5m2fnuz,
-                           formats::fp32, formats::fp64};
+const Format kFormats[] = {formats::bf16,     formats::fp16, formats::e4m3fn,
+                           formats::e5m2fnuz, formats::fp32, formats::fp64};
 
 TEST(ExactAccumulator, ExactSumMatchesMpfr) {
   std::mt19937_64 rng(1);
@@ -92,7 +94,8 @@ TEST(ExactAccumulator, ExactSumMatchesMpfr) {
     // between (significand -+ 1) * 2^exponent.
     mpfr_set_ui(got, static_cast<unsigned long>(u.significand >> 64), MPFR_RNDN);
     mpfr_mul_2ui(got, got, 64, MPFR_RNDN);
-    mpfr_add_ui(got, got, static_cast<unsigned long>(static_cast<uint64_t>(u.significand)), MPFR_RNDN);
+    mpfr_add_ui(got, got, static_cast<unsigned long>(static_cast<uint64_t>(u.significand)),
+                MPFR_RNDN);
     mpfr_mul_2si(got, got, u.exponent, MPFR_RNDN);
     if (u.negative) mpfr_neg(got, got, MPFR_RNDN);
     if (mpfr_equal_p(got, sum)) continue;
@@ -170,15 +173,18 @@ struct Chains {
   oracle::Inputs in;
   double round(double x) {
     in.set(x);
-    return oracle_value(o, mode, [&](mpfr_ptr r, mpfr_rnd_t rnd) { return mpfr_set(r, in.x, rnd); });
+    return oracle_value(o, mode,
+                        [&](mpfr_ptr r, mpfr_rnd_t rnd) { return mpfr_set(r, in.x, rnd); });
   }
   double fma(double x, double y, double z) {  // round(x*y + z)
     in.set(x, y, z);
-    return oracle_value(o, mode, [&](mpfr_ptr r, mpfr_rnd_t rnd) { return mpfr_fma(r, in.x, in.y, in.w, rnd); });
+    return oracle_value(
+        o, mode, [&](mpfr_ptr r, mpfr_rnd_t rnd) { return mpfr_fma(r, in.x, in.y, in.w, rnd); });
   }
   double add(double x, double y) {
     in.set(x, y);
-    return oracle_value(o, mode, [&](mpfr_ptr r, mpfr_rnd_t rnd) { return mpfr_add(r, in.x, in.y, rnd); });
+    return oracle_value(o, mode,
+                        [&](mpfr_ptr r, mpfr_rnd_t rnd) { return mpfr_add(r, in.x, in.y, rnd); });
   }
   double sequential(const Vectors& v) {
     double acc = round(v.c);
@@ -194,7 +200,8 @@ struct Chains {
     std::vector<double> p;
     for (size_t i = 0; i < v.a.size(); ++i) {  // round(a*b): a product rounded alone
       in.set(v.a[i], v.b[i]);
-      p.push_back(oracle_value(o, mode, [&](mpfr_ptr r, mpfr_rnd_t rnd) { return mpfr_mul(r, in.x, in.y, rnd); }));
+      p.push_back(oracle_value(
+          o, mode, [&](mpfr_ptr r, mpfr_rnd_t rnd) { return mpfr_mul(r, in.x, in.y, rnd); }));
     }
     return p;
   }
@@ -247,16 +254,16 @@ TEST(Accumulation, SignedZeros) {
     RoundingMode mode;
     bool negative;  // expected sign of the zero result
   } cases[] = {
-      {{}, {}, -0.0, rne, true},                       // nothing added to -0
+      {{}, {}, -0.0, rne, true},  // nothing added to -0
       {{}, {}, 0.0, rdn, false},
-      {{-0.0, 0.0}, {1.0, -1.0}, -0.0, rne, true},     // every term -0
-      {{-0.0}, {1.0}, 0.0, rne, false},                // +0 + -0
+      {{-0.0, 0.0}, {1.0, -1.0}, -0.0, rne, true},  // every term -0
+      {{-0.0}, {1.0}, 0.0, rne, false},             // +0 + -0
       {{-0.0}, {1.0}, 0.0, rdn, true},
       {{0.0}, {1.0}, -0.0, rne, false},
-      {{1.0, -1.0}, {1.0, 1.0}, 0.0, rne, false},      // cancellation
+      {{1.0, -1.0}, {1.0, 1.0}, 0.0, rne, false},  // cancellation
       {{1.0, -1.0}, {1.0, 1.0}, 0.0, rdn, true},
       {{1.0, -1.0}, {1.0, 1.0}, -0.0, rne, false},
-      {{0.0, 0.0}, {1.0, 2.0}, 0.0, rdn, false},       // every term +0, even in rdn
+      {{0.0, 0.0}, {1.0, 2.0}, 0.0, rdn, false},  // every term +0, even in rdn
   };
   // Kahan is left out: its literal IEEE recurrence (y = p - comp with comp = +0) makes -0 in
   // rdn from +0 terms, as the same recurrence does in hardware; it is checked against that
@@ -276,8 +283,8 @@ TEST(Accumulation, SignedZeros) {
   }
   // fnuz has no -0.
   RoundingContext ctx(formats::e4m3fnuz, Rounding{rdn});
-  EXPECT_FALSE(std::signbit(make_accumulation("exact")->dot(std::vector<double>{1.0, -1.0},
-                                                            std::vector<double>{1.0, 1.0}, 0.0, ctx)));
+  EXPECT_FALSE(std::signbit(make_accumulation("exact")->dot(
+      std::vector<double>{1.0, -1.0}, std::vector<double>{1.0, 1.0}, 0.0, ctx)));
 }
 
 TEST(Accumulation, RegistryAndErrors) {
@@ -288,12 +295,54 @@ TEST(Accumulation, RegistryAndErrors) {
   }
   EXPECT_THROW(make_accumulation("nope"), std::invalid_argument);
   RoundingContext ctx(formats::bf16);
-  EXPECT_THROW(make_accumulation("exact")->dot(std::vector<double>{1.0}, std::vector<double>{}, 0.0, ctx),
-               std::invalid_argument);
+  EXPECT_THROW(
+      make_accumulation("exact")->dot(std::vector<double>{1.0}, std::vector<double>{}, 0.0, ctx),
+      std::invalid_argument);
   // sum() is dot with ones.
   const std::vector<double> t = {1.0, 0x1p-9, 0x1p-9, 0x1p-9};
   EXPECT_EQ(make_accumulation("sequential")->sum(t, 0.0, ctx), 1.0);      // each 2^-9 is lost
   EXPECT_EQ(make_accumulation("exact")->sum(t, 0.0, ctx), 1.0 + 0x1p-7);  // 1 + 0.75 ulp: up
 }
 
+}  // namespace
+
+namespace {
+// add(Unrounded) takes significands up to 120 bits (as parse_exact produces): sums of random
+// such terms, rounded into fp64 in every mode, agree with MPFR's exact sum.
+TEST(ExactAccumulator, WideSignificandTerms) {
+  std::mt19937_64 rng(12);
+  mpfr_t sum, term, got;
+  mpfr_inits2(kExactPrecision, sum, term, got, static_cast<mpfr_ptr>(nullptr));
+  for (int trial = 0; trial < 2000; ++trial) {
+    ExactAccumulator acc;
+    mpfr_set_zero(sum, 1);
+    const int n = 1 + static_cast<int>(rng() % 8);
+    for (int i = 0; i < n; ++i) {
+      const uint128 sig = ((uint128{rng()} << 64) | rng()) >> (8 + rng() % 60);
+      const int64_t e = static_cast<int64_t>(rng() % 600) - 300;
+      const bool neg = rng() & 1;
+      acc.add(Unrounded::finite(neg, e, sig));
+      mpfr_set_ui(term, static_cast<unsigned long>(sig >> 64), MPFR_RNDN);
+      mpfr_mul_2ui(term, term, 64, MPFR_RNDN);
+      mpfr_add_ui(term, term, static_cast<unsigned long>(static_cast<uint64_t>(sig)), MPFR_RNDN);
+      mpfr_mul_2si(term, term, e, MPFR_RNDN);
+      if (neg) mpfr_neg(term, term, MPFR_RNDN);
+      ASSERT_EQ(mpfr_add(sum, sum, term, MPFR_RNDN), 0);
+    }
+    const Unrounded u = acc.exact_sum();
+    if (mpfr_zero_p(sum)) {
+      EXPECT_EQ(u.kind, Unrounded::Kind::kZero);
+      continue;
+    }
+    // Rounded into fp64 in every mode, the accumulator's sum and MPFR's agree.
+    oracle::Oracle o(formats::fp64);
+    uint64_t expected[6];
+    o.round_all([&](mpfr_ptr r, mpfr_rnd_t rnd) { return mpfr_set(r, sum, rnd); }, expected);
+    for (int k = 0; k < 6; ++k) {
+      ASSERT_EQ(round_to_format(formats::fp64, u, Rounding{oracle::kModes[k]}), expected[k])
+          << trial;
+    }
+  }
+  mpfr_clears(sum, term, got, static_cast<mpfr_ptr>(nullptr));
+}
 }  // namespace

@@ -18,12 +18,18 @@ using oracle::Op;
 
 uint64_t run_op(Op op, RoundingContext& ctx, uint64_t a, uint64_t b, uint64_t c) {
   switch (op) {
-    case Op::kAdd: return add(ctx, a, b);
-    case Op::kSub: return sub(ctx, a, b);
-    case Op::kMul: return mul(ctx, a, b);
-    case Op::kDiv: return div(ctx, a, b);
-    case Op::kFma: return fma(ctx, a, b, c);
-    case Op::kSqrt: return sqrt(ctx, a);
+    case Op::kAdd:
+      return add(ctx, a, b);
+    case Op::kSub:
+      return sub(ctx, a, b);
+    case Op::kMul:
+      return mul(ctx, a, b);
+    case Op::kDiv:
+      return div(ctx, a, b);
+    case Op::kFma:
+      return fma(ctx, a, b, c);
+    case Op::kSqrt:
+      return sqrt(ctx, a);
   }
   return 0;
 }
@@ -62,17 +68,17 @@ std::vector<uint64_t> edge_encodings(const oracle::Spec& s) {
   std::set<uint64_t> mags;
   const uint64_t min_normal = uint64_t{1} << s.m, one = static_cast<uint64_t>(s.bias) << s.m;
   for (uint64_t d = 0; d < 3; ++d) {
-    mags.insert(d);                        // 0 and the smallest subnormals
-    mags.insert(min_normal - 1 - d);       // largest subnormals
-    mags.insert(min_normal + d);           // smallest normals
-    mags.insert(s.max_bits - d);           // largest finite values
-    mags.insert(one + d);                  // 1 and just above
-    mags.insert(one - 1 - d);              // just below 1
+    mags.insert(d);                                     // 0 and the smallest subnormals
+    mags.insert(min_normal - 1 - d);                    // largest subnormals
+    mags.insert(min_normal + d);                        // smallest normals
+    mags.insert(s.max_bits - d);                        // largest finite values
+    mags.insert(one + d);                               // 1 and just above
+    mags.insert(one - 1 - d);                           // just below 1
     mags.insert((one >> 1) + (s.bias / 2 << s.m) + d);  // around sqrt(max)
   }
   mags.insert(s.inf_bits);
   mags.insert(s.nan_bits);
-  mags.insert(s.inf_bits + 1);  // a signalling-pattern NaN
+  mags.insert(s.inf_bits + 1);                    // a signalling-pattern NaN
   mags.insert(one + (uint64_t{1} << (s.m - 1)));  // 1.5
   std::vector<uint64_t> v;
   for (uint64_t m : mags) {
@@ -166,11 +172,11 @@ TEST(SixteenBitLiterals, EdgesByHand) {
   EXPECT_EQ(sub(fp16_rdn, 0x3c00, 0x3c00), 0x8000u);
   EXPECT_EQ(add(fp16, 0x8000, 0x8000), 0x8000u);
   EXPECT_EQ(add(fp16, 0x8000, 0x0000), 0x0000u);
-  EXPECT_EQ(sqrt(fp16, 0x8000), 0x8000u);             // sqrt(-0) = -0
-  EXPECT_EQ(sqrt(fp16, 0xbc00), 0x7e00u);             // sqrt(-1) = NaN
+  EXPECT_EQ(sqrt(fp16, 0x8000), 0x8000u);                 // sqrt(-0) = -0
+  EXPECT_EQ(sqrt(fp16, 0xbc00), 0x7e00u);                 // sqrt(-1) = NaN
   EXPECT_EQ(mul(fp16, 0x0001, 0x3800 /*0.5*/), 0x0000u);  // min subnormal / 2: tie to 0
-  EXPECT_EQ(mul(fp16, 0x0003, 0x3800), 0x0002u);      // 1.5 quanta: tie to even 2
-  EXPECT_EQ(add(fp16, 0x7e00, 0x3c00), 0x7e00u);      // NaN propagates as the canonical NaN
+  EXPECT_EQ(mul(fp16, 0x0003, 0x3800), 0x0002u);          // 1.5 quanta: tie to even 2
+  EXPECT_EQ(add(fp16, 0x7e00, 0x3c00), 0x7e00u);          // NaN propagates as the canonical NaN
   EXPECT_EQ(add(fp16, 0xfd01, 0x3c00), 0x7e00u);
   RoundingContext bf16(formats::bf16);
   EXPECT_EQ(add(bf16, 0x3f80, 0x3b80 /*2^-8*/), 0x3f80u);  // 1 + half ulp: tie to even

@@ -16,12 +16,18 @@ using oracle::Op;
 
 uint64_t run_op(Op op, RoundingContext& ctx, uint64_t a, uint64_t b, uint64_t c) {
   switch (op) {
-    case Op::kAdd: return add(ctx, a, b);
-    case Op::kSub: return sub(ctx, a, b);
-    case Op::kMul: return mul(ctx, a, b);
-    case Op::kDiv: return div(ctx, a, b);
-    case Op::kFma: return fma(ctx, a, b, c);
-    case Op::kSqrt: return sqrt(ctx, a);
+    case Op::kAdd:
+      return add(ctx, a, b);
+    case Op::kSub:
+      return sub(ctx, a, b);
+    case Op::kMul:
+      return mul(ctx, a, b);
+    case Op::kDiv:
+      return div(ctx, a, b);
+    case Op::kFma:
+      return fma(ctx, a, b, c);
+    case Op::kSqrt:
+      return sqrt(ctx, a);
   }
   return 0;
 }
@@ -46,9 +52,10 @@ struct Checker {
       const uint64_t got = run_op(op, ctx[i], a, b, c);
       ++checked;
       if (got != expected[i]) {
-        bad.add(format.name() + " " + oracle::op_name(op) + " " + oracle::mode_name(oracle::kModes[i]) +
-                " a=" + oracle::hex(a) + " b=" + oracle::hex(b) + " c=" + oracle::hex(c) +
-                ": expected " + oracle::hex(expected[i]) + " got " + oracle::hex(got));
+        bad.add(format.name() + " " + oracle::op_name(op) + " " +
+                oracle::mode_name(oracle::kModes[i]) + " a=" + oracle::hex(a) +
+                " b=" + oracle::hex(b) + " c=" + oracle::hex(c) + ": expected " +
+                oracle::hex(expected[i]) + " got " + oracle::hex(got));
       }
     }
   }
@@ -155,12 +162,12 @@ TEST(EightBitLiterals, NanInfinityAndZeroSigns) {
   EXPECT_EQ(op(formats::e4m3fn, rne, Op::kAdd, 0x7e, 0x58 /*16*/), 0x7eu);  // 464: tie to even 448
   EXPECT_EQ(op(formats::e4m3fn, rtz, Op::kAdd, 0x7e, 0x7e), 0x7eu);         // 896 toward zero
   EXPECT_EQ(op(with(formats::e4m3fn, OverflowPolicy::kSaturate), rne, Op::kMul, 0x7e, 0x7e), 0x7eu);
-  EXPECT_EQ(op(formats::e4m3fn, rne, Op::kAdd, 0xff, 0x38), 0x7fu);         // NaN in, canonical out
-  EXPECT_EQ(op(formats::e4m3fn, rne, Op::kDiv, 0x38, 0x00), 0x7fu);         // 1/0: no inf, NaN
-  EXPECT_EQ(op(formats::e4m3fn, rne, Op::kSub, 0x38, 0x38), 0x00u);         // 1-1 = +0
-  EXPECT_EQ(op(formats::e4m3fn, rdn, Op::kSub, 0x38, 0x38), 0x80u);         // -0 in rdn
-  EXPECT_EQ(op(formats::e4m3fn, rne, Op::kAdd, 0x80, 0x80), 0x80u);         // -0 + -0 = -0
-  EXPECT_EQ(op(formats::e4m3fn, rne, Op::kMul, 0x80, 0x38), 0x80u);         // -0 * 1 = -0
+  EXPECT_EQ(op(formats::e4m3fn, rne, Op::kAdd, 0xff, 0x38), 0x7fu);  // NaN in, canonical out
+  EXPECT_EQ(op(formats::e4m3fn, rne, Op::kDiv, 0x38, 0x00), 0x7fu);  // 1/0: no inf, NaN
+  EXPECT_EQ(op(formats::e4m3fn, rne, Op::kSub, 0x38, 0x38), 0x00u);  // 1-1 = +0
+  EXPECT_EQ(op(formats::e4m3fn, rdn, Op::kSub, 0x38, 0x38), 0x80u);  // -0 in rdn
+  EXPECT_EQ(op(formats::e4m3fn, rne, Op::kAdd, 0x80, 0x80), 0x80u);  // -0 + -0 = -0
+  EXPECT_EQ(op(formats::e4m3fn, rne, Op::kMul, 0x80, 0x38), 0x80u);  // -0 * 1 = -0
   // e5m2: IEEE specials.
   EXPECT_EQ(op(formats::e5m2, rne, Op::kSub, 0x7c, 0x7c), 0x7eu);  // inf - inf
   EXPECT_EQ(op(formats::e5m2, rne, Op::kMul, 0x7c, 0x00), 0x7eu);  // inf * 0

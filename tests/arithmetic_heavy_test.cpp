@@ -23,12 +23,18 @@ using oracle::Op;
 
 uint64_t run_op(Op op, RoundingContext& ctx, uint64_t a, uint64_t b, uint64_t c) {
   switch (op) {
-    case Op::kAdd: return add(ctx, a, b);
-    case Op::kSub: return sub(ctx, a, b);
-    case Op::kMul: return mul(ctx, a, b);
-    case Op::kDiv: return div(ctx, a, b);
-    case Op::kFma: return fma(ctx, a, b, c);
-    case Op::kSqrt: return sqrt(ctx, a);
+    case Op::kAdd:
+      return add(ctx, a, b);
+    case Op::kSub:
+      return sub(ctx, a, b);
+    case Op::kMul:
+      return mul(ctx, a, b);
+    case Op::kDiv:
+      return div(ctx, a, b);
+    case Op::kFma:
+      return fma(ctx, a, b, c);
+    case Op::kSqrt:
+      return sqrt(ctx, a);
   }
   return 0;
 }
@@ -53,9 +59,10 @@ struct Checker {
       const uint64_t got = run_op(op, ctx[i], a, b, c);
       ++checked;
       if (got != expected[i]) {
-        bad.add(format.name() + " " + oracle::op_name(op) + " " + oracle::mode_name(oracle::kModes[i]) +
-                " a=" + oracle::hex(a) + " b=" + oracle::hex(b) + " c=" + oracle::hex(c) +
-                ": expected " + oracle::hex(expected[i]) + " got " + oracle::hex(got));
+        bad.add(format.name() + " " + oracle::op_name(op) + " " +
+                oracle::mode_name(oracle::kModes[i]) + " a=" + oracle::hex(a) +
+                " b=" + oracle::hex(b) + " c=" + oracle::hex(c) + ": expected " +
+                oracle::hex(expected[i]) + " got " + oracle::hex(got));
       }
     }
   }
@@ -89,36 +96,46 @@ void on_two_threads(const Format& f, const std::function<void(Checker&, int, int
 class FmaAllTriples : public ::testing::TestWithParam<Format> {};
 
 TEST_P(FmaAllTriples, EveryTripleEveryMode) {
-  on_two_threads(GetParam(), [](Checker& c, int part, int parts) {
-    for (uint64_t t = static_cast<uint64_t>(part); t < (uint64_t{1} << 24); t += static_cast<uint64_t>(parts)) {
-      c.check(Op::kFma, t & 0xff, (t >> 8) & 0xff, t >> 16);
-    }
-  }, (uint64_t{1} << 24) * 6);
+  on_two_threads(
+      GetParam(),
+      [](Checker& c, int part, int parts) {
+        for (uint64_t t = static_cast<uint64_t>(part); t < (uint64_t{1} << 24);
+             t += static_cast<uint64_t>(parts)) {
+          c.check(Op::kFma, t & 0xff, (t >> 8) & 0xff, t >> 16);
+        }
+      },
+      (uint64_t{1} << 24) * 6);
 }
 
 INSTANTIATE_TEST_SUITE_P(EightBit, FmaAllTriples,
-                         ::testing::Values(formats::e4m3fn, formats::e5m2, formats::e4m3fnuz, formats::e5m2fnuz),
+                         ::testing::Values(formats::e4m3fn, formats::e5m2, formats::e4m3fnuz,
+                                           formats::e5m2fnuz),
                          [](const auto& info) { return info.param.name(); });
 
 class SixteenBitRandomPairs : public ::testing::TestWithParam<Format> {};
 
 TEST_P(SixteenBitRandomPairs, TenMillionPairsPerOpEveryMode) {
   constexpr uint64_t kPairs = 10'000'000;
-  on_two_threads(GetParam(), [](Checker& c, int part, int parts) {
-    std::mt19937_64 rng(0xb16 + static_cast<uint64_t>(part));
-    for (Op op : {Op::kAdd, Op::kSub, Op::kMul, Op::kDiv}) {
-      for (uint64_t i = static_cast<uint64_t>(part); i < kPairs; i += static_cast<uint64_t>(parts)) {
-        const uint64_t r = rng();
-        uint64_t a = r & 0xffff, b = (r >> 16) & 0xffff;
-        if (i % 4 == 1) b = (b & 0x80ff) | (a & 0x7f00);  // close exponents: cancellation, ties
-        if (i % 4 == 2) b = (b & 0x800f) | (a & 0x7ff0);  // very close
-        c.check(op, a, b);
-      }
-    }
-  }, kPairs * 4 * 6);
+  on_two_threads(
+      GetParam(),
+      [](Checker& c, int part, int parts) {
+        std::mt19937_64 rng(0xb16 + static_cast<uint64_t>(part));
+        for (Op op : {Op::kAdd, Op::kSub, Op::kMul, Op::kDiv}) {
+          for (uint64_t i = static_cast<uint64_t>(part); i < kPairs;
+               i += static_cast<uint64_t>(parts)) {
+            const uint64_t r = rng();
+            uint64_t a = r & 0xffff, b = (r >> 16) & 0xffff;
+            if (i % 4 == 1) b = (b & 0x80ff) | (a & 0x7f00);  // close exponents: cancellation, ties
+            if (i % 4 == 2) b = (b & 0x800f) | (a & 0x7ff0);  // very close
+            c.check(op, a, b);
+          }
+        }
+      },
+      kPairs * 4 * 6);
 }
 
-INSTANTIATE_TEST_SUITE_P(SixteenBit, SixteenBitRandomPairs, ::testing::Values(formats::bf16, formats::fp16),
+INSTANTIATE_TEST_SUITE_P(SixteenBit, SixteenBitRandomPairs,
+                         ::testing::Values(formats::bf16, formats::fp16),
                          [](const auto& info) { return info.param.name(); });
 
 }  // namespace

@@ -18,12 +18,18 @@ using oracle::Op;
 
 uint64_t run_op(Op op, RoundingContext& ctx, uint64_t a, uint64_t b, uint64_t c) {
   switch (op) {
-    case Op::kAdd: return add(ctx, a, b);
-    case Op::kSub: return sub(ctx, a, b);
-    case Op::kMul: return mul(ctx, a, b);
-    case Op::kDiv: return div(ctx, a, b);
-    case Op::kFma: return fma(ctx, a, b, c);
-    case Op::kSqrt: return sqrt(ctx, a);
+    case Op::kAdd:
+      return add(ctx, a, b);
+    case Op::kSub:
+      return sub(ctx, a, b);
+    case Op::kMul:
+      return mul(ctx, a, b);
+    case Op::kDiv:
+      return div(ctx, a, b);
+    case Op::kFma:
+      return fma(ctx, a, b, c);
+    case Op::kSqrt:
+      return sqrt(ctx, a);
   }
   return 0;
 }
@@ -60,9 +66,10 @@ void check_random(const Format& f, int samples, uint64_t seed) {
       for (int k = 0; k < 6; ++k) {
         const uint64_t got = run_op(op, ctx[k], a, b, c);
         if (got != expected[k]) {
-          bad.add(f.name() + " " + oracle::op_name(op) + " " + oracle::mode_name(oracle::kModes[k]) +
-                  " a=" + oracle::hex(a) + " b=" + oracle::hex(b) + " c=" + oracle::hex(c) +
-                  ": expected " + oracle::hex(expected[k]) + " got " + oracle::hex(got));
+          bad.add(f.name() + " " + oracle::op_name(op) + " " +
+                  oracle::mode_name(oracle::kModes[k]) + " a=" + oracle::hex(a) +
+                  " b=" + oracle::hex(b) + " c=" + oracle::hex(c) + ": expected " +
+                  oracle::hex(expected[k]) + " got " + oracle::hex(got));
         }
       }
     }
@@ -70,11 +77,21 @@ void check_random(const Format& f, int samples, uint64_t seed) {
   EXPECT_EQ(bad.count, 0u) << bad.report();
 }
 
-TEST(WideFormats, Fp32AgainstMpfr) { check_random(formats::fp32, 20000, 1); }
-TEST(WideFormats, Tf32AgainstMpfr) { check_random(formats::tf32, 20000, 2); }
-TEST(WideFormats, Fp64AgainstMpfr) { check_random(formats::fp64, 20000, 3); }
-TEST(WideFormats, E3m2AgainstMpfr) { check_random(parse_format("e3m2"), 20000, 4); }
-TEST(WideFormats, E6m9AgainstMpfr) { check_random(parse_format("e6m9"), 20000, 5); }
+TEST(WideFormats, Fp32AgainstMpfr) {
+  check_random(formats::fp32, 20000, 1);
+}
+TEST(WideFormats, Tf32AgainstMpfr) {
+  check_random(formats::tf32, 20000, 2);
+}
+TEST(WideFormats, Fp64AgainstMpfr) {
+  check_random(formats::fp64, 20000, 3);
+}
+TEST(WideFormats, E3m2AgainstMpfr) {
+  check_random(parse_format("e3m2"), 20000, 4);
+}
+TEST(WideFormats, E6m9AgainstMpfr) {
+  check_random(parse_format("e6m9"), 20000, 5);
+}
 TEST(WideFormats, E11m52IsFp64) {
   EXPECT_EQ(parse_format("e11m52"), formats::fp64);
   check_random(parse_format("e11m52"), 5000, 6);
@@ -116,22 +133,29 @@ void check_native(const Format& f, int samples, uint64_t seed) {
       T native;
       uint64_t emulated;
     } cases[] = {
-        {"add", x + y, add(ctx, a, b)},          {"sub", x - y, sub(ctx, a, b)},
-        {"mul", x * y, mul(ctx, a, b)},          {"div", x / y, div(ctx, a, b)},
-        {"fma", std::fma(x, y, z), fma(ctx, a, b, c)}, {"sqrt", std::sqrt(x), sqrt(ctx, a)},
+        {"add", x + y, add(ctx, a, b)},
+        {"sub", x - y, sub(ctx, a, b)},
+        {"mul", x * y, mul(ctx, a, b)},
+        {"div", x / y, div(ctx, a, b)},
+        {"fma", std::fma(x, y, z), fma(ctx, a, b, c)},
+        {"sqrt", std::sqrt(x), sqrt(ctx, a)},
     };
     for (const auto& cs : cases) {
       if (!same(cs.native, static_cast<U>(cs.emulated))) {
         bad.add(std::string(cs.name) + " a=" + oracle::hex(a) + " b=" + oracle::hex(b) +
-                " c=" + oracle::hex(c) + ": native " +
-                oracle::hex(std::bit_cast<U>(cs.native)) + " emulated " + oracle::hex(cs.emulated));
+                " c=" + oracle::hex(c) + ": native " + oracle::hex(std::bit_cast<U>(cs.native)) +
+                " emulated " + oracle::hex(cs.emulated));
       }
     }
   }
   EXPECT_EQ(bad.count, 0u) << bad.report();
 }
 
-TEST(WideFormats, Fp64MatchesNativeDouble) { check_native<double, uint64_t>(formats::fp64, 300000, 21); }
-TEST(WideFormats, Fp32MatchesNativeFloat) { check_native<float, uint32_t>(formats::fp32, 300000, 22); }
+TEST(WideFormats, Fp64MatchesNativeDouble) {
+  check_native<double, uint64_t>(formats::fp64, 300000, 21);
+}
+TEST(WideFormats, Fp32MatchesNativeFloat) {
+  check_native<float, uint32_t>(formats::fp32, 300000, 22);
+}
 
 }  // namespace

@@ -40,8 +40,9 @@ TEST_P(BulkHeavy, AllFloatsOfOneSignToBf16Fp16E4m3fnE5m2EveryMode) {
     uint64_t local_checked = 0;
     for (int field; (field = next.fetch_add(1)) < 256;) {
       for (size_t i = 0; i < kBinade; ++i) {
-        in[i] = std::bit_cast<float>((negative ? 0x80000000u : 0u) | (static_cast<uint32_t>(field) << 23) |
-                                     static_cast<uint32_t>(i));
+        in[i] =
+            std::bit_cast<float>((negative ? 0x80000000u : 0u) |
+                                 (static_cast<uint32_t>(field) << 23) | static_cast<uint32_t>(i));
       }
       for (const Format& f : targets) {
         const oracle::Spec s = oracle::spec_of(f);
@@ -55,8 +56,8 @@ TEST_P(BulkHeavy, AllFloatsOfOneSignToBf16Fp16E4m3fnE5m2EveryMode) {
           }
           for (size_t i = 0; i < kBinade; ++i) {
             if (got[i] != want[i]) {
-              local.add(f.name() + " " + oracle::mode_name(m) + " x=" +
-                        oracle::hex(std::bit_cast<uint32_t>(in[i])) + ": expected " +
+              local.add(f.name() + " " + oracle::mode_name(m) +
+                        " x=" + oracle::hex(std::bit_cast<uint32_t>(in[i])) + ": expected " +
                         oracle::hex(want[i]) + " got " + oracle::hex(got[i]));
             }
           }
@@ -64,8 +65,9 @@ TEST_P(BulkHeavy, AllFloatsOfOneSignToBf16Fp16E4m3fnE5m2EveryMode) {
         }
       }
       if (field % 64 == 63) {
-        std::printf("binade %d done after %.1f s\n", field,
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        std::printf(
+            "binade %d done after %.1f s\n", field,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
         std::fflush(stdout);
       }
     }
@@ -76,8 +78,10 @@ TEST_P(BulkHeavy, AllFloatsOfOneSignToBf16Fp16E4m3fnE5m2EveryMode) {
   std::thread t1(worker), t2(worker);
   t1.join();
   t2.join();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("checked %llu conversions in %.1f s\n", static_cast<unsigned long long>(checked), seconds);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("checked %llu conversions in %.1f s\n", static_cast<unsigned long long>(checked),
+              seconds);
   EXPECT_EQ(checked, (uint64_t{1} << 31) * 4 * 6);
   EXPECT_EQ(bad.count, 0u) << bad.report();
 }

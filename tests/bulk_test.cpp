@@ -31,7 +31,12 @@ const std::vector<Format>& bulk_formats() {
       formats::e5m2fnuz, formats::tf32, formats::fp32, formats::fp64, parse_format("e3m2"),
       parse_format("e6m9"), with(formats::e4m3fn, OverflowPolicy::kSaturate),
       with(formats::bf16, OverflowPolicy::kInfinity, SubnormalPolicy::kFlush),
-      with(formats::e5m2, OverflowPolicy::kSaturate, SubnormalPolicy::kFlush)};
+      with(formats::e5m2, OverflowPolicy::kSaturate, SubnormalPolicy::kFlush),
+      // wider than a float lane (33 bits) yet inside float's exponent range: a valid format
+      Format{10, 22, 127, SpecialEncoding::kIeee, OverflowPolicy::kInfinity,
+             SubnormalPolicy::kKeep},
+      Format{8, 22, 127, SpecialEncoding::kIeee, OverflowPolicy::kInfinity,
+             SubnormalPolicy::kFlush}};
   return f;
 }
 
@@ -39,13 +44,37 @@ template <class T>
 std::vector<T> test_inputs(size_t n, uint64_t seed) {
   using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
   std::mt19937_64 rng(seed);
-  std::vector<T> v = {T(0), -T(0), T(1), -T(1), std::numeric_limits<T>::infinity(),
-                      -std::numeric_limits<T>::infinity(), std::numeric_limits<T>::quiet_NaN(),
-                      std::numeric_limits<T>::denorm_min(), -std::numeric_limits<T>::denorm_min(),
-                      std::numeric_limits<T>::min(), std::numeric_limits<T>::max(),
-                      T(448), T(464), T(465), T(480), T(57344), T(61440), T(65504), T(65520),
-                      T(240), T(248), T(0x1p-9), T(0x1p-10), T(0x1p-16), T(0x1p-17), T(0x1p-24),
-                      T(0x1p-25), T(0x1p-133), T(0x1p-134), T(0x1.fep127), T(0x1.ffp127)};
+  std::vector<T> v = {T(0),
+                      -T(0),
+                      T(1),
+                      -T(1),
+                      std::numeric_limits<T>::infinity(),
+                      -std::numeric_limits<T>::infinity(),
+                      std::numeric_limits<T>::quiet_NaN(),
+                      std::numeric_limits<T>::denorm_min(),
+                      -std::numeric_limits<T>::denorm_min(),
+                      std::numeric_limits<T>::min(),
+                      std::numeric_limits<T>::max(),
+                      T(448),
+                      T(464),
+                      T(465),
+                      T(480),
+                      T(57344),
+                      T(61440),
+                      T(65504),
+                      T(65520),
+                      T(240),
+                      T(248),
+                      T(0x1p-9),
+                      T(0x1p-10),
+                      T(0x1p-16),
+                      T(0x1p-17),
+                      T(0x1p-24),
+                      T(0x1p-25),
+                      T(0x1p-133),
+                      T(0x1p-134),
+                      T(0x1.fep127),
+                      T(0x1.ffp127)};
   while (v.size() < n) {
     const uint64_t r = rng();
     if (r % 3 == 0) {
@@ -67,12 +96,14 @@ void check_against_scalar(const Format& f, const Rounding& r, const std::vector<
   std::vector<uint64_t> out(in.size(), 0xdeadbeef);
   round_to_bits<T, uint64_t>(in, out, spec);
   for (size_t i = 0; i < in.size(); ++i) {
-    const uint32_t rnd = uses_random_bits(r.mode) ? random_bits(spec.random, spec.first_index + i) : 0;
-    const uint64_t want = round_to_format(f, unrounded_from_double(static_cast<double>(in[i])), r, rnd);
+    const uint32_t rnd =
+        uses_random_bits(r.mode) ? random_bits(spec.random, spec.first_index + i) : 0;
+    const uint64_t want =
+        round_to_format(f, unrounded_from_double(static_cast<double>(in[i])), r, rnd);
     if (out[i] != want) {
       bad.add(f.name() + " " + oracle::mode_name(r.mode) + " sr_bits=" + std::to_string(r.sr_bits) +
-              " threads=" + std::to_string(threads) + " i=" + std::to_string(i) + " x=" +
-              std::to_string(static_cast<double>(in[i])) + ": scalar " + oracle::hex(want) +
+              " threads=" + std::to_string(threads) + " i=" + std::to_string(i) +
+              " x=" + std::to_string(static_cast<double>(in[i])) + ": scalar " + oracle::hex(want) +
               " bulk " + oracle::hex(out[i]));
     }
   }
@@ -120,7 +151,8 @@ TEST(Bulk, IdenticalForOneTwoAndEightThreads) {
           check_against_scalar(f, Rounding{m}, in, threads, bad);
         }
         for (size_t k = 1; k < outs.size(); ++k) {
-          EXPECT_TRUE(outs[k] == outs[0]) << f.name() << " bits differ between thread counts, n=" << n;
+          EXPECT_TRUE(outs[k] == outs[0])
+              << f.name() << " bits differ between thread counts, n=" << n;
         }
         for (size_t k = 1; k < values.size(); ++k) {
           EXPECT_EQ(0, std::memcmp(values[k].data(), values[0].data(), n * sizeof(float)))
@@ -148,11 +180,15 @@ TEST(Bulk, RoundToValuesAndDecodeBitsMatchScalar) {
       decode_bits<uint32_t, float>(f, bits, decoded);
       for (size_t i = 0; i < fin.size(); ++i) {
         const uint32_t rnd = uses_random_bits(m) ? random_bits(spec.random, 77 + i) : 0;
-        const double want_f = decode(f, round_to_format(f, unrounded_from_double(fin[i]), Rounding{m}, rnd));
-        const double want_d = decode(f, round_to_format(f, unrounded_from_double(din[i]), Rounding{m}, rnd));
-        ASSERT_EQ(std::bit_cast<uint32_t>(fv[i]), std::bit_cast<uint32_t>(static_cast<float>(want_f)))
+        const double want_f =
+            decode(f, round_to_format(f, unrounded_from_double(fin[i]), Rounding{m}, rnd));
+        const double want_d =
+            decode(f, round_to_format(f, unrounded_from_double(din[i]), Rounding{m}, rnd));
+        ASSERT_EQ(std::bit_cast<uint32_t>(fv[i]),
+                  std::bit_cast<uint32_t>(static_cast<float>(want_f)))
             << f.name() << " " << oracle::mode_name(m) << " i=" << i;
-        ASSERT_EQ(std::bit_cast<uint32_t>(decoded[i]), std::bit_cast<uint32_t>(static_cast<float>(want_f)));
+        ASSERT_EQ(std::bit_cast<uint32_t>(decoded[i]),
+                  std::bit_cast<uint32_t>(static_cast<float>(want_f)));
         ASSERT_EQ(std::bit_cast<uint64_t>(dv[i]), std::bit_cast<uint64_t>(want_d))
             << f.name() << " " << oracle::mode_name(m) << " i=" << i;
       }
@@ -166,7 +202,8 @@ TEST(Bulk, InPlaceRoundToValues) {
   const BulkRounding spec{formats::e5m2, {}, {}, 0, 1};
   round_to_values<double>(v, v, spec);
   for (size_t i = 0; i < v.size(); ++i) {
-    const double want = decode(formats::e5m2, round_to_format(formats::e5m2, unrounded_from_double(copy[i]), {}));
+    const double want =
+        decode(formats::e5m2, round_to_format(formats::e5m2, unrounded_from_double(copy[i]), {}));
     ASSERT_EQ(std::bit_cast<uint64_t>(v[i]), std::bit_cast<uint64_t>(want));
   }
 }
@@ -175,15 +212,20 @@ TEST(Bulk, RejectsBadArguments) {
   std::vector<float> in(4, 1.0f);
   std::vector<uint8_t> small(4);
   std::vector<uint16_t> out3(3);
-  EXPECT_THROW((round_to_bits<float, uint8_t>(in, small, BulkRounding{formats::bf16, {}, {}, 0, 0})),
-               std::invalid_argument);
-  EXPECT_THROW((round_to_bits<float, uint16_t>(in, out3, BulkRounding{formats::bf16, {}, {}, 0, 0})),
-               std::invalid_argument);
+  EXPECT_THROW(
+      (round_to_bits<float, uint8_t>(in, small, BulkRounding{formats::bf16, {}, {}, 0, 0})),
+      std::invalid_argument);
+  EXPECT_THROW(
+      (round_to_bits<float, uint16_t>(in, out3, BulkRounding{formats::bf16, {}, {}, 0, 0})),
+      std::invalid_argument);
   std::vector<uint16_t> out(4);
-  EXPECT_THROW((round_to_bits<float, uint16_t>(in, out, BulkRounding{formats::bf16, Rounding{RoundingMode::kStochastic, 0}, {}, 0, 0})),
-               std::invalid_argument);
+  EXPECT_THROW(
+      (round_to_bits<float, uint16_t>(
+          in, out, BulkRounding{formats::bf16, Rounding{RoundingMode::kStochastic, 0}, {}, 0, 0})),
+      std::invalid_argument);
   std::vector<float> vals(4);
-  EXPECT_THROW((round_to_values<float>(in, vals, BulkRounding{formats::fp64, {}, {}, 0, 0})), std::invalid_argument);
+  EXPECT_THROW((round_to_values<float>(in, vals, BulkRounding{formats::fp64, {}, {}, 0, 0})),
+               std::invalid_argument);
 }
 
 }  // namespace
@@ -204,14 +246,19 @@ TEST(BulkReference, FloatBinadeReferenceAgreesWithMpfr) {
       for (bool negative : {false, true}) {
         for (RoundingMode m : oracle::kModes) {
           for (int j = 0; j < 40; ++j) {
-            const uint32_t i = j == 0 ? 0 : j == 1 ? (1u << 23) - 1 : static_cast<uint32_t>(rng() % (1u << 23));
+            const uint32_t i = j == 0   ? 0
+                               : j == 1 ? (1u << 23) - 1
+                                        : static_cast<uint32_t>(rng() % (1u << 23));
             oracle::float_binade_reference(o.spec(), m, negative, field, want.data() + i, i, 1);
-            const float x = std::bit_cast<float>((negative ? 0x80000000u : 0u) | (uint32_t(field) << 23) | i);
+            const float x =
+                std::bit_cast<float>((negative ? 0x80000000u : 0u) | (uint32_t(field) << 23) | i);
             mpfr_set_d(v, x, MPFR_RNDN);
-            const uint64_t expected = o.round(m, [&](mpfr_ptr r, mpfr_rnd_t rnd) { return mpfr_set(r, v, rnd); });
+            const uint64_t expected =
+                o.round(m, [&](mpfr_ptr r, mpfr_rnd_t rnd) { return mpfr_set(r, v, rnd); });
             if (want[i] != expected) {
-              bad.add(f.name() + " " + oracle::mode_name(m) + " x=" + oracle::hex(std::bit_cast<uint32_t>(x)) +
-                      ": mpfr " + oracle::hex(expected) + " reference " + oracle::hex(want[i]));
+              bad.add(f.name() + " " + oracle::mode_name(m) +
+                      " x=" + oracle::hex(std::bit_cast<uint32_t>(x)) + ": mpfr " +
+                      oracle::hex(expected) + " reference " + oracle::hex(want[i]));
             }
           }
         }

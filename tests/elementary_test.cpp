@@ -15,28 +15,39 @@ namespace {
 using namespace simprec;
 
 enum class Fn { kExp, kExp2, kLog };
-const char* fn_name(Fn f) { return f == Fn::kExp ? "exp" : f == Fn::kExp2 ? "exp2" : "log"; }
+const char* fn_name(Fn f) {
+  return f == Fn::kExp ? "exp" : f == Fn::kExp2 ? "exp2" : "log";
+}
 int mpfr_fn(Fn f, mpfr_ptr r, mpfr_srcptr x, mpfr_rnd_t rnd) {
   switch (f) {
-    case Fn::kExp: return mpfr_exp(r, x, rnd);
-    case Fn::kExp2: return mpfr_exp2(r, x, rnd);
-    case Fn::kLog: return mpfr_log(r, x, rnd);
+    case Fn::kExp:
+      return mpfr_exp(r, x, rnd);
+    case Fn::kExp2:
+      return mpfr_exp2(r, x, rnd);
+    case Fn::kLog:
+      return mpfr_log(r, x, rnd);
   }
   return 0;
 }
 uint64_t lib_fn(Fn f, RoundingContext& ctx, uint64_t a) {
   switch (f) {
-    case Fn::kExp: return simprec::exp(ctx, a);
-    case Fn::kExp2: return simprec::exp2(ctx, a);
-    case Fn::kLog: return simprec::log(ctx, a);
+    case Fn::kExp:
+      return simprec::exp(ctx, a);
+    case Fn::kExp2:
+      return simprec::exp2(ctx, a);
+    case Fn::kLog:
+      return simprec::log(ctx, a);
   }
   return 0;
 }
 uint64_t lib_fn_of(Fn f, RoundingContext& ctx, double x) {
   switch (f) {
-    case Fn::kExp: return exp_of(ctx, x);
-    case Fn::kExp2: return exp2_of(ctx, x);
-    case Fn::kLog: return log_of(ctx, x);
+    case Fn::kExp:
+      return exp_of(ctx, x);
+    case Fn::kExp2:
+      return exp2_of(ctx, x);
+    case Fn::kLog:
+      return log_of(ctx, x);
   }
   return 0;
 }
@@ -82,9 +93,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Param{formats::fp16, Fn::kExp2}, Param{formats::fp16, Fn::kLog},
                       Param{formats::e4m3fn, Fn::kExp}, Param{formats::e5m2, Fn::kExp2},
                       Param{formats::e4m3fnuz, Fn::kLog}),
-    [](const auto& info) {
-      return info.param.format.name() + "_" + fn_name(info.param.fn);
-    });
+    [](const auto& info) { return info.param.format.name() + "_" + fn_name(info.param.fn); });
 
 // Double inputs (the *_of entry points) into the 8- and 16-bit formats: random doubles around
 // where the results cross the formats' overflow and underflow thresholds, and exact cases.
@@ -112,8 +121,8 @@ TEST(ElementaryOfDouble, RandomAndExactCases) {
           const uint64_t got = lib_fn_of(fn, ctx[i], v);
           if (got != expected[i]) {
             bad.add(f.name() + " " + fn_name(fn) + " " + oracle::mode_name(oracle::kModes[i]) +
-                    " x=" + std::to_string(v) + ": expected " + oracle::hex(expected[i]) +
-                    " got " + oracle::hex(got));
+                    " x=" + std::to_string(v) + ": expected " + oracle::hex(expected[i]) + " got " +
+                    oracle::hex(got));
           }
         }
       }

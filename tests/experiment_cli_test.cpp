@@ -106,6 +106,20 @@ TEST(ExperimentValidation, WrongTypeAndBadValuesArePlaced) {
   }
 }
 
+TEST(ExperimentValidation, MalformedNpyFilesAreRefusedBeforeRunning) {
+  const auto dir = fresh_dir("npy");
+  write(dir / "q.npy", "this is not a numpy file");
+  write(dir / "k.npy", "nor this");
+  write(dir / "v.npy", "nor this");
+  const auto file = write(dir / "e.toml", "[inputs.a]\nq = \"q.npy\"\nk = \"k.npy\"\nv = \"v.npy\"\n"
+                                          "[implementations.x]\npreset = \"fa2\"\n");
+  const auto r = run_simprec("run " + file.string() + " --out " + (dir / "out").string());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("e.toml:2:5"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("bad magic"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "out" / "results.jsonl"));
+}
+
 TEST(ExperimentValidation, TooManyCasesIsRefusedBeforeRunning) {
   const auto dir = fresh_dir("too_many");
   const auto file = write(dir / "e.toml", std::string(kSmallExperiment) + "max_cases = 5\n");

@@ -37,7 +37,8 @@ TEST(Format, SpecNumbers) {
       {formats::e5m2fnuz, 57344, 0x1p-15, 0x1p-17, 0x80, 0},
       {formats::tf32, 0x1.ffcp127, 0x1p-126, 0x1p-136, 0x3fe00, 0x3fc00},
       {formats::fp32, 0x1.fffffep127, 0x1p-126, 0x1p-149, 0x7fc00000, 0x7f800000},
-      {formats::fp64, 0x1.fffffffffffffp1023, 0x1p-1022, 0x1p-1074, 0x7ff8000000000000, 0x7ff0000000000000},
+      {formats::fp64, 0x1.fffffffffffffp1023, 0x1p-1022, 0x1p-1074, 0x7ff8000000000000,
+       0x7ff0000000000000},
   };
   for (const auto& r : rows) {
     SCOPED_TRACE(r.f.name());
@@ -72,20 +73,26 @@ void check_decode(const Format& f, uint64_t bits, oracle::Mismatches& bad) {
   const double got = decode(f, bits);
   const bool ok = (std::isnan(want) && std::isnan(got)) ||
                   std::bit_cast<uint64_t>(want) == std::bit_cast<uint64_t>(got);
-  if (!ok) bad.add(f.name() + " " + oracle::hex(bits) + ": want " + std::to_string(want) + " got " + std::to_string(got));
-  if (f.is_nan_bits(bits) != oracle::is_nan(s, bits)) bad.add(f.name() + " is_nan " + oracle::hex(bits));
+  if (!ok)
+    bad.add(f.name() + " " + oracle::hex(bits) + ": want " + std::to_string(want) + " got " +
+            std::to_string(got));
+  if (f.is_nan_bits(bits) != oracle::is_nan(s, bits))
+    bad.add(f.name() + " is_nan " + oracle::hex(bits));
   // unpack agrees with decode
   const Unrounded u = unpack(f, bits);
-  if (std::isnan(want) != (u.kind == Unrounded::Kind::kNan)) bad.add(f.name() + " unpack nan " + oracle::hex(bits));
-  if (!std::isnan(want) && u.negative != std::signbit(want) && !(want == 0 && !f.has_negative_zero())) {
+  if (std::isnan(want) != (u.kind == Unrounded::Kind::kNan))
+    bad.add(f.name() + " unpack nan " + oracle::hex(bits));
+  if (!std::isnan(want) && u.negative != std::signbit(want) &&
+      !(want == 0 && !f.has_negative_zero())) {
     bad.add(f.name() + " unpack sign " + oracle::hex(bits));
   }
   // Re-rounding an encoding's value into its own format is the identity (NaNs: canonical).
   if (!std::isnan(want)) {
     const uint64_t back = round_to_format(f, u, {});
-    const uint64_t expect = (want == 0 && !f.keeps_subnormals() && (bits & f.magnitude_mask()) != 0)
-                                ? bits & f.sign_mask()  // a flushed subnormal reads as a signed zero
-                                : bits;
+    const uint64_t expect =
+        (want == 0 && !f.keeps_subnormals() && (bits & f.magnitude_mask()) != 0)
+            ? bits & f.sign_mask()  // a flushed subnormal reads as a signed zero
+            : bits;
     if (back != expect && !(want == 0 && !f.has_negative_zero())) {
       bad.add(f.name() + " round trip " + oracle::hex(bits) + " -> " + oracle::hex(back));
     }
@@ -94,14 +101,16 @@ void check_decode(const Format& f, uint64_t bits, oracle::Mismatches& bad) {
 
 TEST(Format, DecodeEveryNarrowEncoding) {
   oracle::Mismatches bad;
-  for (const Format& f : {formats::e4m3fn, formats::e5m2, formats::e4m3fnuz, formats::e5m2fnuz,
-                          formats::bf16, formats::fp16, parse_format("e3m2"), parse_format("e2m5fnuz"),
-                          with(formats::fp16, OverflowPolicy::kInfinity, SubnormalPolicy::kFlush),
-                          with(formats::e4m3fn, OverflowPolicy::kSaturate, SubnormalPolicy::kFlush)}) {
+  for (const Format& f :
+       {formats::e4m3fn, formats::e5m2, formats::e4m3fnuz, formats::e5m2fnuz, formats::bf16,
+        formats::fp16, parse_format("e3m2"), parse_format("e2m5fnuz"),
+        with(formats::fp16, OverflowPolicy::kInfinity, SubnormalPolicy::kFlush),
+        with(formats::e4m3fn, OverflowPolicy::kSaturate, SubnormalPolicy::kFlush)}) {
     for (uint64_t b = 0; b < (uint64_t{1} << f.width()); ++b) check_decode(f, b, bad);
   }
   std::mt19937_64 rng(3);
-  for (const Format& f : {formats::tf32, formats::fp32, formats::fp64, parse_format("e6m9"), parse_format("e10m40fn")}) {
+  for (const Format& f : {formats::tf32, formats::fp32, formats::fp64, parse_format("e6m9"),
+                          parse_format("e10m40fn")}) {
     for (int i = 0; i < 200000; ++i) {
       uint64_t b = rng();
       if (f.width() < 64) b &= (uint64_t{1} << f.width()) - 1;
@@ -128,10 +137,10 @@ TEST(Format, ParseNamesAliasesAndErrors) {
   EXPECT_EQ(parse_format("e11m52"), formats::fp64);
   const Format e3m2 = parse_format("e3m2");
   EXPECT_EQ(e3m2.bias, 3);
-  EXPECT_EQ(e3m2.max_finite(), 14.0);  // 1.75 * 2^3
+  EXPECT_EQ(e3m2.max_finite(), 14.0);                    // 1.75 * 2^3
   EXPECT_EQ(parse_format("e3m4fn").max_finite(), 30.0);  // top binade finite but 1.1111
-  for (const char* bad : {"", "fp8", "e4m3x", "e1m3", "e12m3", "e5m0", "e5m53", "em3", "e4m", "E4M3",
-                          "e99999999999m2", "e4m3fnx", " bf16", "e-1m3"}) {
+  for (const char* bad : {"", "fp8", "e4m3x", "e1m3", "e12m3", "e5m0", "e5m53", "em3", "e4m",
+                          "E4M3", "e99999999999m2", "e4m3fnx", " bf16", "e-1m3"}) {
     EXPECT_THROW(parse_format(bad), std::invalid_argument) << "'" << bad << "'";
   }
 }
@@ -144,7 +153,8 @@ TEST(Format, NamesRoundTrip) {
   EXPECT_EQ(parse_format("e3m2").name(), "e3m2");
   EXPECT_EQ(parse_format("e6m9fnuz").name(), "e6m9fnuz");
   EXPECT_EQ(with(formats::e4m3fn, OverflowPolicy::kSaturate).name(), "e4m3fn:saturate");
-  EXPECT_EQ(with(formats::bf16, OverflowPolicy::kInfinity, SubnormalPolicy::kFlush).name(), "bf16:ftz");
+  EXPECT_EQ(with(formats::bf16, OverflowPolicy::kInfinity, SubnormalPolicy::kFlush).name(),
+            "bf16:ftz");
   Format odd = formats::fp16;
   odd.bias = 10;
   EXPECT_EQ(odd.name(), "e5m10:bias10");
@@ -164,9 +174,9 @@ TEST(Format, Validation) {
 TEST(Format, Negate) {
   EXPECT_EQ(negate(formats::bf16, 0x3f80), 0xbf80u);
   EXPECT_EQ(negate(formats::bf16, 0x0000), 0x8000u);
-  EXPECT_EQ(negate(formats::bf16, 0x7fc0), 0x7fc0u);    // NaN unchanged
-  EXPECT_EQ(negate(formats::e4m3fnuz, 0x00), 0x00u);    // no -0
-  EXPECT_EQ(negate(formats::e4m3fnuz, 0x80), 0x80u);    // the NaN
+  EXPECT_EQ(negate(formats::bf16, 0x7fc0), 0x7fc0u);  // NaN unchanged
+  EXPECT_EQ(negate(formats::e4m3fnuz, 0x00), 0x00u);  // no -0
+  EXPECT_EQ(negate(formats::e4m3fnuz, 0x80), 0x80u);  // the NaN
   EXPECT_EQ(negate(formats::e4m3fnuz, 0x01), 0x81u);
   EXPECT_EQ(negate(formats::e4m3fn, 0x7f), 0x7fu);
   EXPECT_EQ(negate(formats::e5m2, 0x7c), 0xfcu);

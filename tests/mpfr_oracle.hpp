@@ -47,14 +47,22 @@ inline constexpr RoundingMode kModes[6] = {RoundingMode::kNearestEven, RoundingM
                                            RoundingMode::kDown,        RoundingMode::kOdd};
 inline const char* mode_name(RoundingMode m) {
   switch (m) {
-    case RoundingMode::kNearestEven: return "rne";
-    case RoundingMode::kNearestAway: return "rna";
-    case RoundingMode::kTowardZero: return "rtz";
-    case RoundingMode::kUp: return "rup";
-    case RoundingMode::kDown: return "rdn";
-    case RoundingMode::kOdd: return "rto";
-    case RoundingMode::kStochastic: return "sr";
-    case RoundingMode::kNearestRandomTies: return "rnr";
+    case RoundingMode::kNearestEven:
+      return "rne";
+    case RoundingMode::kNearestAway:
+      return "rna";
+    case RoundingMode::kTowardZero:
+      return "rtz";
+    case RoundingMode::kUp:
+      return "rup";
+    case RoundingMode::kDown:
+      return "rdn";
+    case RoundingMode::kOdd:
+      return "rto";
+    case RoundingMode::kStochastic:
+      return "sr";
+    case RoundingMode::kNearestRandomTies:
+      return "rnr";
   }
   return "?";
 }
@@ -371,10 +379,10 @@ struct Mismatches {
 // A fast reference for converting every float of one binade into a format that keeps its
 // subnormals (for the exhaustive 2^32 sweep, where MPFR per element is too slow). The binade is
 // (sign, biased exponent field F < 255); out[i - first] is the expected encoding of the float
-// with fraction field i, for i in [first, first + count). Exact double arithmetic: |x| / q (q the format's quantum for this binade,
-// a power of two) splits into an integer k and a remainder r in [0, 1), both exact; the mode
-// decides from r (against 1/2) and k's parity; k counts quanta from the binade's first encoding.
-// Checked against the MPFR oracle on samples in bulk_test.
+// with fraction field i, for i in [first, first + count). Exact double arithmetic: |x| / q (q the
+// format's quantum for this binade, a power of two) splits into an integer k and a remainder r in
+// [0, 1), both exact; the mode decides from r (against 1/2) and k's parity; k counts quanta from
+// the binade's first encoding. Checked against the MPFR oracle on samples in bulk_test.
 template <class Bits>
 void float_binade_reference(const Spec& s, RoundingMode mode, bool negative, int field, Bits* out,
                             int64_t first = 0, int64_t count = int64_t{1} << 23) {
@@ -413,17 +421,32 @@ void float_binade_reference(const Spec& s, RoundingMode mode, bool negative, int
     const int64_t ki = static_cast<int64_t>(k);
     int64_t up;
     switch (mode) {
-      case RoundingMode::kNearestEven: up = r > 0.5 || (r == 0.5 && (ki & 1)); break;
-      case RoundingMode::kNearestAway: up = r >= 0.5; break;
-      case RoundingMode::kTowardZero: up = 0; break;
-      case RoundingMode::kUp: up = r > 0 && !negative; break;
-      case RoundingMode::kDown: up = r > 0 && negative; break;
-      case RoundingMode::kOdd: up = r > 0 && !(ki & 1); break;
-      default: up = 0;
+      case RoundingMode::kNearestEven:
+        up = r > 0.5 || (r == 0.5 && (ki & 1));
+        break;
+      case RoundingMode::kNearestAway:
+        up = r >= 0.5;
+        break;
+      case RoundingMode::kTowardZero:
+        up = 0;
+        break;
+      case RoundingMode::kUp:
+        up = r > 0 && !negative;
+        break;
+      case RoundingMode::kDown:
+        up = r > 0 && negative;
+        break;
+      case RoundingMode::kOdd:
+        up = r > 0 && !(ki & 1);
+        break;
+      default:
+        up = 0;
     }
     const int64_t kq = ki + up;
     const int64_t bits = base + kq;
-    out[i - first] = static_cast<Bits>(kq == 0 ? zero : bits > max_bits ? overflow : sign | static_cast<uint64_t>(bits));
+    out[i - first] = static_cast<Bits>(kq == 0           ? zero
+                                       : bits > max_bits ? overflow
+                                                         : sign | static_cast<uint64_t>(bits));
   }
 }
 
@@ -431,23 +454,35 @@ void float_binade_reference(const Spec& s, RoundingMode mode, bool negative, int
 enum class Op { kAdd, kSub, kMul, kDiv, kFma, kSqrt };
 inline const char* op_name(Op op) {
   switch (op) {
-    case Op::kAdd: return "add";
-    case Op::kSub: return "sub";
-    case Op::kMul: return "mul";
-    case Op::kDiv: return "div";
-    case Op::kFma: return "fma";
-    case Op::kSqrt: return "sqrt";
+    case Op::kAdd:
+      return "add";
+    case Op::kSub:
+      return "sub";
+    case Op::kMul:
+      return "mul";
+    case Op::kDiv:
+      return "div";
+    case Op::kFma:
+      return "fma";
+    case Op::kSqrt:
+      return "sqrt";
   }
   return "?";
 }
 inline int mpfr_op(Op op, mpfr_ptr r, const Inputs& in, mpfr_rnd_t rnd) {
   switch (op) {
-    case Op::kAdd: return mpfr_add(r, in.x, in.y, rnd);
-    case Op::kSub: return mpfr_sub(r, in.x, in.y, rnd);
-    case Op::kMul: return mpfr_mul(r, in.x, in.y, rnd);
-    case Op::kDiv: return mpfr_div(r, in.x, in.y, rnd);
-    case Op::kFma: return mpfr_fma(r, in.x, in.y, in.w, rnd);
-    case Op::kSqrt: return mpfr_sqrt(r, in.x, rnd);
+    case Op::kAdd:
+      return mpfr_add(r, in.x, in.y, rnd);
+    case Op::kSub:
+      return mpfr_sub(r, in.x, in.y, rnd);
+    case Op::kMul:
+      return mpfr_mul(r, in.x, in.y, rnd);
+    case Op::kDiv:
+      return mpfr_div(r, in.x, in.y, rnd);
+    case Op::kFma:
+      return mpfr_fma(r, in.x, in.y, in.w, rnd);
+    case Op::kSqrt:
+      return mpfr_sqrt(r, in.x, rnd);
   }
   return 0;
 }

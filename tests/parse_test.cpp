@@ -26,8 +26,7 @@ std::string exact_decimal(mpfr_srcptr x) {
     mpfr_free_str(text);
     mpfr_t back;
     mpfr_init2(back, mpfr_get_prec(x) + 8);
-    const int inexact = mpfr_set_str(back, s.c_str(), 10, MPFR_RNDN) != 0 ||
-                        mpfr_cmp(back, x) != 0;
+    const int inexact = mpfr_set_str(back, s.c_str(), 10, MPFR_RNDN) != 0 || mpfr_cmp(back, x) != 0;
     mpfr_clear(back);
     if (!inexact) {
       // mpfr_set_str's ternary is not returned; check exactness by reading at a much higher
@@ -50,20 +49,22 @@ uint64_t round_text(const Format& f, const std::string& text, RoundingMode m) {
 // Expected result of rounding the number in `text` into f in every mode: MPFR reads the text
 // correctly rounded at the format's precision, then the oracle's subnormal recipe.
 void expect_text(oracle::Oracle& o, const std::string& text, uint64_t out[6]) {
-  o.round_all([&](mpfr_ptr r, mpfr_rnd_t rnd) { return mpfr_strtofr(r, text.c_str(), nullptr, 0, rnd); },
-              out);
+  o.round_all(
+      [&](mpfr_ptr r, mpfr_rnd_t rnd) { return mpfr_strtofr(r, text.c_str(), nullptr, 0, rnd); },
+      out);
 }
 
 TEST(Parse, DecimalsThatRoundDifferentlyViaDouble) {
   int traps = 0;
-  for (const Format& f : {formats::bf16, formats::fp16, formats::e4m3fn, formats::fp32, formats::fp64}) {
+  for (const Format& f :
+       {formats::bf16, formats::fp16, formats::e4m3fn, formats::fp32, formats::fp64}) {
     oracle::Oracle o(f);
     const auto& s = o.spec();
     RoundingContext ctx(f);
     std::mt19937_64 rng(f.width());
     for (int i = 0; i < 300; ++i) {
       // A midpoint between two neighbours: normal (random binade), subnormal, or at the top.
-      const uint64_t lo = i % 10 == 0 ? rng() % (uint64_t{1} << s.m)
+      const uint64_t lo = i % 10 == 0   ? rng() % (uint64_t{1} << s.m)
                           : i % 10 == 1 ? s.max_bits
                                         : (rng() % s.max_bits);
       const double a = oracle::decode(s, lo);
@@ -79,7 +80,10 @@ TEST(Parse, DecimalsThatRoundDifferentlyViaDouble) {
         mpfr_t y;
         mpfr_init2(y, 200);
         mpfr_set_ui_2exp(half, 1, quantum - 1 - 70, MPFR_RNDN);  // far below double's ulp
-        if (dir > 0) mpfr_add(y, x, half, MPFR_RNDN); else mpfr_sub(y, x, half, MPFR_RNDN);
+        if (dir > 0)
+          mpfr_add(y, x, half, MPFR_RNDN);
+        else
+          mpfr_sub(y, x, half, MPFR_RNDN);
         const std::string text = exact_decimal(y);
         mpfr_clear(y);
         uint64_t expected[6];
@@ -100,7 +104,8 @@ TEST(Parse, DecimalsThatRoundDifferentlyViaDouble) {
 
 TEST(Parse, RandomDecimalsEveryMode) {
   std::mt19937_64 rng(8);
-  for (const Format& f : {formats::bf16, formats::fp16, formats::e5m2, formats::e4m3fnuz, formats::fp64}) {
+  for (const Format& f :
+       {formats::bf16, formats::fp16, formats::e5m2, formats::e4m3fnuz, formats::fp64}) {
     oracle::Oracle o(f);
     for (int i = 0; i < 3000; ++i) {
       std::string text = (rng() & 1) ? "-" : "";
@@ -136,13 +141,18 @@ TEST(Parse, HalfOfTheSmallestDoubleSubnormal) {
 }
 
 TEST(Parse, HexFloats) {
-  EXPECT_EQ(round_text(formats::fp64, "0x1.8p-3", RoundingMode::kNearestEven), std::bit_cast<uint64_t>(0.1875));
+  EXPECT_EQ(round_text(formats::fp64, "0x1.8p-3", RoundingMode::kNearestEven),
+            std::bit_cast<uint64_t>(0.1875));
   EXPECT_EQ(round_text(formats::fp32, "-0X1.FFFFFEP+127", RoundingMode::kNearestEven), 0xff7fffffu);
-  EXPECT_EQ(round_text(formats::fp64, "0x10", RoundingMode::kNearestEven), std::bit_cast<uint64_t>(16.0));
-  EXPECT_EQ(round_text(formats::bf16, "0x1.01p0", RoundingMode::kNearestEven), 0x3f80u);  // tie: even
-  EXPECT_EQ(round_text(formats::bf16, "0x1.0100000000000000000001p0", RoundingMode::kNearestEven), 0x3f81u);
+  EXPECT_EQ(round_text(formats::fp64, "0x10", RoundingMode::kNearestEven),
+            std::bit_cast<uint64_t>(16.0));
+  EXPECT_EQ(round_text(formats::bf16, "0x1.01p0", RoundingMode::kNearestEven),
+            0x3f80u);  // tie: even
+  EXPECT_EQ(round_text(formats::bf16, "0x1.0100000000000000000001p0", RoundingMode::kNearestEven),
+            0x3f81u);
   // Hex digits that happen to spell "0b" are hex digits, not a binary prefix.
-  EXPECT_EQ(round_text(formats::fp64, "0x0b", RoundingMode::kNearestEven), std::bit_cast<uint64_t>(11.0));
+  EXPECT_EQ(round_text(formats::fp64, "0x0b", RoundingMode::kNearestEven),
+            std::bit_cast<uint64_t>(11.0));
   EXPECT_EQ(round_text(formats::fp64, "0x1.0bp3", RoundingMode::kNearestEven),
             std::bit_cast<uint64_t>(8.34375));
   EXPECT_EQ(round_text(formats::fp64, "0x1.b0bp0", RoundingMode::kNearestEven),
@@ -164,7 +174,8 @@ TEST(Parse, InfinityNanBlanksAndExtremes) {
   EXPECT_EQ(round_text(formats::fp64, "1e-400", RoundingMode::kNearestEven), 0u);
   EXPECT_EQ(round_text(formats::fp64, "1e-400", RoundingMode::kUp), 1u);
   EXPECT_EQ(round_text(formats::fp64, "-1e-99999999999", RoundingMode::kDown), 0x8000000000000001u);
-  EXPECT_EQ(round_text(formats::fp64, "1e99999999999", RoundingMode::kNearestEven), 0x7ff0000000000000u);
+  EXPECT_EQ(round_text(formats::fp64, "1e99999999999", RoundingMode::kNearestEven),
+            0x7ff0000000000000u);
 }
 
 TEST(Parse, RejectsGarbage) {

@@ -30,9 +30,11 @@ TEST(Random, KnownAnswerVector) {
 uint32_t reference(uint64_t seed, uint64_t stream, uint64_t index) {
   r123::Philox4x32 rng;
   const uint64_t block = index / 4;
-  r123::Philox4x32::ctr_type ctr = {{static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32),
-                                     static_cast<uint32_t>(stream), static_cast<uint32_t>(stream >> 32)}};
-  r123::Philox4x32::key_type key = {{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)}};
+  r123::Philox4x32::ctr_type ctr = {
+      {static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32),
+       static_cast<uint32_t>(stream), static_cast<uint32_t>(stream >> 32)}};
+  r123::Philox4x32::key_type key = {
+      {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)}};
   return rng(ctr, key)[index % 4];
 }
 
@@ -70,7 +72,8 @@ TEST(Random, PureFunctionOfSeedStreamIndex) {
   std::set<uint32_t> seen;
   for (uint64_t i = 0; i < 1000; ++i) {
     EXPECT_EQ(random_bits(a, i), random_bits(a, i));
-    EXPECT_NE(random_bits(a, i) == random_bits(b, i) && random_bits(a, i) == random_bits(c, i), true);
+    EXPECT_NE(random_bits(a, i) == random_bits(b, i) && random_bits(a, i) == random_bits(c, i),
+              true);
     seen.insert(random_bits(a, i));
   }
   EXPECT_GT(seen.size(), 995u);  // 1000 draws of 32 bits: a collision or two at most

@@ -29,7 +29,8 @@ const std::vector<Format>& targets() {
       formats::bf16, formats::fp16, formats::e4m3fn, formats::e5m2, formats::e4m3fnuz,
       formats::e5m2fnuz, formats::tf32, formats::fp32,
       // policy variants: saturation (as cvt.satfinite) and flush-to-zero
-      with(formats::e4m3fn, OverflowPolicy::kSaturate), with(formats::e5m2, OverflowPolicy::kSaturate),
+      with(formats::e4m3fn, OverflowPolicy::kSaturate),
+      with(formats::e5m2, OverflowPolicy::kSaturate),
       with(formats::fp16, OverflowPolicy::kInfinity, SubnormalPolicy::kFlush),
       with(formats::e4m3fn, OverflowPolicy::kNan, SubnormalPolicy::kFlush)};
   return t;
@@ -63,8 +64,8 @@ TEST_P(FromSixteenBit, EveryEncodingToEveryFormatEveryMode) {
         ++checked;
         if (got != expected[i]) {
           bad.add(from.name() + " " + oracle::hex(a) + " -> " + to.name() + " " +
-                  oracle::mode_name(oracle::kModes[i]) + ": expected " +
-                  oracle::hex(expected[i]) + " got " + oracle::hex(got));
+                  oracle::mode_name(oracle::kModes[i]) + ": expected " + oracle::hex(expected[i]) +
+                  " got " + oracle::hex(got));
         }
       }
     }
@@ -147,7 +148,8 @@ TEST(Conversion, DoubleRoundingTraps) {
         // Through the bulk API (vectorised path) from double, and convert() from fp64 bits.
         uint64_t got_bulk = 0;
         const double in[1] = {x};
-        round_to_bits<double, uint64_t>(std::span<const double>(in, 1), std::span<uint64_t>(&got_bulk, 1),
+        round_to_bits<double, uint64_t>(std::span<const double>(in, 1),
+                                        std::span<uint64_t>(&got_bulk, 1),
                                         BulkRounding{to, {}, {}, 0, 1});
         const uint64_t got_convert = convert(formats::fp64, std::bit_cast<uint64_t>(x), direct);
         for (uint64_t got : {got_scalar, got_bulk, got_convert}) {
@@ -181,8 +183,8 @@ TEST(Oracle, HandWorkedCases) {
   EXPECT_EQ(r(formats::e4m3fn, M::kNearestAway, 464), 0x7fu);  // away -> 480 -> overflow: NaN
   EXPECT_EQ(r(formats::e4m3fn, M::kNearestEven, 465), 0x7fu);
   EXPECT_EQ(r(formats::e4m3fn, M::kTowardZero, 1e9), 0x7eu);
-  EXPECT_EQ(r(formats::e4m3fn, M::kOdd, 449), 0x7eu);   // rto never overflows to NaN
-  EXPECT_EQ(r(formats::e4m3fn, M::kUp, 449), 0x7fu);    // up beyond max: "infinity" = NaN
+  EXPECT_EQ(r(formats::e4m3fn, M::kOdd, 449), 0x7eu);  // rto never overflows to NaN
+  EXPECT_EQ(r(formats::e4m3fn, M::kUp, 449), 0x7fu);   // up beyond max: "infinity" = NaN
   EXPECT_EQ(r(formats::e4m3fn, M::kDown, -449), 0x7fu);
   EXPECT_EQ(r(formats::e4m3fn, M::kDown, 449), 0x7eu);
   EXPECT_EQ(r(formats::e4m3fn, M::kUp, -449), 0xfeu);
@@ -221,7 +223,8 @@ TEST(Conversion, UnroundedFromFloatIsExact) {
     const float f = std::bit_cast<float>(static_cast<uint32_t>(rng()));
     if (std::isnan(f)) continue;
     RoundingContext ctx(formats::fp32);
-    EXPECT_EQ(round_to_format(formats::fp32, unrounded_from_float(f), {}), std::bit_cast<uint32_t>(f));
+    EXPECT_EQ(round_to_format(formats::fp32, unrounded_from_float(f), {}),
+              std::bit_cast<uint32_t>(f));
   }
 }
 

@@ -73,8 +73,8 @@ std::vector<double> sr_inputs(const oracle::Spec& s, std::mt19937_64& rng, int c
   return v;
 }
 
-const Format kSrFormats[] = {formats::bf16, formats::fp16, formats::e4m3fn, formats::e5m2,
-                             formats::e4m3fnuz, formats::e5m2fnuz, formats::tf32, formats::fp32};
+const Format kSrFormats[] = {formats::bf16,     formats::fp16,     formats::e4m3fn, formats::e5m2,
+                             formats::e4m3fnuz, formats::e5m2fnuz, formats::tf32,   formats::fp32};
 
 TEST(Stochastic, DefinitionHoldsExactlyForEveryK) {
   std::mt19937_64 rng(31337);
@@ -86,7 +86,7 @@ TEST(Stochastic, DefinitionHoldsExactlyForEveryK) {
     for (double x : sr_inputs(s, rng, 2000)) {
       const Neighbours n = neighbours(o, x);
       const double z = oracle::decode(s, n.toward), a = oracle::decode(s, n.away);
-      const double q = std::fabs(a - z);  // exact: neighbours in one format
+      const double q = std::fabs(a - z);                      // exact: neighbours in one format
       const double frac = q == 0 ? 0 : std::fabs(x - z) / q;  // exact (x - z is exact)
       for (int k = 1; k <= 32; ++k) {
         for (int j = 0; j < 4; ++j) {
@@ -94,12 +94,13 @@ TEST(Stochastic, DefinitionHoldsExactlyForEveryK) {
           const double t = std::floor(std::ldexp(frac, k));
           const bool up = t + static_cast<double>(r >> (32 - k)) >= std::ldexp(1.0, k);
           const uint64_t want = up ? n.away : n.toward;
-          const uint64_t got = round_to_format(f, unrounded_from_double(x), Rounding{RoundingMode::kStochastic, k}, r);
+          const uint64_t got = round_to_format(f, unrounded_from_double(x),
+                                               Rounding{RoundingMode::kStochastic, k}, r);
           ++checked;
           if (got != want) {
-            bad.add(f.name() + " x=" + oracle::hex(std::bit_cast<uint64_t>(x)) + " k=" +
-                    std::to_string(k) + " r=" + oracle::hex(r) + ": expected " + oracle::hex(want) +
-                    " got " + oracle::hex(got));
+            bad.add(f.name() + " x=" + oracle::hex(std::bit_cast<uint64_t>(x)) +
+                    " k=" + std::to_string(k) + " r=" + oracle::hex(r) + ": expected " +
+                    oracle::hex(want) + " got " + oracle::hex(got));
           }
         }
       }
@@ -113,7 +114,8 @@ TEST(Stochastic, DefinitionHoldsExactlyForEveryK) {
 std::vector<double> sr_samples(const Format& f, double x, size_t n, int sr_bits, uint64_t seed,
                                RoundingMode mode = RoundingMode::kStochastic) {
   std::vector<double> in(n, x), out(n);
-  round_to_values<double>(in, out, BulkRounding{f, Rounding{mode, sr_bits}, RandomStream{seed, 1}, 0, 1});
+  round_to_values<double>(in, out,
+                          BulkRounding{f, Rounding{mode, sr_bits}, RandomStream{seed, 1}, 0, 1});
   return out;
 }
 
@@ -121,8 +123,8 @@ TEST(Stochastic, MeanEqualsInputWithinFiveSigma) {
   std::mt19937_64 rng(2718);
   constexpr size_t kN = 1 << 15;
   int checked = 0;
-  for (const Format& f : {formats::bf16, formats::fp16, formats::e4m3fn, formats::e5m2,
-                          formats::e4m3fnuz}) {
+  for (const Format& f :
+       {formats::bf16, formats::fp16, formats::e4m3fn, formats::e5m2, formats::e4m3fnuz}) {
     oracle::Oracle o(f);
     const auto& s = o.spec();
     for (double x0 : sr_inputs(s, rng, 40)) {
@@ -190,17 +192,19 @@ TEST(Stochastic, SameOutputForOneTwoAndEightThreads) {
   const size_t n = 8 * 65536 + 333;
   std::mt19937_64 rng(4);
   std::vector<float> in(n);
-  for (auto& v : in) v = static_cast<float>(std::ldexp(1.0 + (rng() >> 11) * 0x1p-53, int(rng() % 40) - 20));
+  for (auto& v : in)
+    v = static_cast<float>(std::ldexp(1.0 + (rng() >> 11) * 0x1p-53, int(rng() % 40) - 20));
   for (RoundingMode m : {RoundingMode::kStochastic, RoundingMode::kNearestRandomTies}) {
     std::vector<uint16_t> ref;
     for (unsigned t : {1u, 2u, 8u}) {
       std::vector<uint16_t> out(n, 0xbeef);
-      round_to_bits<float, uint16_t>(in, out, BulkRounding{formats::bf16, Rounding{m, 20}, {11, 12}, 13, t});
+      round_to_bits<float, uint16_t>(in, out,
+                                     BulkRounding{formats::bf16, Rounding{m, 20}, {11, 12}, 13, t});
       if (t == 1) {
         ref = out;
         for (size_t i = 0; i < n; ++i) {
-          ASSERT_EQ(out[i], round_to_format(formats::bf16, unrounded_from_float(in[i]), Rounding{m, 20},
-                                            random_bits({11, 12}, 13 + i)))
+          ASSERT_EQ(out[i], round_to_format(formats::bf16, unrounded_from_float(in[i]),
+                                            Rounding{m, 20}, random_bits({11, 12}, 13 + i)))
               << i;
         }
       } else {
@@ -219,8 +223,9 @@ TEST(RandomTies, TiesAreFairAndNonTiesGoToNearest) {
     const double ms = s.min_subnormal;
     for (double x : {1 + q1 / 2, 1 + 1.5 * q1, -(1 + q1 / 2), ms / 2, 3 * ms / 2, -ms / 2}) {
       const auto samples = sr_samples(f, x, kN, 32, 8, RoundingMode::kNearestRandomTies);
-      const double lo = std::copysign(std::floor(std::fabs(x) / (std::fabs(x) < 1 ? ms : q1)) *
-                                          (std::fabs(x) < 1 ? ms : q1), x);
+      const double lo = std::copysign(
+          std::floor(std::fabs(x) / (std::fabs(x) < 1 ? ms : q1)) * (std::fabs(x) < 1 ? ms : q1),
+          x);
       size_t away = 0;
       for (double v : samples) {
         ASSERT_TRUE(v == lo || std::fabs(v) > std::fabs(lo)) << f.name() << " x=" << x;
@@ -242,7 +247,9 @@ TEST(RandomTies, TiesAreFairAndNonTiesGoToNearest) {
       const double a = oracle::decode(s, std::signbit(x) ? out[4] : out[3]);
       if (2 * std::fabs(x - z) == std::fabs(a - z)) continue;  // a tie
       for (uint32_t r : {0u, 1u, 0xffffffffu, 0x12345678u}) {
-        ASSERT_EQ(round_to_format(f, unrounded_from_double(x), Rounding{RoundingMode::kNearestRandomTies}, r), out[0])
+        ASSERT_EQ(round_to_format(f, unrounded_from_double(x),
+                                  Rounding{RoundingMode::kNearestRandomTies}, r),
+                  out[0])
             << f.name() << " x=" << x;
       }
     }
@@ -308,7 +315,8 @@ TEST(Stochastic, ArithmeticFollowsDefinition) {
   using oracle::Op;
   std::mt19937_64 rng(55);
   oracle::Mismatches bad;
-  for (const Format& f : {formats::fp64, formats::fp32, formats::bf16, formats::e4m3fn, formats::e5m2}) {
+  for (const Format& f :
+       {formats::fp64, formats::fp32, formats::bf16, formats::e4m3fn, formats::e5m2}) {
     SrDefinition def(f);
     const auto& s = def.o.spec();
     oracle::Inputs in;
@@ -323,23 +331,40 @@ TEST(Stochastic, ArithmeticFollowsDefinition) {
             if (s.ieee && (v & s.magnitude_all) == s.inf_bits) v = 1;
           }
           if (op == Op::kSqrt) e[0] &= s.magnitude_all;
-          if (i % 2) e[1] = (e[1] & ((uint64_t{1} << (s.m + 2)) - 1)) | (e[0] & ~((uint64_t{1} << (s.m + 2)) - 1));
+          if (i % 2)
+            e[1] = (e[1] & ((uint64_t{1} << (s.m + 2)) - 1)) |
+                   (e[0] & ~((uint64_t{1} << (s.m + 2)) - 1));
           in.set(oracle::decode(s, e[0]), oracle::decode(s, e[1]), oracle::decode(s, e[2]));
           const uint32_t r = random_bits(ctx.random_stream(), ctx.next_index());
           uint64_t got = 0;
           switch (op) {
-            case Op::kAdd: got = add(ctx, e[0], e[1]); break;
-            case Op::kSub: got = sub(ctx, e[0], e[1]); break;
-            case Op::kMul: got = mul(ctx, e[0], e[1]); break;
-            case Op::kDiv: got = div(ctx, e[0], e[1]); break;
-            case Op::kFma: got = fma(ctx, e[0], e[1], e[2]); break;
-            case Op::kSqrt: got = sqrt(ctx, e[0]); break;
+            case Op::kAdd:
+              got = add(ctx, e[0], e[1]);
+              break;
+            case Op::kSub:
+              got = sub(ctx, e[0], e[1]);
+              break;
+            case Op::kMul:
+              got = mul(ctx, e[0], e[1]);
+              break;
+            case Op::kDiv:
+              got = div(ctx, e[0], e[1]);
+              break;
+            case Op::kFma:
+              got = fma(ctx, e[0], e[1], e[2]);
+              break;
+            case Op::kSqrt:
+              got = sqrt(ctx, e[0]);
+              break;
           }
-          const uint64_t want = def.expected([&](mpfr_ptr rop, mpfr_rnd_t rnd) { return oracle::mpfr_op(op, rop, in, rnd); }, k, r);
+          const uint64_t want = def.expected(
+              [&](mpfr_ptr rop, mpfr_rnd_t rnd) { return oracle::mpfr_op(op, rop, in, rnd); }, k,
+              r);
           if (got != want) {
-            bad.add(f.name() + " " + oracle::op_name(op) + " k=" + std::to_string(k) + " a=" + oracle::hex(e[0]) +
-                    " b=" + oracle::hex(e[1]) + " c=" + oracle::hex(e[2]) + " r=" + oracle::hex(r) +
-                    ": expected " + oracle::hex(want) + " got " + oracle::hex(got));
+            bad.add(f.name() + " " + oracle::op_name(op) + " k=" + std::to_string(k) +
+                    " a=" + oracle::hex(e[0]) + " b=" + oracle::hex(e[1]) +
+                    " c=" + oracle::hex(e[2]) + " r=" + oracle::hex(r) + ": expected " +
+                    oracle::hex(want) + " got " + oracle::hex(got));
           }
         }
       }
@@ -362,12 +387,15 @@ TEST(Stochastic, ElementaryFollowsDefinitionForEveryBf16) {
         const uint64_t got = fn == 0 ? exp(ctx, a) : fn == 1 ? exp2(ctx, a) : log(ctx, a);
         const uint64_t want = def.expected(
             [&](mpfr_ptr rop, mpfr_rnd_t rnd) {
-              return fn == 0 ? mpfr_exp(rop, x, rnd) : fn == 1 ? mpfr_exp2(rop, x, rnd) : mpfr_log(rop, x, rnd);
+              return fn == 0   ? mpfr_exp(rop, x, rnd)
+                     : fn == 1 ? mpfr_exp2(rop, x, rnd)
+                               : mpfr_log(rop, x, rnd);
             },
             k, r);
         if (got != want) {
-          bad.add("bf16 fn" + std::to_string(fn) + " k=" + std::to_string(k) + " a=" + oracle::hex(a) +
-                  " r=" + oracle::hex(r) + ": expected " + oracle::hex(want) + " got " + oracle::hex(got));
+          bad.add("bf16 fn" + std::to_string(fn) + " k=" + std::to_string(k) +
+                  " a=" + oracle::hex(a) + " r=" + oracle::hex(r) + ": expected " +
+                  oracle::hex(want) + " got " + oracle::hex(got));
         }
       }
     }
@@ -385,8 +413,9 @@ TEST(Stochastic, ContextDrawsOneIndexPerRandomRounding) {
   rne.round(1.001);
   EXPECT_EQ(rne.next_index(), 10u);  // deterministic modes draw nothing
   RoundingContext a(formats::bf16, Rounding{RoundingMode::kStochastic}, RandomStream{1, 2}, 10);
-  EXPECT_EQ(a.round(1.001), round_to_format(formats::bf16, unrounded_from_double(1.001),
-                                            Rounding{RoundingMode::kStochastic}, random_bits({1, 2}, 10)));
+  EXPECT_EQ(a.round(1.001),
+            round_to_format(formats::bf16, unrounded_from_double(1.001),
+                            Rounding{RoundingMode::kStochastic}, random_bits({1, 2}, 10)));
 }
 
 }  // namespace

@@ -17,13 +17,19 @@ bool forward_site(Site s) {
 // C), so only its stochastic rerun is meaningful. The casts feed A and B; the rescale of O
 // feeds the C of the next P.V product.
 bool feeds_tensor_core(const AttentionConfig& config, Site site) {
-  const auto tc = [&](Site product) { return config.site(product).accumulation.rfind("tc:", 0) == 0; };
+  const auto tc = [&](Site product) {
+    return config.site(product).accumulation.rfind("tc:", 0) == 0;
+  };
   switch (site) {
     case Site::kPCast:
-    case Site::kORescale: return tc(Site::kPvAcc);
-    case Site::kPCastBwd: return tc(Site::kDvAcc);
-    case Site::kDsCast: return tc(Site::kDqAcc) || tc(Site::kDkAcc);
-    default: return false;
+    case Site::kORescale:
+      return tc(Site::kPvAcc);
+    case Site::kPCastBwd:
+      return tc(Site::kDvAcc);
+    case Site::kDsCast:
+      return tc(Site::kDqAcc) || tc(Site::kDkAcc);
+    default:
+      return false;
   }
 }
 

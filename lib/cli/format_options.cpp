@@ -5,19 +5,22 @@
 namespace simprec::cli {
 
 void FormatOptions::add_to(CLI::App& command) {
-  command.add_option("--format,-f", format,
-                     "bf16 fp16 tf32 fp32 fp64 e4m3fn e5m2 e4m3fnuz e5m2fnuz, or eXmY[fn|fnuz]")
+  command
+      .add_option("--format,-f", format,
+                  "bf16 fp16 tf32 fp32 fp64 e4m3fn e5m2 e4m3fnuz e5m2fnuz, or eXmY[fn|fnuz]")
       ->required();
-  command.add_option("--rounding,-r", rounding,
-                     "rne rna rtz rup rdn rto sr rnr (or nearest-even, nearest-away, toward-zero, "
-                     "up, down, odd, stochastic, nearest-random-ties)")
+  command
+      .add_option("--rounding,-r", rounding,
+                  "rne rna rtz rup rdn rto sr rnr (or nearest-even, nearest-away, toward-zero, "
+                  "up, down, odd, stochastic, nearest-random-ties)")
       ->required();
   command.add_option("--sr-bits", sr_bits, "random bits for stochastic rounding (1..32)")
       ->capture_default_str();
   command.add_option("--seed", seed, "random seed for sr and rnr")->capture_default_str();
   command.add_option("--overflow", overflow,
                      "what overflow gives: inf, saturate or nan (default: the format's own)");
-  command.add_flag("--no-subnormals", no_subnormals, "flush subnormal results (and inputs) to zero");
+  command.add_flag("--no-subnormals", no_subnormals,
+                   "flush subnormal results (and inputs) to zero");
 }
 
 Format FormatOptions::resolved_format() const {
@@ -38,8 +41,8 @@ Format FormatOptions::resolved_format() const {
   }
   if (no_subnormals) f.subnormals = SubnormalPolicy::kFlush;
   if (auto problem = f.validate(); !problem.empty()) {
-    throw UsageError("format '" + format + "'" + (overflow.empty() ? "" : " with --overflow " + overflow) +
-                     ": " + problem);
+    throw UsageError("format '" + format + "'" +
+                     (overflow.empty() ? "" : " with --overflow " + overflow) + ": " + problem);
   }
   return f;
 }

@@ -21,24 +21,13 @@ std::string nan_inf_text(const Format& f) {
   return "?";
 }
 
-std::string overflow_text(OverflowPolicy p) {
-  switch (p) {
-    case OverflowPolicy::kInfinity:
-      return "inf";
-    case OverflowPolicy::kSaturate:
-      return "saturate";
-    case OverflowPolicy::kNan:
-      return "nan";
-  }
-  return "?";
-}
-
 void print_row(const std::string& name, const Format& f) {
   std::printf("%-10s %5d %4d %4d %5d  %-24s %-24s %-24s %-24s %-10s %-22s %s\n", name.c_str(),
-              f.width(), f.exponent_bits, f.mantissa_bits, f.bias, shortest_text(f.max_finite()).c_str(),
-              shortest_text(f.min_normal()).c_str(), shortest_text(f.min_subnormal()).c_str(),
-              shortest_text(f.epsilon()).c_str(), overflow_text(f.overflow).c_str(),
-              nan_inf_text(f).c_str(), f.keeps_subnormals() ? "kept" : "flushed");
+              f.width(), f.exponent_bits, f.mantissa_bits, f.bias,
+              shortest_text(f.max_finite()).c_str(), shortest_text(f.min_normal()).c_str(),
+              shortest_text(f.min_subnormal()).c_str(), shortest_text(f.epsilon()).c_str(),
+              std::string(overflow_name(f.overflow)).c_str(), nan_inf_text(f).c_str(),
+              f.keeps_subnormals() ? "kept" : "flushed");
 }
 
 void run_formats(const std::string& only) {

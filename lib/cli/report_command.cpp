@@ -8,12 +8,14 @@ namespace simprec::cli {
 namespace {
 
 const RegisterCommand kRegistration([](CLI::App& app) {
-  auto* command = app.add_subcommand("report", "Rebuild an experiment's report from its results.jsonl alone.");
+  auto* command =
+      app.add_subcommand("report", "Rebuild an experiment's report from its results.jsonl alone.");
   auto dir = std::make_shared<std::string>();
   command->add_option("dir", *dir, "the results folder")->required();
   command->callback([dir] {
     const auto files = reports::write_report(*dir);
-    std::printf("report: %s\nsummary: %s\n", files.markdown.string().c_str(), files.csv.string().c_str());
+    std::printf("report: %s\nsummary: %s\n", files.markdown.string().c_str(),
+                files.csv.string().c_str());
     for (const auto& p : files.plots) std::printf("plot: %s\n", p.string().c_str());
     if (!files.plot_note.empty()) std::printf("%s\n", files.plot_note.c_str());
   });

@@ -15,12 +15,14 @@ namespace {
 
 // What rounding did to the inputs, for --report.
 struct RoundingReport {
-  long count = 0, exact = 0, up = 0, down = 0, non_finite = 0, overflowed = 0, saturated = 0, flushed = 0;
+  long count = 0, exact = 0, up = 0, down = 0, non_finite = 0, overflowed = 0, saturated = 0,
+       flushed = 0;
   double sum_signed_ulps = 0, sum_abs_ulps = 0, max_abs_ulps = 0;
 
   void add(const Format& f, const Unrounded& exact_value, double result) {
     ++count;
-    if (exact_value.kind == Unrounded::Kind::kNan || exact_value.kind == Unrounded::Kind::kInfinity) {
+    if (exact_value.kind == Unrounded::Kind::kNan ||
+        exact_value.kind == Unrounded::Kind::kInfinity) {
       ++non_finite;
       return;
     }
@@ -40,7 +42,8 @@ struct RoundingReport {
       ++exact;
       return;
     }
-    const double magnitude = std::fabs(decode(formats::fp64, round_to_format(formats::fp64, exact_value, {})));
+    const double magnitude =
+        std::fabs(decode(formats::fp64, round_to_format(formats::fp64, exact_value, {})));
     const int binade = magnitude > 0 ? std::ilogb(magnitude) : f.emin();
     const double ulp = std::ldexp(1.0, std::max(binade, f.emin()) - f.mantissa_bits);
     if (std::fabs(result) == f.max_finite() && std::fabs(error) > ulp) {  // clamped, not rounded
@@ -58,12 +61,11 @@ struct RoundingReport {
     const long inexact = up + down;
     out << "# report: " << count << " values into " << f.name() << " with " << short_name(r.mode)
         << "\n# exact " << exact << ", rounded up " << up << ", rounded down " << down
-        << ", non-finite inputs " << non_finite << ", overflowed " << overflowed
-        << ", saturated " << saturated
-        << ", underflowed to zero " << flushed << "\n";
+        << ", non-finite inputs " << non_finite << ", overflowed " << overflowed << ", saturated "
+        << saturated << ", underflowed to zero " << flushed << "\n";
     if (inexact > 0) {
-      out << "# mean signed error " << shortest_text(sum_signed_ulps / inexact) << " ulp, mean |error| "
-          << shortest_text(sum_abs_ulps / inexact) << " ulp, max |error| "
+      out << "# mean signed error " << shortest_text(sum_signed_ulps / inexact)
+          << " ulp, mean |error| " << shortest_text(sum_abs_ulps / inexact) << " ulp, max |error| "
           << shortest_text(max_abs_ulps) << " ulp (over the values rounded within range)\n";
     }
   }

@@ -36,21 +36,25 @@ int run(const RunArguments& args) {
     return 0;
   }
   experiments::RunOptions options;
-  options.out = args.out.empty() ? std::filesystem::path(spec.name) : std::filesystem::path(args.out);
+  options.out =
+      args.out.empty() ? std::filesystem::path(spec.name) : std::filesystem::path(args.out);
   options.force = args.force;
   options.quiet = args.quiet;
   options.threads = args.threads;
   const auto summary = experiments::run_experiment(spec, cases, backend, options);
   if (summary.interrupted) {
-    std::fprintf(stderr, "simprec run: interrupted after %zu new cases; run the same command again to resume\n",
-                 summary.ran + summary.failed);
+    std::fprintf(
+        stderr,
+        "simprec run: interrupted after %zu new cases; run the same command again to resume\n",
+        summary.ran + summary.failed);
     return 130;
   }
   const auto files = reports::write_report(options.out);
   if (!args.quiet) {
-    std::printf("%zu cases (%zu already done, %zu run, %zu failed) in %s\n", summary.total, summary.skipped,
-                summary.ran, summary.failed, options.out.string().c_str());
-    std::printf("report: %s\nsummary: %s\n", files.markdown.string().c_str(), files.csv.string().c_str());
+    std::printf("%zu cases (%zu already done, %zu run, %zu failed) in %s\n", summary.total,
+                summary.skipped, summary.ran, summary.failed, options.out.string().c_str());
+    std::printf("report: %s\nsummary: %s\n", files.markdown.string().c_str(),
+                files.csv.string().c_str());
     for (const auto& p : files.plots) std::printf("plot: %s\n", p.string().c_str());
     if (!files.plot_note.empty()) std::printf("%s\n", files.plot_note.c_str());
     std::printf("\nverdict:\n");
@@ -62,14 +66,18 @@ int run(const RunArguments& args) {
 }
 
 const RegisterCommand kRegistration([](CLI::App& app) {
-  auto* command = app.add_subcommand("run", "Run an experiment file: sweeps, resumable results, report and plots.");
+  auto* command = app.add_subcommand(
+      "run", "Run an experiment file: sweeps, resumable results, report and plots.");
   auto args = std::make_shared<RunArguments>();
   command->add_option("experiment", args->file, "the experiment file (TOML)")->required();
-  command->add_option("--out,-o", args->out, "results folder (default: a folder named after the experiment)");
-  command->add_flag("--force", args->force, "replace the results of a different experiment in the folder");
+  command->add_option("--out,-o", args->out,
+                      "results folder (default: a folder named after the experiment)");
+  command->add_flag("--force", args->force,
+                    "replace the results of a different experiment in the folder");
   command->add_flag("--quiet,-q", args->quiet, "no progress and no summary");
   command->add_option("--threads,-j", args->threads, "threads (default: all cores)");
-  command->add_option("--max-cases", args->max_cases, "refuse sweeps with more cases (default: the file's max_cases)");
+  command->add_option("--max-cases", args->max_cases,
+                      "refuse sweeps with more cases (default: the file's max_cases)");
   command->add_flag("--check", args->validate_only, "only validate the file and count its cases");
   command->callback([args] {
     if (const int code = run(*args); code != 0) throw ExitStatus{code};

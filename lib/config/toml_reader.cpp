@@ -43,16 +43,26 @@ std::string location(const std::string& file, const toml::node& node) {
 
 std::string type_name(const toml::node& node) {
   switch (node.type()) {
-    case toml::node_type::table: return "table";
-    case toml::node_type::array: return "array";
-    case toml::node_type::string: return "string";
-    case toml::node_type::integer: return "integer";
-    case toml::node_type::floating_point: return "float";
-    case toml::node_type::boolean: return "boolean";
-    case toml::node_type::date: return "date";
-    case toml::node_type::time: return "time";
-    case toml::node_type::date_time: return "date-time";
-    default: return "nothing";
+    case toml::node_type::table:
+      return "table";
+    case toml::node_type::array:
+      return "array";
+    case toml::node_type::string:
+      return "string";
+    case toml::node_type::integer:
+      return "integer";
+    case toml::node_type::floating_point:
+      return "float";
+    case toml::node_type::boolean:
+      return "boolean";
+    case toml::node_type::date:
+      return "date";
+    case toml::node_type::time:
+      return "time";
+    case toml::node_type::date_time:
+      return "date-time";
+    default:
+      return "nothing";
   }
 }
 
@@ -98,8 +108,8 @@ void TableReader::allow_only(std::initializer_list<std::string_view> allowed) co
     // Keys carry their own position in toml++ 3; fall back to the value's.
     const auto& begin = k.source().begin;
     if (begin.line != 0) {
-      throw ConfigError(file_ + ":" + std::to_string(begin.line) + ":" + std::to_string(begin.column) +
-                        ": " + message);
+      throw ConfigError(file_ + ":" + std::to_string(begin.line) + ":" +
+                        std::to_string(begin.column) + ": " + message);
     }
     fail(&v, message);
   }
@@ -134,7 +144,8 @@ std::optional<double> TableReader::number(std::string_view key) const {
 std::optional<bool> TableReader::boolean(std::string_view key) const {
   const toml::node* n = node(key);
   if (!n) return std::nullopt;
-  if (!n->is_boolean()) fail(n, "'" + key_path(key) + "' must be true or false, not " + type_name(*n));
+  if (!n->is_boolean())
+    fail(n, "'" + key_path(key) + "' must be true or false, not " + type_name(*n));
   return n->value<bool>();
 }
 
@@ -143,10 +154,13 @@ std::optional<std::vector<std::string>> TableReader::strings(std::string_view ke
   if (!n) return std::nullopt;
   if (n->is_string()) return std::vector<std::string>{*n->value<std::string>()};
   const toml::array* a = n->as_array();
-  if (!a) fail(n, "'" + key_path(key) + "' must be a string or an array of strings, not " + type_name(*n));
+  if (!a)
+    fail(n,
+         "'" + key_path(key) + "' must be a string or an array of strings, not " + type_name(*n));
   std::vector<std::string> out;
   for (const auto& e : *a) {
-    if (!e.is_string()) fail(&e, "'" + key_path(key) + "' holds " + type_name(e) + ", expected strings");
+    if (!e.is_string())
+      fail(&e, "'" + key_path(key) + "' holds " + type_name(e) + ", expected strings");
     out.push_back(*e.value<std::string>());
   }
   return out;
@@ -160,7 +174,8 @@ std::optional<std::vector<int64_t>> TableReader::integers(std::string_view key, 
   if (!a) fail(n, "'" + key_path(key) + "' must be an array of integers, not " + type_name(*n));
   std::vector<int64_t> out;
   for (const auto& e : *a) {
-    if (!e.is_integer()) fail(&e, "'" + key_path(key) + "' holds " + type_name(e) + ", expected integers");
+    if (!e.is_integer())
+      fail(&e, "'" + key_path(key) + "' holds " + type_name(e) + ", expected integers");
     const int64_t v = *e.value<int64_t>();
     if (v < min || v > max) {
       fail(&e, "'" + key_path(key) + "' holds " + std::to_string(v) + ", out of range [" +

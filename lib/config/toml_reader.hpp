@@ -43,7 +43,8 @@ class TableReader {
   std::optional<double> number(std::string_view key) const;
   std::optional<bool> boolean(std::string_view key) const;
   std::optional<std::vector<std::string>> strings(std::string_view key) const;
-  std::optional<std::vector<int64_t>> integers(std::string_view key, int64_t min, int64_t max) const;
+  std::optional<std::vector<int64_t>> integers(std::string_view key, int64_t min,
+                                               int64_t max) const;
   // A nested table (error if the key holds something else).
   std::optional<TableReader> table(std::string_view key) const;
 

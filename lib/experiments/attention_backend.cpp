@@ -1,16 +1,16 @@
 #include "lib/experiments/attention_backend.hpp"
 
 #include <algorithm>
-#include <filesystem>
 #include <cmath>
+#include <filesystem>
 #include <map>
 
+#include "emulation/round.hpp"
 #include "lib/attention/attention.hpp"
 #include "lib/attention/attribution.hpp"
 #include "lib/attention/preset.hpp"
 #include "lib/inputs/generators.hpp"
 #include "lib/metrics/error_metrics.hpp"
-#include "emulation/round.hpp"
 #include "plugins/host/plugin.hpp"
 
 namespace simprec::experiments {
@@ -90,7 +90,8 @@ attention::AttentionInputs make_inputs(const nlohmann::json& in, bool backward) 
     inputs::GeneratorParams p;
     const auto options = in.value("options", std::map<std::string, double>{});
     if (auto it = options.find("peak"); it != options.end()) p.peak = it->second;
-    if (auto it = options.find("prototypes"); it != options.end()) p.prototypes = static_cast<int>(it->second);
+    if (auto it = options.find("prototypes"); it != options.end())
+      p.prototypes = static_cast<int>(it->second);
     if (auto it = options.find("concentration"); it != options.end()) p.concentration = it->second;
     return inputs::generate(in["generator"].get<std::string>(), s, in["seed"].get<uint64_t>(),
                             backward && in.value("backward", true), p);
@@ -105,7 +106,8 @@ attention::AttentionInputs make_inputs(const nlohmann::json& in, bool backward) 
 
 // The attribution in the record layout of docs/experiments.md: one row per site with its
 // exact and stochastic reruns side by side, ranked by the share made exact explains.
-nlohmann::json attribution_json(const attention::AttributionResult& a, const std::vector<std::string>& only) {
+nlohmann::json attribution_json(const attention::AttributionResult& a,
+                                const std::vector<std::string>& only) {
   const auto z = [](double bias, double se) { return se > 0 ? bias / se : 0.0; };
   std::map<std::string, nlohmann::json> rows;
   for (const auto& s : a.exact) {
@@ -142,7 +144,8 @@ nlohmann::json attribution_json(const attention::AttributionResult& a, const std
 
 // The plugin's attention-forward kernel, or a FieldError saying why it cannot serve.
 plugins::KernelInfo plugin_kernel(const ImplementationSpec& impl) {
-  if (!std::filesystem::exists(impl.plugin)) throw FieldError("plugin", "file '" + impl.plugin + "' does not exist");
+  if (!std::filesystem::exists(impl.plugin))
+    throw FieldError("plugin", "file '" + impl.plugin + "' does not exist");
   std::unique_ptr<plugins::Plugin> plugin;
   try {
     plugin = plugins::open_plugin(impl.plugin);
@@ -156,19 +159,21 @@ plugins::KernelInfo plugin_kernel(const ImplementationSpec& impl) {
     throw FieldError("kernel", e.what());
   }
   if (kernel.kind != plugins::KernelKind::kAttentionForward) {
-    throw FieldError("kernel", "kernel '" + impl.kernel + "' is a " + plugins::kernel_kind_name(kernel.kind) +
+    throw FieldError("kernel", "kernel '" + impl.kernel + "' is a " +
+                                   plugins::kernel_kind_name(kernel.kind) +
                                    " kernel; experiments compare attention-forward kernels");
   }
   for (const char* operand : {"Q", "K", "V", "O"}) {
-    if (!kernel.operand(operand)) throw FieldError("kernel", "kernel '" + impl.kernel + "' has no operand " + operand);
+    if (!kernel.operand(operand))
+      throw FieldError("kernel", "kernel '" + impl.kernel + "' has no operand " + operand);
   }
   return kernel;
 }
 
 // Runs a plugin's attention forward on the case's inputs, rounded into the kernel's input
 // format (the reference sees the same rounded values), and measures O against the reference.
-nlohmann::json run_plugin_case(const ImplementationSpec& impl, const attention::AttentionInputs& raw,
-                               unsigned threads) {
+nlohmann::json run_plugin_case(const ImplementationSpec& impl,
+                               const attention::AttentionInputs& raw, unsigned threads) {
   const plugins::KernelInfo kernel = plugin_kernel(impl);
   const std::string in_format = kernel.operand("Q")->formats.at(0);
   const std::string out_format = kernel.operand("O")->formats.at(0);
@@ -193,22 +198,32 @@ nlohmann::json run_plugin_case(const ImplementationSpec& impl, const attention::
   request.inputs.push_back(tensor("K", raw.k, s.nk, s.d, seen.k));
   request.inputs.push_back(tensor("V", raw.v, s.nk, s.dv, seen.v));
   const double scale = 1.0 / std::sqrt(static_cast<double>(s.d));
-  if (kernel.parameter("causal")) request.parameters.push_back({"causal", impl.causal});
-  else if (impl.causal) throw std::invalid_argument("kernel '" + impl.kernel + "' has no causal parameter");
+  if (kernel.parameter("causal"))
+    request.parameters.push_back({"causal", impl.causal});
+  else if (impl.causal)
+    throw std::invalid_argument("kernel '" + impl.kernel + "' has no causal parameter");
   if (kernel.parameter("scale")) request.parameters.push_back({"scale", scale});
   request.output_formats["O"] = out_format;
   const auto plugin = plugins::open_plugin(impl.plugin);
   const auto outputs = plugin->run(request);
-  const auto o = std::find_if(outputs.begin(), outputs.end(), [](const auto& t) { return t.name == "O"; });
+  const auto o =
+      std::find_if(outputs.begin(), outputs.end(), [](const auto& t) { return t.name == "O"; });
   if (o == outputs.end()) throw std::runtime_error("plugin returned no O");
   std::vector<double> o_values(static_cast<size_t>(o->element_count()));
-  for (size_t i = 0; i < o_values.size(); ++i) o_values[i] = decode(out_f, o->bits_at(static_cast<int64_t>(i)));
-  const attention::AttentionOutputs reference = attention::reference_attention(seen, scale, impl.causal, threads);
+  for (size_t i = 0; i < o_values.size(); ++i)
+    o_values[i] = decode(out_f, o->bits_at(static_cast<int64_t>(i)));
+  const attention::AttentionOutputs reference =
+      attention::reference_attention(seen, scale, impl.causal, threads);
   nlohmann::json results;
-  results["outputs"]["o"] = metrics::compute_metrics(o_values, reference.o, s.batch, out_f).to_json();
-  results["plugin"] = {{"path", impl.plugin}, {"kernel", impl.kernel}, {"name", plugin->info().name},
-                       {"version", plugin->info().version}, {"input_format", in_format},
-                       {"output_format", out_format}, {"emulation_model", kernel.emulation_model}};
+  results["outputs"]["o"] =
+      metrics::compute_metrics(o_values, reference.o, s.batch, out_f).to_json();
+  results["plugin"] = {{"path", impl.plugin},
+                       {"kernel", impl.kernel},
+                       {"name", plugin->info().name},
+                       {"version", plugin->info().version},
+                       {"input_format", in_format},
+                       {"output_format", out_format},
+                       {"emulation_model", kernel.emulation_model}};
   return results;
 }
 
@@ -220,18 +235,32 @@ void AttentionBackend::check_input(const InputSpec& input) const {
     if (std::find(kinds.begin(), kinds.end(), input.generator) == kinds.end()) {
       std::string list;
       for (const auto& k : kinds) list += (list.empty() ? "" : ", ") + k;
-      throw FieldError("generator", "unknown generator '" + input.generator + "': expected one of " + list);
+      throw FieldError("generator",
+                       "unknown generator '" + input.generator + "': expected one of " + list);
     }
     for (const auto& [key, _] : input.options) {
       if (key != "peak" && key != "prototypes" && key != "concentration") {
-        throw FieldError("options", "unknown generator option '" + key + "': expected peak, prototypes or concentration");
+        throw FieldError("options", "unknown generator option '" + key +
+                                        "': expected peak, prototypes or concentration");
       }
     }
-  } else if (!input.input_format.empty()) {
+  } else {
+    std::optional<Format> bits;
+    if (!input.input_format.empty()) {
+      try {
+        bits = parse_format(input.input_format);
+      } catch (const std::invalid_argument& e) {
+        throw FieldError("input_format", e.what());
+      }
+    }
+    // Read the files now, so that a malformed one or shapes that disagree stop the run before
+    // any case starts.
     try {
-      parse_format(input.input_format);
-    } catch (const std::invalid_argument& e) {
-      throw FieldError("input_format", e.what());
+      std::optional<std::filesystem::path> d_out;
+      if (!input.d_out.empty()) d_out = input.d_out;
+      inputs::load_inputs(input.q, input.k, input.v, d_out, bits);
+    } catch (const std::exception& e) {
+      throw FieldError("q", e.what());
     }
   }
 }
@@ -247,7 +276,8 @@ void AttentionBackend::check_implementation(const ImplementationSpec& impl) cons
 nlohmann::json AttentionBackend::run_case(const nlohmann::json& params, unsigned threads) const {
   const ImplementationSpec impl = implementation_from_json(params["implementation"]);
   const auto& analysis = params["analysis"];
-  if (!impl.plugin.empty()) return run_plugin_case(impl, make_inputs(params["input"], false), threads);
+  if (!impl.plugin.empty())
+    return run_plugin_case(impl, make_inputs(params["input"], false), threads);
   AttentionConfig config = build_config(impl);
   config.threads = threads;
   config.trace = true;
@@ -274,14 +304,16 @@ nlohmann::json AttentionBackend::run_case(const nlohmann::json& params, unsigned
   add_metrics("dv", out.dv, reference.dv, grad_format);
   for (int s = 0; s < attention::kSiteCount; ++s) {
     if (out.traces[s].count > 0) {
-      results["traces"][std::string(attention::site_name(static_cast<attention::Site>(s)))] = out.traces[s].to_json();
+      results["traces"][std::string(attention::site_name(static_cast<attention::Site>(s)))] =
+          out.traces[s].to_json();
     }
   }
   if (analysis.value("attribute", false)) {
     AttentionConfig quiet = config;
     quiet.trace = false;
     const auto a = attention::attribute_sites(raw, quiet, reference, "o", true);
-    results["attribution"] = attribution_json(a, analysis.value("attribute_sites", std::vector<std::string>{}));
+    results["attribution"] =
+        attribution_json(a, analysis.value("attribute_sites", std::vector<std::string>{}));
   }
   results["config"] = attention::to_json(config);
   return results;

@@ -20,9 +20,9 @@ struct AxisKind {
   bool implementation;
 };
 constexpr AxisKind kAxes[] = {
-    {"format", true},   {"preset", true},   {"tile", true},     {"causal", true},
-    {"set", true},      {"mitigations", true}, {"seq_len", false}, {"head_dim", false},
-    {"draws", false},   {"seed", false},
+    {"format", true}, {"preset", true},      {"tile", true},     {"causal", true},
+    {"set", true},    {"mitigations", true}, {"seq_len", false}, {"head_dim", false},
+    {"draws", false}, {"seed", false},
 };
 
 const AxisKind* find_axis(std::string_view key) {
@@ -54,14 +54,15 @@ void located(const TableReader& table, Fn&& check) {
 
 InputSpec read_input(const TableReader& t, const std::string& name, const fs::path& base,
                      const CaseBackend& backend) {
-  t.allow_only({"generator", "shape", "seed", "backward", "options", "q", "k", "v", "do",
-                "input_format"});
+  t.allow_only(
+      {"generator", "shape", "seed", "backward", "options", "q", "k", "v", "do", "input_format"});
   InputSpec in;
   in.name = name;
   in.generator = t.string("generator").value_or("");
   const bool files = t.has("q") || t.has("k") || t.has("v");
   if (in.generator.empty() == !files) {
-    t.fail(nullptr, "input '" + name + "' needs either 'generator' (with 'shape') or the files 'q', 'k', 'v'");
+    t.fail(nullptr, "input '" + name +
+                        "' needs either 'generator' (with 'shape') or the files 'q', 'k', 'v'");
   }
   if (!in.generator.empty()) {
     auto shape = t.integers("shape", 1, int64_t{1} << 20);
@@ -77,7 +78,8 @@ InputSpec read_input(const TableReader& t, const std::string& name, const fs::pa
     }
   } else {
     for (const char* key : {"q", "k", "v"}) {
-      if (!t.has(key)) t.fail(nullptr, "input '" + name + "' has no '" + std::string(key) + "' file");
+      if (!t.has(key))
+        t.fail(nullptr, "input '" + name + "' has no '" + std::string(key) + "' file");
     }
     const auto resolve = [&](const char* key) -> std::string {
       const auto value = t.string(key);
@@ -108,10 +110,12 @@ ImplementationSpec read_implementation(const TableReader& t, const std::string& 
     t.fail(nullptr, "implementation '" + name + "' needs exactly one of 'preset' or 'plugin'");
   }
   if (!impl.plugin.empty()) {
-    const fs::path p = fs::path(impl.plugin).is_absolute() ? fs::path(impl.plugin) : base / impl.plugin;
+    const fs::path p =
+        fs::path(impl.plugin).is_absolute() ? fs::path(impl.plugin) : base / impl.plugin;
     impl.plugin = fs::absolute(p).lexically_normal().string();
     impl.kernel = t.string("kernel").value_or("");
-    if (impl.kernel.empty()) t.fail(nullptr, "implementation '" + name + "' names a plugin but no 'kernel'");
+    if (impl.kernel.empty())
+      t.fail(nullptr, "implementation '" + name + "' names a plugin but no 'kernel'");
   }
   impl.format = t.string("format").value_or("bf16");
   impl.tile = t.string("tile").value_or("");
@@ -128,18 +132,21 @@ SweepAxis read_axis(const TableReader& sweep, const std::string& key) {
     std::vector<std::string> names;
     for (const auto& a : kAxes) names.emplace_back(a.key);
     std::string message = "unknown sweep axis '" + key + "'";
-    if (auto guess = config::did_you_mean(key, names)) message += "; did you mean '" + *guess + "'?";
+    if (auto guess = config::did_you_mean(key, names))
+      message += "; did you mean '" + *guess + "'?";
     sweep.fail_at(key, message);
   }
   const toml::node* n = sweep.node(key);
   const toml::array* values = n->as_array();
-  if (!values || values->empty()) sweep.fail(n, "sweep axis '" + key + "' must be a non-empty array of values");
+  if (!values || values->empty())
+    sweep.fail(n, "sweep axis '" + key + "' must be a non-empty array of values");
   SweepAxis axis;
   axis.key = key;
   for (const auto& v : *values) {
     const std::string k = key;
     if (k == "format" || k == "preset" || k == "tile") {
-      if (!v.is_string()) sweep.fail(&v, "sweep." + k + " values must be strings, not " + config::type_name(v));
+      if (!v.is_string())
+        sweep.fail(&v, "sweep." + k + " values must be strings, not " + config::type_name(v));
       axis.values.emplace_back(*v.value<std::string>());
     } else if (k == "causal") {
       if (!v.is_boolean()) sweep.fail(&v, "sweep.causal values must be true or false");
@@ -158,7 +165,8 @@ SweepAxis read_axis(const TableReader& sweep, const std::string& key) {
       }
       axis.values.push_back(list);
     } else {  // seq_len, head_dim, draws, seed
-      if (!v.is_integer()) sweep.fail(&v, "sweep." + k + " values must be integers, not " + config::type_name(v));
+      if (!v.is_integer())
+        sweep.fail(&v, "sweep." + k + " values must be integers, not " + config::type_name(v));
       const int64_t x = *v.value<int64_t>();
       const int64_t min = k == "seed" ? 0 : 1;
       if (x < min || x > (int64_t{1} << 20)) {
@@ -242,14 +250,16 @@ std::string hash_hex(const std::string& text) {
   return buffer;
 }
 
-std::string ExperimentSpec::fingerprint() const { return hash_hex(to_json().dump()); }
+std::string ExperimentSpec::fingerprint() const {
+  return hash_hex(to_json().dump());
+}
 
 ExperimentSpec load_experiment(const std::string& path, const CaseBackend& backend) {
   if (!fs::exists(path)) throw ConfigError(path + ": no such experiment file");
   const toml::table root_table = config::parse_toml_file(path);
   const TableReader root(root_table, path, "");
-  root.allow_only({"name", "description", "max_cases", "inputs", "implementations", "sweep", "analysis",
-                   "studies"});
+  root.allow_only({"name", "description", "max_cases", "inputs", "implementations", "sweep",
+                   "analysis", "studies"});
   const fs::path base = fs::absolute(path).parent_path();
   ExperimentSpec spec;
   spec.file = fs::absolute(path).lexically_normal().string();
@@ -258,7 +268,8 @@ ExperimentSpec load_experiment(const std::string& path, const CaseBackend& backe
   spec.max_cases = root.integer("max_cases", 1, int64_t{1} << 40).value_or(10000);
 
   const auto inputs = root.table("inputs");
-  if (!inputs || inputs->keys().empty()) root.fail(nullptr, "the experiment has no [inputs.NAME] table");
+  if (!inputs || inputs->keys().empty())
+    root.fail(nullptr, "the experiment has no [inputs.NAME] table");
   for (const auto& name : inputs->keys()) {
     const auto t = inputs->table(name);
     spec.inputs.push_back(read_input(*t, name, base, backend));
@@ -278,18 +289,20 @@ ExperimentSpec load_experiment(const std::string& path, const CaseBackend& backe
     }
   };
   if (const auto studies = root.table("studies")) {
-    if (root.has("sweep")) root.fail_at("sweep", "a file with [studies] gives each study its own sweep");
+    if (root.has("sweep"))
+      root.fail_at("sweep", "a file with [studies] gives each study its own sweep");
     std::vector<std::string> input_names, impl_names;
     for (const auto& in : spec.inputs) input_names.push_back(in.name);
     for (const auto& impl : spec.implementations) impl_names.push_back(impl.name);
-    const auto check_names = [](const TableReader& t, const char* key, const std::vector<std::string>& known,
-                                const char* what) {
+    const auto check_names = [](const TableReader& t, const char* key,
+                                const std::vector<std::string>& known, const char* what) {
       std::vector<std::string> names = t.strings(key).value_or(known);
       const toml::array* list = t.node(key) ? t.node(key)->as_array() : nullptr;
       for (size_t i = 0; i < names.size(); ++i) {
         if (std::find(known.begin(), known.end(), names[i]) != known.end()) continue;
         std::string message = "no " + std::string(what) + " named '" + names[i] + "'";
-        if (auto guess = config::did_you_mean(names[i], known)) message += "; did you mean '" + *guess + "'?";
+        if (auto guess = config::did_you_mean(names[i], known))
+          message += "; did you mean '" + *guess + "'?";
         t.fail(list && i < list->size() ? list->get(i) : t.node(key), message);
       }
       return names;
@@ -316,13 +329,15 @@ ExperimentSpec load_experiment(const std::string& path, const CaseBackend& backe
     analysis->allow_only({"backward", "attribute", "attribute_sites", "baseline"});
     spec.analysis.backward = analysis->boolean("backward").value_or(true);
     spec.analysis.attribute = analysis->boolean("attribute").value_or(false);
-    spec.analysis.attribute_sites = analysis->strings("attribute_sites").value_or(std::vector<std::string>{});
+    spec.analysis.attribute_sites =
+        analysis->strings("attribute_sites").value_or(std::vector<std::string>{});
     spec.analysis.baseline = analysis->string("baseline").value_or("");
     if (!spec.analysis.baseline.empty()) {
       std::vector<std::string> names;
       for (const auto& impl : spec.implementations) names.push_back(impl.name);
       if (std::find(names.begin(), names.end(), spec.analysis.baseline) == names.end()) {
-        std::string message = "analysis.baseline '" + spec.analysis.baseline + "' is not an implementation";
+        std::string message =
+            "analysis.baseline '" + spec.analysis.baseline + "' is not an implementation";
         if (auto guess = config::did_you_mean(spec.analysis.baseline, names)) {
           message += "; did you mean '" + *guess + "'?";
         }
@@ -337,11 +352,14 @@ std::string Case::label() const {
   const auto& impl = params["implementation"];
   const auto& in = params["input"];
   std::string text = impl["name"].get<std::string>();
-  if (impl.contains("preset")) text += " (" + impl["preset"].get<std::string>() + " " + impl["format"].get<std::string>() + ")";
+  if (impl.contains("preset"))
+    text +=
+        " (" + impl["preset"].get<std::string>() + " " + impl["format"].get<std::string>() + ")";
   text += " on " + in["name"].get<std::string>();
   if (in.contains("shape")) {
     const auto& s = in["shape"];
-    text += " N=" + std::to_string(s[2].get<int64_t>()) + " seed=" + std::to_string(in["seed"].get<uint64_t>());
+    text += " N=" + std::to_string(s[2].get<int64_t>()) +
+            " seed=" + std::to_string(in["seed"].get<uint64_t>());
   }
   if (!impl["tile"].get<std::string>().empty()) text += " tile=" + impl["tile"].get<std::string>();
   for (const auto& m : impl["mitigations"]) text += " +" + m.get<std::string>();
@@ -362,7 +380,8 @@ std::vector<Case> expand_cases(const ExperimentSpec& spec, const CaseBackend& ba
                       " (raise max_cases in the file or pass --max-cases)");
   }
   const auto find_input = [&](const std::string& name) -> const InputSpec& {
-    return *std::find_if(spec.inputs.begin(), spec.inputs.end(), [&](const auto& i) { return i.name == name; });
+    return *std::find_if(spec.inputs.begin(), spec.inputs.end(),
+                         [&](const auto& i) { return i.name == name; });
   };
   const auto find_impl = [&](const std::string& name) -> const ImplementationSpec& {
     return *std::find_if(spec.implementations.begin(), spec.implementations.end(),
@@ -387,16 +406,26 @@ std::vector<Case> expand_cases(const ExperimentSpec& spec, const CaseBackend& ba
             rest /= axis->values.size();
             const std::string& k = axis->key;
             const bool is_plugin = !impl.plugin.empty();
-            if (k == "format" && !is_plugin) impl.format = value;
-            else if (k == "preset" && !is_plugin) impl.preset = value;
-            else if (k == "tile" && !is_plugin) impl.tile = value;
-            else if (k == "causal") impl.causal = value;
-            else if (k == "set" && !is_plugin) impl.set = value.get<std::vector<std::string>>();
-            else if (k == "mitigations" && !is_plugin) impl.mitigations = value.get<std::vector<std::string>>();
-            else if (!in.shape.empty() && k == "seq_len") in.shape[2] = value;
-            else if (!in.shape.empty() && k == "head_dim") in.shape[3] = value;
-            else if (!in.shape.empty() && k == "draws") in.shape[0] = value;
-            else if (!in.shape.empty() && k == "seed") in.seed = value;
+            if (k == "format" && !is_plugin)
+              impl.format = value;
+            else if (k == "preset" && !is_plugin)
+              impl.preset = value;
+            else if (k == "tile" && !is_plugin)
+              impl.tile = value;
+            else if (k == "causal")
+              impl.causal = value;
+            else if (k == "set" && !is_plugin)
+              impl.set = value.get<std::vector<std::string>>();
+            else if (k == "mitigations" && !is_plugin)
+              impl.mitigations = value.get<std::vector<std::string>>();
+            else if (!in.shape.empty() && k == "seq_len")
+              in.shape[2] = value;
+            else if (!in.shape.empty() && k == "head_dim")
+              in.shape[3] = value;
+            else if (!in.shape.empty() && k == "draws")
+              in.shape[0] = value;
+            else if (!in.shape.empty() && k == "seed")
+              in.seed = value;
           }
           try {
             backend.check_input(in);
@@ -406,11 +435,12 @@ std::vector<Case> expand_cases(const ExperimentSpec& spec, const CaseBackend& ba
             for (const auto& axis : study.sweep) {
               if (e.field.rfind(axis.key, 0) == 0) where = axis.location;
             }
-            throw ConfigError(where + ": case '" + impl.name + "' on '" + in.name + "': '" + e.field +
-                              "': " + e.what());
+            throw ConfigError(where + ": case '" + impl.name + "' on '" + in.name + "': '" +
+                              e.field + "': " + e.what());
           }
           Case k;
-          k.params = {{"input", in.to_json()}, {"implementation", impl.to_json()}, {"analysis", analysis}};
+          k.params = {
+              {"input", in.to_json()}, {"implementation", impl.to_json()}, {"analysis", analysis}};
           if (!study.name.empty()) k.params["study"] = study.name;
           k.id = hash_hex(k.params.dump());
           if (!seen.insert(k.id).second) continue;  // a plugin ignores implementation axes

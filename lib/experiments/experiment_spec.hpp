@@ -4,8 +4,8 @@
 //   description = "..."
 //   max_cases = 2000                  # refuse sweeps larger than this (default 10000)
 //   [inputs.NAME]                     # generated: generator, shape = [B, H, N, d], seed, backward
-//   [inputs.NAME]                     # or files: q, k, v, do (paths relative to the file), input_format
-//   [implementations.NAME]            # preset, format, tile, causal, set, mitigations
+//   [inputs.NAME]                     # or files: q, k, v, do (paths relative to the file),
+//   input_format [implementations.NAME]            # preset, format, tile, causal, set, mitigations
 //   [implementations.NAME]            # or plugin, kernel (compared like any implementation)
 //   [sweep]                           # axes; their product times inputs times implementations
 //   [analysis]                        # backward, attribute, attribute_sites, baseline
@@ -29,25 +29,25 @@ namespace simprec::experiments {
 
 struct InputSpec {
   std::string name;
-  std::string generator;        // normal, peaky, repeated-max, low-rank, sinks (empty: files)
-  std::vector<int64_t> shape;   // B, H, N, d
+  std::string generator;       // normal, peaky, repeated-max, low-rank, sinks (empty: files)
+  std::vector<int64_t> shape;  // B, H, N, d
   uint64_t seed = 0;
-  bool backward = true;         // also draw dO
+  bool backward = true;                   // also draw dO
   std::map<std::string, double> options;  // generator parameters
-  std::string q, k, v, d_out;   // files, absolute paths
-  std::string input_format;     // how uint16/uint8 files are read (bf16, fp16, ...)
+  std::string q, k, v, d_out;             // files, absolute paths
+  std::string input_format;               // how uint16/uint8 files are read (bf16, fp16, ...)
   nlohmann::json to_json() const;
 };
 
 struct ImplementationSpec {
   std::string name;
-  std::string preset;           // an emulation preset
+  std::string preset;  // an emulation preset
   std::string format = "bf16";
-  std::string tile;             // "BRxBC"; empty: the preset's default
+  std::string tile;  // "BRxBC"; empty: the preset's default
   bool causal = false;
   std::vector<std::string> set;
   std::vector<std::string> mitigations;
-  std::string plugin, kernel;   // a plugin implementation instead of a preset
+  std::string plugin, kernel;  // a plugin implementation instead of a preset
   nlohmann::json to_json() const;
 };
 
@@ -58,32 +58,32 @@ struct SweepAxis {
 };
 
 struct AnalysisSpec {
-  bool backward = true;                    // gradients too, when inputs have dO
-  bool attribute = false;                  // rank the sites by the bias they explain
+  bool backward = true;                      // gradients too, when inputs have dO
+  bool attribute = false;                    // rank the sites by the bias they explain
   std::vector<std::string> attribute_sites;  // empty: every site the preset rounds at
-  std::string baseline;                    // implementation for flash-vs-baseline ratios
+  std::string baseline;                      // implementation for flash-vs-baseline ratios
   nlohmann::json to_json() const;
 };
 
 // One product of cases: chosen inputs times chosen implementations times the sweep axes.
 struct Study {
-  std::string name;                       // empty for the file's top-level sweep
-  std::vector<std::string> inputs;        // names; all when the study does not choose
+  std::string name;                 // empty for the file's top-level sweep
+  std::vector<std::string> inputs;  // names; all when the study does not choose
   std::vector<std::string> implementations;
   std::vector<SweepAxis> sweep;
-  std::optional<bool> attribute;          // overrides analysis.attribute for this study
+  std::optional<bool> attribute;  // overrides analysis.attribute for this study
   nlohmann::json to_json() const;
 };
 
 struct ExperimentSpec {
   std::string name, description;
-  std::string file;              // absolute path of the TOML file
+  std::string file;  // absolute path of the TOML file
   int64_t max_cases = 10000;
   std::vector<InputSpec> inputs;
   std::vector<ImplementationSpec> implementations;
   std::vector<Study> studies;  // [studies.*], or one study from the top-level [sweep]
   AnalysisSpec analysis;
-  nlohmann::json to_json() const;  // canonical: what defines the results
+  nlohmann::json to_json() const;   // canonical: what defines the results
   std::string fingerprint() const;  // hash of to_json()
 };
 
@@ -101,7 +101,7 @@ struct FieldError : std::invalid_argument {
 class CaseBackend {
  public:
   virtual ~CaseBackend() = default;
-  virtual void check_input(const InputSpec& input) const = 0;                    // FieldError
+  virtual void check_input(const InputSpec& input) const = 0;                   // FieldError
   virtual void check_implementation(const ImplementationSpec& impl) const = 0;  // FieldError
   // Runs one case (its parameters as made by expand_cases) and returns its results.
   // `threads` is how many threads the case may use; results must not depend on it.
@@ -113,9 +113,9 @@ ExperimentSpec load_experiment(const std::string& path, const CaseBackend& backe
 
 struct Case {
   size_t index = 0;
-  std::string id;            // hash of params
-  nlohmann::json params;     // {"input": {...}, "implementation": {...}, "analysis": {...}}
-  std::string label() const; // short human-readable description
+  std::string id;             // hash of params
+  nlohmann::json params;      // {"input": {...}, "implementation": {...}, "analysis": {...}}
+  std::string label() const;  // short human-readable description
 };
 
 // The product of the sweep axes, inputs and implementations, in a fixed order. Throws

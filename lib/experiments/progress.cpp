@@ -19,14 +19,15 @@ Progress::Progress(size_t total, size_t already_done, bool quiet)
 }
 
 void Progress::draw() {
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const size_t ran = done_ - started_with_;
   const double rate = elapsed > 0 ? ran / elapsed : 0;
   const double eta = rate > 0 ? (total_ - done_) / rate : 0;
   constexpr int kWidth = 30;
   const int filled = total_ ? static_cast<int>(kWidth * done_ / total_) : kWidth;
-  std::fprintf(stderr, "\r[%.*s%*s] %zu/%zu cases  %.2f cases/s  ETA %.0fs ",
-               filled, "##############################", kWidth - filled, "", done_, total_, rate, eta);
+  std::fprintf(stderr, "\r[%.*s%*s] %zu/%zu cases  %.2f cases/s  ETA %.0fs ", filled,
+               "##############################", kWidth - filled, "", done_, total_, rate, eta);
   std::fflush(stderr);
 }
 
@@ -37,8 +38,8 @@ void Progress::case_finished(const std::string& label, double seconds, bool fail
   if (terminal_) {
     draw();
   } else {
-    std::fprintf(stderr, "case %zu/%zu %s in %.2fs: %s\n", done_, total_, failed ? "FAILED" : "done",
-                 seconds, label.c_str());
+    std::fprintf(stderr, "case %zu/%zu %s in %.2fs: %s\n", done_, total_,
+                 failed ? "FAILED" : "done", seconds, label.c_str());
   }
 }
 

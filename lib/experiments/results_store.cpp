@@ -60,7 +60,8 @@ void write_file_atomically(const fs::path& path, const std::string& text) {
 
 }  // namespace
 
-ResultsStore::ResultsStore(fs::path dir, const ExperimentSpec& spec, bool force) : dir_(std::move(dir)) {
+ResultsStore::ResultsStore(fs::path dir, const ExperimentSpec& spec, bool force)
+    : dir_(std::move(dir)) {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) fail(dir_, "cannot create the output folder: " + ec.message());
@@ -78,17 +79,19 @@ ResultsStore::ResultsStore(fs::path dir, const ExperimentSpec& spec, bool force)
     }
     if (existing.value("fingerprint", "") != fingerprint) {
       if (!force) {
-        fail(dir_, "holds results of a different experiment ('" + existing.value("name", "?") +
-                       "' from " + existing.value("file", "?") +
-                       ", or an earlier version of this file); use --force to replace them or --out "
-                       "to choose another folder");
+        fail(dir_,
+             "holds results of a different experiment ('" + existing.value("name", "?") +
+                 "' from " + existing.value("file", "?") +
+                 ", or an earlier version of this file); use --force to replace them or --out "
+                 "to choose another folder");
       }
       start_afresh = true;
     }
   } else if (!fs::is_empty(dir_)) {
     if (!force) {
-      fail(dir_, "exists and is not a simprec results folder (no experiment.json); use --force or "
-                 "--out to choose another folder");
+      fail(dir_,
+           "exists and is not a simprec results folder (no experiment.json); use --force or "
+           "--out to choose another folder");
     }
     start_afresh = true;
   }

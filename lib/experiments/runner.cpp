@@ -18,7 +18,8 @@ std::atomic<int> g_stop_requests{0};
 
 extern "C" void on_stop_signal(int) {
   if (g_stop_requests.fetch_add(1) >= 1) {
-    constexpr char kMessage[] = "\nsimprec run: abandoned the cases in flight; run again to resume\n";
+    constexpr char kMessage[] =
+        "\nsimprec run: abandoned the cases in flight; run again to resume\n";
     [[maybe_unused]] auto n = ::write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
     ::_exit(130);
   }
@@ -42,7 +43,8 @@ class StopSignals {
   bool requested() const { return g_stop_requests.load() > 0; }
 
  private:
-  struct sigaction old_int_ {}, old_term_ {};
+  struct sigaction old_int_ {
+  }, old_term_{};
 };
 
 }  // namespace
@@ -63,8 +65,10 @@ RunSummary run_experiment(const ExperimentSpec& spec, const std::vector<Case>& c
                      std::to_string(cases.size()) + " cases already in " +
                      (options.out / "results.jsonl").string());
   }
-  const unsigned cores = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-  const unsigned workers = static_cast<unsigned>(std::min<size_t>(cores, std::max<size_t>(1, todo.size())));
+  const unsigned cores =
+      options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned workers =
+      static_cast<unsigned>(std::min<size_t>(cores, std::max<size_t>(1, todo.size())));
   // Cores left over when there are fewer cases than cores go to each case's own threads.
   const unsigned inner_threads = std::max(1u, cores / workers);
 
@@ -76,12 +80,9 @@ RunSummary run_experiment(const ExperimentSpec& spec, const std::vector<Case>& c
       if (i >= todo.size()) return;
       const Case& c = *todo[i];
       const auto start = std::chrono::steady_clock::now();
-      nlohmann::json record = {{"case_id", c.id},
-                               {"case_index", c.index},
-                               {"label", c.label()},
-                               {"experiment", spec.name},
-                               {"simprec_version", "0.1.0"},
-                               {"params", c.params}};
+      nlohmann::json record = {
+          {"case_id", c.id},         {"case_index", c.index},      {"label", c.label()},
+          {"experiment", spec.name}, {"simprec_version", "0.1.0"}, {"params", c.params}};
       bool ok = true;
       try {
         record["results"] = backend.run_case(c.params, inner_threads);
@@ -89,12 +90,14 @@ RunSummary run_experiment(const ExperimentSpec& spec, const std::vector<Case>& c
         record["error"] = e.what();
         ok = false;
       }
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       record["elapsed_s"] = seconds;
       store.append(record);
       ++(ok ? ran : failed);
       progress.case_finished(c.label(), seconds, !ok);
-      if (!ok) progress.message("case " + c.label() + " failed: " + record["error"].get<std::string>());
+      if (!ok)
+        progress.message("case " + c.label() + " failed: " + record["error"].get<std::string>());
     }
   };
   std::vector<std::thread> pool;

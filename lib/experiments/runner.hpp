@@ -13,7 +13,7 @@ struct RunOptions {
   std::filesystem::path out;  // results folder
   bool force = false;         // replace another experiment's results
   bool quiet = false;
-  unsigned threads = 0;       // 0: all cores
+  unsigned threads = 0;  // 0: all cores
 };
 
 struct RunSummary {

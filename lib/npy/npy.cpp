@@ -1,11 +1,11 @@
 #include "lib/npy/npy.hpp"
 
+#include <unistd.h>
 #include <cstring>
 #include <fstream>
 #include <regex>
 #include <stdexcept>
 #include <system_error>
-#include <unistd.h>
 
 namespace simprec {
 namespace {
@@ -42,9 +42,13 @@ int64_t NpyArray::size() const {
   return n;
 }
 
-size_t NpyArray::element_bytes() const { return info(type).bytes; }
+size_t NpyArray::element_bytes() const {
+  return info(type).bytes;
+}
 
-std::string npy_type_name(NpyType type) { return info(type).name; }
+std::string npy_type_name(NpyType type) {
+  return info(type).name;
+}
 
 std::vector<double> NpyArray::to_doubles() const {
   std::vector<double> out(static_cast<size_t>(size()));
@@ -54,14 +58,30 @@ std::vector<double> NpyArray::to_doubles() const {
     for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<double>(values[i]);
   };
   switch (type) {
-    case NpyType::kFloat32: convert(float{}); break;
-    case NpyType::kFloat64: convert(double{}); break;
-    case NpyType::kUint8: convert(uint8_t{}); break;
-    case NpyType::kUint16: convert(uint16_t{}); break;
-    case NpyType::kUint32: convert(uint32_t{}); break;
-    case NpyType::kUint64: convert(uint64_t{}); break;
-    case NpyType::kInt32: convert(int32_t{}); break;
-    case NpyType::kInt64: convert(int64_t{}); break;
+    case NpyType::kFloat32:
+      convert(float{});
+      break;
+    case NpyType::kFloat64:
+      convert(double{});
+      break;
+    case NpyType::kUint8:
+      convert(uint8_t{});
+      break;
+    case NpyType::kUint16:
+      convert(uint16_t{});
+      break;
+    case NpyType::kUint32:
+      convert(uint32_t{});
+      break;
+    case NpyType::kUint64:
+      convert(uint64_t{});
+      break;
+    case NpyType::kInt32:
+      convert(int32_t{});
+      break;
+    case NpyType::kInt64:
+      convert(int64_t{});
+      break;
   }
   return out;
 }
@@ -89,7 +109,8 @@ NpyArray read_npy(const std::filesystem::path& path) {
   if (!in.read(header.data(), header_len)) fail(path, "truncated header");
 
   std::smatch m;
-  if (!std::regex_search(header, m, std::regex(R"('descr'\s*:\s*'([^']*)')"))) fail(path, "no descr");
+  if (!std::regex_search(header, m, std::regex(R"('descr'\s*:\s*'([^']*)')")))
+    fail(path, "no descr");
   const std::string descr = m[1];
   NpyArray array;
   bool known = false;
@@ -100,13 +121,16 @@ NpyArray read_npy(const std::filesystem::path& path) {
     }
   }
   if (!known) {
-    fail(path, "dtype '" + descr + "' (expected float32, float64, uint8, uint16, uint32, uint64, int32 or int64, little endian)");
+    fail(path, "dtype '" + descr +
+                   "' (expected float32, float64, uint8, uint16, uint32, uint64, int32 or int64, "
+                   "little endian)");
   }
   if (!std::regex_search(header, m, std::regex(R"('fortran_order'\s*:\s*(True|False))"))) {
     fail(path, "no fortran_order");
   }
   if (m[1] == "True") fail(path, "Fortran order is not supported (save a C-contiguous array)");
-  if (!std::regex_search(header, m, std::regex(R"('shape'\s*:\s*\(([^)]*)\))"))) fail(path, "no shape");
+  if (!std::regex_search(header, m, std::regex(R"('shape'\s*:\s*\(([^)]*)\))")))
+    fail(path, "no shape");
   const std::string dims = m[1];
   const std::regex number(R"(\d+)");
   for (std::sregex_iterator it(dims.begin(), dims.end(), number), end; it != end; ++it) {
@@ -124,7 +148,8 @@ NpyArray read_npy(const std::filesystem::path& path) {
 void write_npy(const std::filesystem::path& path, const NpyArray& array) {
   std::string shape = "(";
   for (size_t i = 0; i < array.shape.size(); ++i) {
-    shape += std::to_string(array.shape[i]) + (array.shape.size() == 1 ? "," : (i + 1 < array.shape.size() ? ", " : ""));
+    shape += std::to_string(array.shape[i]) +
+             (array.shape.size() == 1 ? "," : (i + 1 < array.shape.size() ? ", " : ""));
   }
   shape += ")";
   std::string header = std::string("{'descr': '") + info(array.type).descr +
@@ -142,7 +167,8 @@ void write_npy(const std::filesystem::path& path, const NpyArray& array) {
     const char len_bytes[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
     out.write(len_bytes, 2);
     out << header;
-    out.write(reinterpret_cast<const char*>(array.data.data()), static_cast<std::streamsize>(array.data.size()));
+    out.write(reinterpret_cast<const char*>(array.data.data()),
+              static_cast<std::streamsize>(array.data.size()));
     out.flush();
     if (!out) throw std::runtime_error(path.string() + ": write failed: " + std::strerror(errno));
   }
@@ -154,14 +180,22 @@ void write_npy(const std::filesystem::path& path, const NpyArray& array) {
 template <class T>
 NpyArray make_npy(std::vector<int64_t> shape, std::span<const T> values) {
   NpyArray a;
-  if constexpr (std::is_same_v<T, float>) a.type = NpyType::kFloat32;
-  else if constexpr (std::is_same_v<T, double>) a.type = NpyType::kFloat64;
-  else if constexpr (std::is_same_v<T, uint8_t>) a.type = NpyType::kUint8;
-  else if constexpr (std::is_same_v<T, uint16_t>) a.type = NpyType::kUint16;
-  else if constexpr (std::is_same_v<T, uint32_t>) a.type = NpyType::kUint32;
-  else if constexpr (std::is_same_v<T, uint64_t>) a.type = NpyType::kUint64;
-  else if constexpr (std::is_same_v<T, int32_t>) a.type = NpyType::kInt32;
-  else a.type = NpyType::kInt64;
+  if constexpr (std::is_same_v<T, float>)
+    a.type = NpyType::kFloat32;
+  else if constexpr (std::is_same_v<T, double>)
+    a.type = NpyType::kFloat64;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    a.type = NpyType::kUint8;
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    a.type = NpyType::kUint16;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    a.type = NpyType::kUint32;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    a.type = NpyType::kUint64;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    a.type = NpyType::kInt32;
+  else
+    a.type = NpyType::kInt64;
   a.shape = std::move(shape);
   if (a.size() != static_cast<int64_t>(values.size())) {
     throw std::invalid_argument("make_npy: shape does not match the number of values");

@@ -9,7 +9,16 @@
 
 namespace simprec {
 
-enum class NpyType : uint8_t { kFloat32, kFloat64, kUint8, kUint16, kUint32, kUint64, kInt32, kInt64 };
+enum class NpyType : uint8_t {
+  kFloat32,
+  kFloat64,
+  kUint8,
+  kUint16,
+  kUint32,
+  kUint64,
+  kInt32,
+  kInt64
+};
 
 struct NpyArray {
   NpyType type = NpyType::kFloat32;

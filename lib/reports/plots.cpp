@@ -13,7 +13,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool have_gnuplot() { return std::system("command -v gnuplot >/dev/null 2>&1") == 0; }
+bool have_gnuplot() {
+  return std::system("command -v gnuplot >/dev/null 2>&1") == 0;
+}
 
 std::string quote(const std::string& s) {
   std::string out = "\"";
@@ -35,7 +37,8 @@ std::string series_name(const CaseView& c) {
 }
 
 // Mean RMS error of O against N, one line per implementation/format/tile/input.
-bool deviation_plot(const fs::path& dir, const std::vector<nlohmann::json>& records, fs::path& png) {
+bool deviation_plot(const fs::path& dir, const std::vector<nlohmann::json>& records,
+                    fs::path& png) {
   std::map<std::string, std::map<long long, std::pair<double, int>>> series;
   for (const auto& r : records) {
     const CaseView c{r};
@@ -60,7 +63,8 @@ bool deviation_plot(const fs::path& dir, const std::vector<nlohmann::json>& reco
   gp << "set terminal png size 1000,650 noenhanced\nset output " << quote(png.string()) << "\n"
      << "set title 'RMS error of O against the fp64 reference'\nset xlabel 'sequence length N'\n"
      << "set ylabel 'RMS error'\nset logscale xy\nset key outside right\nset grid\n"
-     << "plot for [i=0:" << series.size() - 1 << "] " << quote((dir / "deviation_vs_seq_len.dat").string())
+     << "plot for [i=0:" << series.size() - 1 << "] "
+     << quote((dir / "deviation_vs_seq_len.dat").string())
      << " index i using 1:2 with linespoints title columnheader(1)\n";
   gp.close();
   return run_gnuplot(dir / "deviation_vs_seq_len.gp", png);
@@ -84,7 +88,8 @@ bool site_plot(const fs::path& dir, const std::vector<nlohmann::json>& records, 
     const CaseView c{*record};
     const auto* a = c.attribution();
     if (!a->contains("sites") || blocks >= 4) continue;
-    titles.push_back(series_name(c) + " on " + c.input_name() + ", N = " + std::to_string(c.seq_len()));
+    titles.push_back(series_name(c) + " on " + c.input_name() +
+                     ", N = " + std::to_string(c.seq_len()));
     data << "\"(as configured)\" " << a->value("bias_z", 0.0) << '\n';
     for (const auto& s : (*a)["sites"]) {
       data << "\"" << s.value("site", "?") << "\" " << s.value("bias_z_exact", 0.0) << '\n';
@@ -96,13 +101,14 @@ bool site_plot(const fs::path& dir, const std::vector<nlohmann::json>& records, 
   if (blocks == 0) return false;
   png = dir.parent_path() / "bias_z_per_site.png";
   std::ofstream gp(dir / "bias_z_per_site.gp");
-  gp << "set terminal png size 1000," << 350 * blocks << " noenhanced\nset output " << quote(png.string()) << "\n"
+  gp << "set terminal png size 1000," << 350 * blocks << " noenhanced\nset output "
+     << quote(png.string()) << "\n"
      << "set multiplot layout " << blocks << ",1\nset style fill solid 0.6\nset boxwidth 0.7\n"
      << "set ylabel 'bias z of O'\nset xtics rotate by -30\nset grid ytics\n";
   for (int i = 0; i < blocks; ++i) {
     gp << "set title " << quote("bias z of O with each site made exact: " + titles[i]) << "\nplot "
-       << quote((dir / "bias_z_per_site.dat").string())
-       << " index " << i << " using 0:2:xtic(1) with boxes notitle\n";
+       << quote((dir / "bias_z_per_site.dat").string()) << " index " << i
+       << " using 0:2:xtic(1) with boxes notitle\n";
   }
   gp << "unset multiplot\n";
   gp.close();
@@ -110,7 +116,8 @@ bool site_plot(const fs::path& dir, const std::vector<nlohmann::json>& records, 
 }
 
 // ULP-error histograms of O for the first case of each implementation.
-bool histogram_plot(const fs::path& dir, const std::vector<nlohmann::json>& records, fs::path& png) {
+bool histogram_plot(const fs::path& dir, const std::vector<nlohmann::json>& records,
+                    fs::path& png) {
   std::ofstream data(dir / "error_histograms.dat");
   std::set<std::string> done;
   int blocks = 0;
@@ -119,7 +126,8 @@ bool histogram_plot(const fs::path& dir, const std::vector<nlohmann::json>& reco
     if (!c.has_output("o") || blocks >= 6) continue;
     const std::string name = series_name(c) + " on " + c.input_name();
     if (!done.insert(name).second) continue;
-    const auto& hist = r["results"]["outputs"]["o"].value("ulp_histogram", nlohmann::json::object());
+    const auto& hist =
+        r["results"]["outputs"]["o"].value("ulp_histogram", nlohmann::json::object());
     if (hist.empty()) continue;
     std::map<int, double> bins;
     double total = 0;
@@ -148,11 +156,13 @@ bool histogram_plot(const fs::path& dir, const std::vector<nlohmann::json>& reco
 }
 
 // |bias z| of O without and with each mitigation, for cases that differ only in mitigations.
-bool mitigation_plot(const fs::path& dir, const std::vector<nlohmann::json>& records, fs::path& png) {
+bool mitigation_plot(const fs::path& dir, const std::vector<nlohmann::json>& records,
+                     fs::path& png) {
   std::map<std::string, const nlohmann::json*> unmitigated;
   for (const auto& r : records) {
     const CaseView c{r};
-    if (c.mitigations() == "-" && c.has_output("o")) unmitigated[c.key_without({"mitigations", "name"})] = &r;
+    if (c.mitigations() == "-" && c.has_output("o"))
+      unmitigated[c.key_without({"mitigations", "name"})] = &r;
   }
   std::ofstream data(dir / "mitigation.dat");
   int rows = 0;
@@ -162,9 +172,10 @@ bool mitigation_plot(const fs::path& dir, const std::vector<nlohmann::json>& rec
     const auto it = unmitigated.find(c.key_without({"mitigations", "name"}));
     if (it == unmitigated.end()) continue;
     const CaseView before{*it->second};
-    data << "\"" << c.preset() << " " << c.format() << " +" << c.mitigations() << " (" << c.input_name()
-         << " N=" << c.seq_len() << ")\" " << std::fabs(before.metric("o", "bias_z")) << ' '
-         << std::fabs(c.metric("o", "bias_z")) << '\n';
+    data << "\"" << c.preset() << " " << c.format() << " +" << c.mitigations() << " ("
+         << c.input_name() << " N=" << c.seq_len() << ")\" "
+         << std::fabs(before.metric("o", "bias_z")) << ' ' << std::fabs(c.metric("o", "bias_z"))
+         << '\n';
     ++rows;
   }
   data.close();
@@ -174,8 +185,10 @@ bool mitigation_plot(const fs::path& dir, const std::vector<nlohmann::json>& rec
   gp << "set terminal png size 1000,650 noenhanced\nset output " << quote(png.string()) << "\n"
      << "set title '|bias z| of O before and after each mitigation (3 = significance line)'\n"
      << "set style data histograms\nset style histogram clustered\nset style fill solid 0.6\n"
-     << "set xtics rotate by -25\nset grid ytics\nset arrow from graph 0, first 3 to graph 1, first 3 nohead dt 2\n"
-     << "plot " << quote((dir / "mitigation.dat").string()) << " using 2:xtic(1) title 'before', '' using 3 title 'after'\n";
+     << "set xtics rotate by -25\nset grid ytics\nset arrow from graph 0, first 3 to graph 1, "
+        "first 3 nohead dt 2\n"
+     << "plot " << quote((dir / "mitigation.dat").string())
+     << " using 2:xtic(1) title 'before', '' using 3 title 'after'\n";
   gp.close();
   return run_gnuplot(dir / "mitigation.gp", png);
 }
@@ -185,8 +198,10 @@ bool mitigation_plot(const fs::path& dir, const std::vector<nlohmann::json>& rec
 PlotResult make_plots(const fs::path& dir, const std::vector<nlohmann::json>& records) {
   PlotResult result;
   if (!have_gnuplot()) {
-    result.note = "gnuplot is not installed, so no plots were made: `apt-get install gnuplot-nox`, then "
-                  "`simprec report " + dir.string() + "`.";
+    result.note =
+        "gnuplot is not installed, so no plots were made: `apt-get install gnuplot-nox`, then "
+        "`simprec report " +
+        dir.string() + "`.";
     return result;
   }
   const fs::path work = dir / "plots";

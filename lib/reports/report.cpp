@@ -39,13 +39,16 @@ std::vector<BaselinePair> baseline_pairs(const std::vector<nlohmann::json>& reco
   std::map<std::string, const nlohmann::json*> baselines;
   for (const auto& r : records) {
     const CaseView c{r};
-    if (c.impl_name() == baseline && c.mitigations() == "-" && c.overrides() == "-" && c.has_output("o")) {
+    if (c.impl_name() == baseline && c.mitigations() == "-" && c.overrides() == "-" &&
+        c.has_output("o")) {
       baselines[key(c)] = &r;
     }
   }
   for (const auto& r : records) {
     const CaseView c{r};
-    if (c.impl_name() == baseline || c.mitigations() != "-" || c.overrides() != "-" || !c.has_output("o")) continue;
+    if (c.impl_name() == baseline || c.mitigations() != "-" || c.overrides() != "-" ||
+        !c.has_output("o"))
+      continue;
     if (auto it = baselines.find(key(c)); it != baselines.end()) pairs.push_back({&r, it->second});
   }
   return pairs;
@@ -58,12 +61,14 @@ std::string describe(const CaseView& c) {
 }
 
 // Paper B: how much more the flash presets deviate than the baseline, and how that moves with N.
-void flash_vs_baseline_verdict(const std::vector<nlohmann::json>& records, std::vector<std::string>& out) {
+void flash_vs_baseline_verdict(const std::vector<nlohmann::json>& records,
+                               std::vector<std::string>& out) {
   std::map<std::string, std::map<long long, std::vector<double>>> ratios;  // impl -> N -> ratios
   for (const auto& p : baseline_pairs(records)) {
     const CaseView t{*p.test}, b{*p.baseline};
     const double ratio = t.metric("o", "rms") / b.metric("o", "rms");
-    if (std::isfinite(ratio)) ratios[describe(t) + " on " + t.input_name()][t.seq_len()].push_back(ratio);
+    if (std::isfinite(ratio))
+      ratios[describe(t) + " on " + t.input_name()][t.seq_len()].push_back(ratio);
   }
   for (const auto& [name, by_n] : ratios) {
     std::vector<std::pair<long long, double>> mean;
@@ -75,12 +80,13 @@ void flash_vs_baseline_verdict(const std::vector<nlohmann::json>& records, std::
     std::ostringstream line;
     line << name << " deviates " << fmt(mean.front().second, 3) << "x as much as the baseline";
     if (mean.size() > 1) {
-      line << " at N = " << mean.front().first << " and " << fmt(mean.back().second, 3) << "x at N = "
-           << mean.back().first << " (RMS error of O against fp64): the gap "
+      line << " at N = " << mean.front().first << " and " << fmt(mean.back().second, 3)
+           << "x at N = " << mean.back().first << " (RMS error of O against fp64): the gap "
            << (mean.back().second > mean.front().second * 1.1
                    ? "grows with sequence length"
-                   : (mean.back().second < mean.front().second / 1.1 ? "shrinks with sequence length"
-                                                                     : "does not change much with sequence length"));
+                   : (mean.back().second < mean.front().second / 1.1
+                          ? "shrinks with sequence length"
+                          : "does not change much with sequence length"));
     }
     out.push_back(line.str() + ".");
   }
@@ -93,7 +99,8 @@ void bias_verdict(const std::vector<nlohmann::json>& records, std::vector<std::s
   std::map<std::string, const nlohmann::json*> unmitigated;
   for (const auto& r : records) {
     const CaseView c{r};
-    if (c.mitigations() == "-" && c.has_output("o")) unmitigated[c.key_without({"mitigations", "name"})] = &r;
+    if (c.mitigations() == "-" && c.has_output("o"))
+      unmitigated[c.key_without({"mitigations", "name"})] = &r;
   }
   for (const auto& r : records) {
     const CaseView c{r};
@@ -105,24 +112,29 @@ void bias_verdict(const std::vector<nlohmann::json>& records, std::vector<std::s
       continue;
     }
     std::ostringstream line;
-    line << describe(c) << " on " << c.input_name() << " (N = " << c.seq_len() << "): the bias of O is "
-         << fmt(c.metric("o", "bias"), 3) << " +- " << fmt(c.metric("o", "bias_se"), 2) << " (z = " << fmt(z, 3)
-         << " across " << c.dim(0) << " independent draws): "
-         << (std::fabs(z) >= 5 ? "significant, consistently " + std::string(z < 0 ? "negative" : "positive")
-                               : (std::fabs(z) >= 3 ? "borderline" : "no significant bias"));
+    line << describe(c) << " on " << c.input_name() << " (N = " << c.seq_len()
+         << "): the bias of O is " << fmt(c.metric("o", "bias"), 3) << " +- "
+         << fmt(c.metric("o", "bias_se"), 2) << " (z = " << fmt(z, 3) << " across " << c.dim(0)
+         << " independent draws): "
+         << (std::fabs(z) >= 5
+                 ? "significant, consistently " + std::string(z < 0 ? "negative" : "positive")
+                 : (std::fabs(z) >= 3 ? "borderline" : "no significant bias"));
     const double mz = c.metric("o", "magnitude_bias_z");
     if (std::fabs(z) >= 3 && std::fabs(mz) >= 3) {
-      line << " (magnitudes pushed " << (mz > 0 ? "outward" : "inward") << ", z = " << fmt(mz, 3) << ")";
+      line << " (magnitudes pushed " << (mz > 0 ? "outward" : "inward") << ", z = " << fmt(mz, 3)
+           << ")";
     }
     const double dz = c.metric("delta", "bias_z");
     if (!std::isnan(dz)) line << "; D = rowsum(dO*O) error z = " << fmt(dz, 3);
-    if (const auto* a = c.attribution(); a && std::fabs(z) >= 3 && a->contains("sites") && !(*a)["sites"].empty()) {
+    if (const auto* a = c.attribution();
+        a && std::fabs(z) >= 3 && a->contains("sites") && !(*a)["sites"].empty()) {
       line << "; the sites that explain it: ";
       int shown = 0;
       for (const auto& s : (*a)["sites"]) {
         const double exact = s.value("explained_exact", 0.0), sr = s.value("explained_sr", 0.0);
         if (shown == 3 || std::max(exact, sr) < 0.1) break;
-        line << (shown ? ", " : "") << s.value("site", "?") << " (" << fmt(100 * std::max(exact, sr), 3) << "% "
+        line << (shown ? ", " : "") << s.value("site", "?") << " ("
+             << fmt(100 * std::max(exact, sr), 3) << "% "
              << (sr > exact ? "when rounded stochastically" : "when made exact") << ")";
         ++shown;
       }
@@ -135,25 +147,29 @@ void bias_verdict(const std::vector<nlohmann::json>& records, std::vector<std::s
       if (it == unmitigated.end() || it->second != &r) continue;
       const double mz = mc.metric("o", "bias_z");
       line << "; with " << mc.mitigations() << " z = " << fmt(mz, 3);
-      if (std::fabs(z) >= 3) line << (std::fabs(mz) < 3 ? " (removed: under 3 standard errors)" : " (not removed)");
+      if (std::fabs(z) >= 3)
+        line << (std::fabs(mz) < 3 ? " (removed: under 3 standard errors)" : " (not removed)");
     }
     out.push_back(line.str() + ".");
   }
   if (unbiased > 0) {
     const bool others = out.size() > lines_before;
-    out.push_back(std::to_string(unbiased) + (others ? " other" : "") + " unmitigated configuration" +
-                  (unbiased > 1 ? "s show" : " shows") +
+    out.push_back(std::to_string(unbiased) + (others ? " other" : "") +
+                  " unmitigated configuration" + (unbiased > 1 ? "s show" : " shows") +
                   " no significant bias of O (|z| < 3 across draws).");
   }
 }
 
 void deviation_table(const std::vector<nlohmann::json>& records, std::ostream& md) {
-  md << "| # | implementation | preset | format | tile | mitigations | input | N | O max abs | O RMS | O rel. Frobenius | O bias +- s.e. (z) | D bias z | dQ rel. Frob. | dK rel. Frob. | dV rel. Frob. | W1(O) |\n"
+  md << "| # | implementation | preset | format | tile | mitigations | input | N | O max abs | O "
+        "RMS | O rel. Frobenius | O bias +- s.e. (z) | D bias z | dQ rel. Frob. | dK rel. Frob. | "
+        "dV rel. Frob. | W1(O) |\n"
      << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : records) {
     const CaseView c{r};
-    md << "| " << r.value("case_index", 0) << " | " << c.impl_name() << " | " << c.preset() << " | " << c.format()
-       << " | " << c.tile() << " | " << c.mitigations() << " | " << c.input_name() << " | " << c.seq_len() << " | ";
+    md << "| " << r.value("case_index", 0) << " | " << c.impl_name() << " | " << c.preset() << " | "
+       << c.format() << " | " << c.tile() << " | " << c.mitigations() << " | " << c.input_name()
+       << " | " << c.seq_len() << " | ";
     if (c.failed()) {
       md << "failed: " << r.value("error", "") << " | | | | | | | | |\n";
       continue;
@@ -161,23 +177,26 @@ void deviation_table(const std::vector<nlohmann::json>& records, std::ostream& m
     md << fmt(c.metric("o", "max_abs")) << " | " << fmt(c.metric("o", "rms")) << " | "
        << fmt(c.metric("o", "rel_frobenius")) << " | " << fmt(c.metric("o", "bias")) << " +- "
        << fmt(c.metric("o", "bias_se"), 2) << " (" << fmt(c.metric("o", "bias_z"), 3) << ") | "
-       << fmt(c.metric("delta", "bias_z"), 3) << " | " << fmt(c.metric("dq", "rel_frobenius")) << " | "
-       << fmt(c.metric("dk", "rel_frobenius")) << " | " << fmt(c.metric("dv", "rel_frobenius")) << " | "
-       << fmt(c.metric("o", "wasserstein1")) << " |\n";
+       << fmt(c.metric("delta", "bias_z"), 3) << " | " << fmt(c.metric("dq", "rel_frobenius"))
+       << " | " << fmt(c.metric("dk", "rel_frobenius")) << " | "
+       << fmt(c.metric("dv", "rel_frobenius")) << " | " << fmt(c.metric("o", "wasserstein1"))
+       << " |\n";
   }
 }
 
 void baseline_table(const std::vector<nlohmann::json>& records, std::ostream& md) {
   const auto pairs = baseline_pairs(records);
   if (pairs.empty()) return;
-  md << "\n## Flash vs baseline\n\nDeviation of each implementation divided by that of `" << baseline_name(records)
-     << "` on the same inputs and format (paper B's comparison).\n\n"
-     << "| implementation | format | tile | input | N | seed | ratio of O RMS error | ratio of O max abs error |\n"
+  md << "\n## Flash vs baseline\n\nDeviation of each implementation divided by that of `"
+     << baseline_name(records) << "` on the same inputs and format (paper B's comparison).\n\n"
+     << "| implementation | format | tile | input | N | seed | ratio of O RMS error | ratio of O "
+        "max abs error |\n"
      << "|---|---|---|---|---|---|---|---|\n";
   for (const auto& p : pairs) {
     const CaseView t{*p.test}, b{*p.baseline};
-    md << "| " << t.impl_name() << " | " << t.format() << " | " << t.tile() << " | " << t.input_name() << " | "
-       << t.seq_len() << " | " << t.seed() << " | " << fmt(t.metric("o", "rms") / b.metric("o", "rms")) << " | "
+    md << "| " << t.impl_name() << " | " << t.format() << " | " << t.tile() << " | "
+       << t.input_name() << " | " << t.seq_len() << " | " << t.seed() << " | "
+       << fmt(t.metric("o", "rms") / b.metric("o", "rms")) << " | "
        << fmt(t.metric("o", "max_abs") / b.metric("o", "max_abs")) << " |\n";
   }
 }
@@ -189,20 +208,23 @@ void attribution_tables(const std::vector<nlohmann::json>& records, std::ostream
     const auto* a = c.attribution();
     if (!a || !a->contains("sites")) continue;
     if (!header) {
-      md << "\n## Attribution\n\nEach site made exact (and, separately, rounded stochastically) with every other "
+      md << "\n## Attribution\n\nEach site made exact (and, separately, rounded stochastically) "
+            "with every other "
             "site as configured; `explained` is the share of the output's bias that disappears.\n";
       header = true;
     }
     md << "\n### " << describe(c) << " on " << c.input_name() << ", N = " << c.seq_len()
-       << ": bias of " << a->value("output", "o") << " " << fmt(a->value("bias", 0.0)) << " (z = "
-       << fmt(a->value("bias_z", 0.0), 3) << ")\n\n"
-       << "| rank | site | bias with site exact (z) | explained | bias with site SR (z) | explained by SR |\n"
+       << ": bias of " << a->value("output", "o") << " " << fmt(a->value("bias", 0.0))
+       << " (z = " << fmt(a->value("bias_z", 0.0), 3) << ")\n\n"
+       << "| rank | site | bias with site exact (z) | explained | bias with site SR (z) | "
+          "explained by SR |\n"
        << "|---|---|---|---|---|---|\n";
     int rank = 1;
     for (const auto& s : (*a)["sites"]) {
-      md << "| " << rank++ << " | " << s.value("site", "?") << " | " << fmt(s.value("bias_exact", 0.0)) << " ("
-         << fmt(s.value("bias_z_exact", 0.0), 3) << ") | " << fmt(100 * s.value("explained_exact", 0.0), 3)
-         << "% | " << fmt(s.value("bias_sr", 0.0)) << " (" << fmt(s.value("bias_z_sr", 0.0), 3) << ") | "
+      md << "| " << rank++ << " | " << s.value("site", "?") << " | "
+         << fmt(s.value("bias_exact", 0.0)) << " (" << fmt(s.value("bias_z_exact", 0.0), 3)
+         << ") | " << fmt(100 * s.value("explained_exact", 0.0), 3) << "% | "
+         << fmt(s.value("bias_sr", 0.0)) << " (" << fmt(s.value("bias_z_sr", 0.0), 3) << ") | "
          << fmt(100 * s.value("explained_sr", 0.0), 3) << "% |\n";
     }
   }
@@ -212,7 +234,8 @@ void mitigation_table(const std::vector<nlohmann::json>& records, std::ostream& 
   std::map<std::string, const nlohmann::json*> unmitigated;
   for (const auto& r : records) {
     const CaseView c{r};
-    if (c.mitigations() == "-" && c.has_output("o")) unmitigated[c.key_without({"mitigations", "name"})] = &r;
+    if (c.mitigations() == "-" && c.has_output("o"))
+      unmitigated[c.key_without({"mitigations", "name"})] = &r;
   }
   bool header = false;
   for (const auto& r : records) {
@@ -221,15 +244,18 @@ void mitigation_table(const std::vector<nlohmann::json>& records, std::ostream& 
     const auto it = unmitigated.find(c.key_without({"mitigations", "name"}));
     if (it == unmitigated.end()) continue;
     if (!header) {
-      md << "\n## Mitigations\n\n| preset | format | input | N | mitigation | O bias z before | after | D bias z "
-            "before | after | O RMS before | after |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+      md << "\n## Mitigations\n\n| preset | format | input | N | mitigation | O bias z before | "
+            "after | D bias z "
+            "before | after | O RMS before | after "
+            "|\n|---|---|---|---|---|---|---|---|---|---|---|\n";
       header = true;
     }
     const CaseView b{*it->second};
-    md << "| " << c.preset() << " | " << c.format() << " | " << c.input_name() << " | " << c.seq_len() << " | "
-       << c.mitigations() << " | " << fmt(b.metric("o", "bias_z"), 3) << " | " << fmt(c.metric("o", "bias_z"), 3)
-       << " | " << fmt(b.metric("delta", "bias_z"), 3) << " | " << fmt(c.metric("delta", "bias_z"), 3) << " | "
-       << fmt(b.metric("o", "rms")) << " | " << fmt(c.metric("o", "rms")) << " |\n";
+    md << "| " << c.preset() << " | " << c.format() << " | " << c.input_name() << " | "
+       << c.seq_len() << " | " << c.mitigations() << " | " << fmt(b.metric("o", "bias_z"), 3)
+       << " | " << fmt(c.metric("o", "bias_z"), 3) << " | " << fmt(b.metric("delta", "bias_z"), 3)
+       << " | " << fmt(c.metric("delta", "bias_z"), 3) << " | " << fmt(b.metric("o", "rms"))
+       << " | " << fmt(c.metric("o", "rms")) << " |\n";
   }
 }
 
@@ -261,21 +287,27 @@ ReportFiles write_report(const fs::path& dir) {
   size_t failed = 0;
   for (const auto& r : records) failed += r.contains("error");
   std::ostringstream md;
-  const std::string name = records.empty() ? header.value("name", "experiment") : records[0].value("experiment", "experiment");
+  const std::string name = records.empty() ? header.value("name", "experiment")
+                                           : records[0].value("experiment", "experiment");
   md << "# " << name << "\n\n";
   if (header.contains("experiment")) {
     const std::string description = header["experiment"].value("description", "");
     if (!description.empty()) md << description << "\n\n";
   }
-  md << "Produced by `simprec run " << header.value("file", "EXPERIMENT.toml") << " --out " << dir.string()
-     << "` with simprec " << (records.empty() ? "0.1.0" : records[0].value("simprec_version", "?"))
-     << " (experiment fingerprint " << header.value("fingerprint", "?") << "); rebuilt from `results.jsonl` by "
-     << "`simprec report " << dir.string() << "`. " << records.size() << " cases, " << failed << " failed. "
-     << "Errors are measured against the fp64 reference on the same inputs; bias standard errors are "
+  md << "Produced by `simprec run " << header.value("file", "EXPERIMENT.toml") << " --out "
+     << dir.string() << "` with simprec "
+     << (records.empty() ? "0.1.0" : records[0].value("simprec_version", "?"))
+     << " (experiment fingerprint " << header.value("fingerprint", "?")
+     << "); rebuilt from `results.jsonl` by "
+     << "`simprec report " << dir.string() << "`. " << records.size() << " cases, " << failed
+     << " failed. "
+     << "Errors are measured against the fp64 reference on the same inputs; bias standard errors "
+        "are "
         "taken across the independent draws of the batch dimension.\n\n";
   md << "## Verdict\n\n";
   const auto lines = verdict(records);
-  if (lines.empty()) md << "- Nothing to conclude: no case had both the data and a comparison to draw on.\n";
+  if (lines.empty())
+    md << "- Nothing to conclude: no case had both the data and a comparison to draw on.\n";
   for (const auto& line : lines) md << "- " << line << "\n";
   md << "\n## Deviation and bias per configuration\n\n";
   deviation_table(records, md);
@@ -283,8 +315,10 @@ ReportFiles write_report(const fs::path& dir) {
   attribution_tables(records, md);
   mitigation_table(records, md);
   md << "\n## Plots\n\n";
-  if (files.plots.empty()) md << (plots.note.empty() ? "No plot applies to these results." : plots.note) << "\n";
-  for (const auto& p : files.plots) md << "![" << p.stem().string() << "](" << p.filename().string() << ")\n\n";
+  if (files.plots.empty())
+    md << (plots.note.empty() ? "No plot applies to these results." : plots.note) << "\n";
+  for (const auto& p : files.plots)
+    md << "![" << p.stem().string() << "](" << p.filename().string() << ")\n\n";
   files.markdown = dir / "report.md";
   const fs::path tmp = files.markdown.string() + ".tmp";
   {

@@ -33,8 +33,12 @@ struct CaseView {
     const std::string t = implementation().value("tile", "");
     return t.empty() ? "default" : t;
   }
-  std::string mitigations() const { return join(implementation().value("mitigations", nlohmann::json::array())); }
-  std::string overrides() const { return join(implementation().value("set", nlohmann::json::array())); }
+  std::string mitigations() const {
+    return join(implementation().value("mitigations", nlohmann::json::array()));
+  }
+  std::string overrides() const {
+    return join(implementation().value("set", nlohmann::json::array()));
+  }
   std::string input_name() const { return input().value("name", ""); }
   std::string generator() const { return input().value("generator", "file"); }
   long long dim(int i) const {
@@ -58,7 +62,8 @@ struct CaseView {
            record["results"].value("outputs", nlohmann::json::object()).contains(output);
   }
   const nlohmann::json* attribution() const {
-    if (failed() || !record.contains("results") || !record["results"].contains("attribution")) return nullptr;
+    if (failed() || !record.contains("results") || !record["results"].contains("attribution"))
+      return nullptr;
     return &record["results"]["attribution"];
   }
 

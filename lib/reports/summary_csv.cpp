@@ -9,8 +9,8 @@
 namespace simprec::reports {
 namespace {
 
-constexpr const char* kMetrics[] = {"max_abs", "rms", "rel_frobenius", "bias", "bias_se", "bias_z",
-                                    "magnitude_bias_z", "wasserstein1"};
+constexpr const char* kMetrics[] = {"max_abs", "rms",    "rel_frobenius",    "bias",
+                                    "bias_se", "bias_z", "magnitude_bias_z", "wasserstein1"};
 
 std::string csv_field(const std::string& text) {
   if (text.find_first_of(",\"\n") == std::string::npos) return text;
@@ -35,12 +35,14 @@ std::string fmt(double x, int digits) {
   return buffer;
 }
 
-void write_summary_csv(const std::vector<nlohmann::json>& records, const std::filesystem::path& file) {
+void write_summary_csv(const std::vector<nlohmann::json>& records,
+                       const std::filesystem::path& file) {
   const std::filesystem::path tmp = file.string() + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
     if (!out) throw std::runtime_error(file.string() + ": cannot write");
-    out << "case_index,case_id,implementation,preset,format,tile,causal,mitigations,set,input,generator,"
+    out << "case_index,case_id,implementation,preset,format,tile,causal,mitigations,set,input,"
+           "generator,"
            "draws,heads,seq_len,head_dim,seed";
     for (const char* output : kOutputs) {
       for (const char* metric : kMetrics) out << ',' << output << '_' << metric;
@@ -48,11 +50,12 @@ void write_summary_csv(const std::vector<nlohmann::json>& records, const std::fi
     out << ",error\n";
     for (const auto& r : records) {
       const CaseView c{r};
-      out << r.value("case_index", 0) << ',' << r.value("case_id", "") << ',' << csv_field(c.impl_name())
-          << ',' << csv_field(c.preset()) << ',' << c.format() << ',' << c.tile() << ','
-          << (c.causal() ? "true" : "false") << ',' << csv_field(c.mitigations()) << ','
-          << csv_field(c.overrides()) << ',' << csv_field(c.input_name()) << ',' << c.generator() << ','
-          << c.dim(0) << ',' << c.dim(1) << ',' << c.dim(2) << ',' << c.dim(3) << ',' << c.seed();
+      out << r.value("case_index", 0) << ',' << r.value("case_id", "") << ','
+          << csv_field(c.impl_name()) << ',' << csv_field(c.preset()) << ',' << c.format() << ','
+          << c.tile() << ',' << (c.causal() ? "true" : "false") << ',' << csv_field(c.mitigations())
+          << ',' << csv_field(c.overrides()) << ',' << csv_field(c.input_name()) << ','
+          << c.generator() << ',' << c.dim(0) << ',' << c.dim(1) << ',' << c.dim(2) << ','
+          << c.dim(3) << ',' << c.seed();
       for (const char* output : kOutputs) {
         for (const char* metric : kMetrics) out << ',' << number(c.metric(output, metric));
       }

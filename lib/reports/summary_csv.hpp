@@ -8,6 +8,7 @@
 
 namespace simprec::reports {
 
-void write_summary_csv(const std::vector<nlohmann::json>& records, const std::filesystem::path& file);
+void write_summary_csv(const std::vector<nlohmann::json>& records,
+                       const std::filesystem::path& file);
 
 }  // namespace simprec::reports

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "emulation/accumulation.hpp"
+#include "emulation/tensor_core.hpp"
 #include "lib/validate/tensor_values.hpp"
 
 namespace simprec::validate {
@@ -19,11 +20,36 @@ void emulate_matmul(const EmulationCall& call, std::vector<plugins::HostTensor>&
     throw std::invalid_argument("matmul emulation needs inputs A, B and output D");
   const int64_t m = a->shape[0], k = a->shape[1], n = b->shape[1];
 
-  const std::unique_ptr<Accumulation> model = make_accumulation(call.model);
   const Format accumulator =
       parse_format(attribute_text(call.kernel, "accumulator_format", d->format));
   const Format output = parse_format(d->format);
   const bool convert = !(accumulator == output);
+
+  // A tensor-core model straight on the encodings: going through doubles (as dot() does) would
+  // re-encode a NaN as the canonical one and lose the hardware's NaN bits.
+  if (call.model.rfind("tc:", 0) == 0 && !convert) {
+    const TensorCoreModel& tc = tensor_core_model(call.model);
+    if (tc.accumulator == output && parse_format(a->format) == tc.input &&
+        parse_format(b->format) == tc.input) {
+      const auto bits16 = [](const plugins::HostTensor& t) {
+        std::vector<uint16_t> v(static_cast<size_t>(t.element_count()));
+        for (size_t i = 0; i < v.size(); ++i)
+          v[i] = static_cast<uint16_t>(t.bits_at(static_cast<int64_t>(i)));
+        return v;
+      };
+      std::vector<uint32_t> c_bits(static_cast<size_t>(m * n), 0);
+      if (c) {
+        for (size_t i = 0; i < c_bits.size(); ++i)
+          c_bits[i] = static_cast<uint32_t>(c->bits_at(static_cast<int64_t>(i)));
+      }
+      const std::vector<uint32_t> dbits =
+          tensor_core_gemm(tc, bits16(*a), bits16(*b), c_bits, static_cast<int>(m),
+                           static_cast<int>(n), static_cast<int>(k), 0);
+      for (int64_t i = 0; i < m * n; ++i) d->set_bits_at(i, dbits[static_cast<size_t>(i)]);
+      return;
+    }
+  }
+  const std::unique_ptr<Accumulation> model = make_accumulation(call.model);
 
   const std::vector<double> av = values_of(*a);
   // B transposed, so that each column is contiguous for dot().

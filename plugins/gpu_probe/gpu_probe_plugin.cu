@@ -2,8 +2,8 @@
 // element-wise instructions on the GPU and returns exactly the bits the hardware produced, so
 // that the emulation models (emulation/tensor_core.hpp) can be checked against a live device.
 // Kernels (kernels/tc_probe_kernels.cuh):
-//   mma_<in>_<acc>    mma.sync m16n8k16 (bf16, fp16) / m16n8k32 (e4m3, e5m2), one warp per 16x8 tile
-//   wgmma_<in>_<acc>  wgmma m64n8k16 / m64n8k32 (sm_90a), one warpgroup per 64x8 tile
+//   mma_<in>_<acc>    mma.sync m16n8k16 (bf16, fp16) / m16n8k32 (e4m3, e5m2), one warp per 16x8
+//   tile wgmma_<in>_<acc>  wgmma m64n8k16 / m64n8k32 (sm_90a), one warpgroup per 64x8 tile
 //   ex2_approx_f32, ex2_approx_ftz_f32, cvt_rn_bf16x2_f32, cvt_rn_satfinite_e4m3x2_f32,
 //   cvt_rn_satfinite_e5m2x2_f32: y = instruction(x) on fp32 inputs.
 // Matmul D = A*B + C: A [M,K], B [K,N] as bit patterns, C [M,N] optional (zeros), D [M,N];
@@ -30,13 +30,16 @@ struct Failure : std::runtime_error {
 };
 
 void check_cuda(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw Failure(SIMPREC_ERROR_DEVICE, std::string(what) + ": " + cudaGetErrorString(e));
+  if (e != cudaSuccess)
+    throw Failure(SIMPREC_ERROR_DEVICE, std::string(what) + ": " + cudaGetErrorString(e));
 }
 
 // Device memory freed on scope exit.
 struct DeviceBuffer {
   void* ptr = nullptr;
-  explicit DeviceBuffer(size_t bytes) { check_cuda(cudaMalloc(&ptr, bytes ? bytes : 1), "cudaMalloc"); }
+  explicit DeviceBuffer(size_t bytes) {
+    check_cuda(cudaMalloc(&ptr, bytes ? bytes : 1), "cudaMalloc");
+  }
   ~DeviceBuffer() { cudaFree(ptr); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -44,16 +47,19 @@ struct DeviceBuffer {
 
 const SimprecTensor* find_tensor(const SimprecRunArgs* args, const char* name) {
   for (size_t i = 0; i < args->tensor_count; ++i)
-    if (args->tensors[i] && args->tensors[i]->name && !std::strcmp(args->tensors[i]->name, name)) return args->tensors[i];
+    if (args->tensors[i] && args->tensors[i]->name && !std::strcmp(args->tensors[i]->name, name))
+      return args->tensors[i];
   return nullptr;
 }
 const DLTensor& require(const SimprecRunArgs* args, const char* name, int ndim, int bits) {
   const SimprecTensor* t = find_tensor(args, name);
-  if (!t || !t->tensor) throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, std::string("missing tensor ") + name);
+  if (!t || !t->tensor)
+    throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, std::string("missing tensor ") + name);
   const DLTensor& d = *t->tensor;
   if (d.ndim != ndim || d.dtype.bits != bits || d.dtype.lanes != 1) {
-    throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, std::string(name) + ": expected " + std::to_string(ndim) +
-                                                      " dimensions of " + std::to_string(bits) + "-bit elements");
+    throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, std::string(name) + ": expected " +
+                                                      std::to_string(ndim) + " dimensions of " +
+                                                      std::to_string(bits) + "-bit elements");
   }
   return d;
 }
@@ -64,7 +70,8 @@ size_t bytes_of(const DLTensor& d) {
 }
 
 void write_error(const SimprecRunArgs* args, const char* message) {
-  if (args->error && args->error_size > 0) std::snprintf(args->error, args->error_size, "%s", message);
+  if (args->error && args->error_size > 0)
+    std::snprintf(args->error, args->error_size, "%s", message);
 }
 template <class Body>
 SimprecStatus guarded(const SimprecRunArgs* args, Body body) {
@@ -86,11 +93,14 @@ SimprecStatus guarded(const SimprecRunArgs* args, Body body) {
 void require_sm90() {
   int device = 0, major = 0, minor = 0;
   check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-  check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "compute capability");
-  check_cuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), "compute capability");
+  check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+             "compute capability");
+  check_cuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device),
+             "compute capability");
   if (major != 9 || minor != 0) {
-    throw Failure(SIMPREC_ERROR_UNSUPPORTED, "gpu_probe is built for sm_90a (H100/H200); this device is sm_" +
-                                                 std::to_string(major) + std::to_string(minor));
+    throw Failure(SIMPREC_ERROR_UNSUPPORTED,
+                  "gpu_probe is built for sm_90a (H100/H200); this device is sm_" +
+                      std::to_string(major) + std::to_string(minor));
   }
 }
 
@@ -104,10 +114,12 @@ SimprecStatus run_matmul(const SimprecRunArgs* args, sk::ProbeOp op) {
     const DLTensor& b = require(args, "B", 2, in_bits);
     const DLTensor& d = require(args, "D", 2, acc_bits);
     const int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
-    if (b.shape[0] != k || d.shape[0] != m || d.shape[1] != n) throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "shapes of A, B, D disagree");
+    if (b.shape[0] != k || d.shape[0] != m || d.shape[1] != n)
+      throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "shapes of A, B, D disagree");
     if (m % (wg ? 64 : 16) || n % 8 || k % sk::instruction_k(op)) {
-      throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "M must be a multiple of " + std::to_string(wg ? 64 : 16) +
-                                                        ", N of 8, K of " + std::to_string(sk::instruction_k(op)));
+      throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT,
+                    "M must be a multiple of " + std::to_string(wg ? 64 : 16) + ", N of 8, K of " +
+                        std::to_string(sk::instruction_k(op)));
     }
     const SimprecTensor* c = find_tensor(args, "C");
     DeviceBuffer da(bytes_of(a)), db(bytes_of(b)), dc(bytes_of(d)), dd(bytes_of(d));
@@ -115,12 +127,22 @@ SimprecStatus run_matmul(const SimprecRunArgs* args, sk::ProbeOp op) {
     check_cuda(cudaMemcpy(db.ptr, b.data, bytes_of(b), cudaMemcpyHostToDevice), "copy B");
     if (c && c->tensor) {
       const DLTensor& ct = require(args, "C", 2, acc_bits);
-      if (ct.shape[0] != m || ct.shape[1] != n) throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "C must be [M,N]");
+      if (ct.shape[0] != m || ct.shape[1] != n)
+        throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "C must be [M,N]");
       check_cuda(cudaMemcpy(dc.ptr, ct.data, bytes_of(ct), cudaMemcpyHostToDevice), "copy C");
     } else {
       check_cuda(cudaMemset(dc.ptr, 0, bytes_of(d)), "zero C");
     }
-    const sk::GemmArgs g{da.ptr, db.ptr, dc.ptr, dd.ptr, 1, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 128, 256};
+    const sk::GemmArgs g{da.ptr,
+                         db.ptr,
+                         dc.ptr,
+                         dd.ptr,
+                         1,
+                         static_cast<int>(m),
+                         static_cast<int>(n),
+                         static_cast<int>(k),
+                         128,
+                         256};
     check_cuda(sk::launch_gemm(op, g), "tensor-core kernel");
     check_cuda(cudaMemcpy(d.data, dd.ptr, bytes_of(d), cudaMemcpyDeviceToHost), "copy D");
   });
@@ -130,26 +152,31 @@ SimprecStatus run_function(const SimprecRunArgs* args, sk::ElementOp op, int out
   return guarded(args, [&] {
     const DLTensor& x = require(args, "x", 1, 32);
     const DLTensor& y = require(args, "y", 1, out_bits);
-    if (x.shape[0] != y.shape[0]) throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "x and y differ in length");
+    if (x.shape[0] != y.shape[0])
+      throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "x and y differ in length");
     const size_t count = static_cast<size_t>(x.shape[0]);
     DeviceBuffer din(count * 4), dout(count * 4);
     check_cuda(cudaMemcpy(din.ptr, x.data, count * 4, cudaMemcpyHostToDevice), "copy x");
-    check_cuda(sk::launch_elementwise(op, static_cast<const uint32_t*>(din.ptr), static_cast<uint32_t*>(dout.ptr), count),
+    check_cuda(sk::launch_elementwise(op, static_cast<const uint32_t*>(din.ptr),
+                                      static_cast<uint32_t*>(dout.ptr), count),
                "element-wise kernel");
     std::vector<uint32_t> out(count);
     check_cuda(cudaMemcpy(out.data(), dout.ptr, count * 4, cudaMemcpyDeviceToHost), "copy y");
     for (size_t i = 0; i < count; ++i) {
-      if (out_bits == 32) static_cast<uint32_t*>(y.data)[i] = out[i];
-      else if (out_bits == 16) static_cast<uint16_t*>(y.data)[i] = static_cast<uint16_t>(out[i]);
-      else static_cast<uint8_t*>(y.data)[i] = static_cast<uint8_t>(out[i]);
+      if (out_bits == 32)
+        static_cast<uint32_t*>(y.data)[i] = out[i];
+      else if (out_bits == 16)
+        static_cast<uint16_t*>(y.data)[i] = static_cast<uint16_t>(out[i]);
+      else
+        static_cast<uint8_t*>(y.data)[i] = static_cast<uint8_t>(out[i]);
     }
   });
 }
 
 // ---- descriptors ----
 
-SimprecOperandSpec operand(const char* name, uint32_t direction, const char* formats, const char* shape,
-                           uint32_t flags = 0) {
+SimprecOperandSpec operand(const char* name, uint32_t direction, const char* formats,
+                           const char* shape, uint32_t flags = 0) {
   return {SIMPREC_OPERAND_SPEC_STRUCT_SIZE, name, direction, flags, formats, shape};
 }
 SimprecNamedValue string_value(const char* name, const char* value) {
@@ -175,20 +202,33 @@ SimprecStatus run_matmul_op(const SimprecRunArgs* args) {
   return run_matmul(args, kOp);
 }
 
-#define MATMUL(NAME, OP, IN, ACC, MODEL, VERIFIED, DESC) {NAME, sk::ProbeOp::OP, IN, ACC, MODEL, VERIFIED, DESC}
+#define MATMUL(NAME, OP, IN, ACC, MODEL, VERIFIED, DESC) \
+  { NAME, sk::ProbeOp::OP, IN, ACC, MODEL, VERIFIED, DESC }
 const MatmulEntry kMatmuls[] = {
-    MATMUL("mma_bf16_f32", kMmaBf16F32, "bf16", "fp32", "tc:sm90-mma-bf16", true, "mma.sync.m16n8k16 f32.bf16.bf16.f32"),
-    MATMUL("mma_fp16_f32", kMmaFp16F32, "fp16", "fp32", "tc:sm90-mma-fp16", true, "mma.sync.m16n8k16 f32.f16.f16.f32"),
-    MATMUL("mma_fp16_f16", kMmaFp16F16, "fp16", "fp16", "tc:sm90-mma-fp16acc", true, "mma.sync.m16n8k16 f16.f16.f16.f16"),
-    MATMUL("mma_e4m3_f32", kMmaE4m3F32, "e4m3fn", "fp32", "tc:sm90-mma-e4m3", true, "mma.sync.m16n8k32 f32.e4m3.e4m3.f32"),
-    MATMUL("mma_e5m2_f32", kMmaE5m2F32, "e5m2", "fp32", "tc:sm90-mma-e5m2", true, "mma.sync.m16n8k32 f32.e5m2.e5m2.f32"),
-    MATMUL("mma_e4m3_f16", kMmaE4m3F16, "e4m3fn", "fp16", "tc:sm90-mma-e4m3-fp16acc", true, "mma.sync.m16n8k32 f16.e4m3.e4m3.f16"),
-    MATMUL("wgmma_bf16_f32", kWgmmaBf16F32, "bf16", "fp32", "tc:sm90-wgmma-bf16", true, "wgmma m64n8k16 f32.bf16.bf16"),
-    MATMUL("wgmma_fp16_f32", kWgmmaFp16F32, "fp16", "fp32", "tc:sm90-wgmma-fp16", true, "wgmma m64n8k16 f32.f16.f16"),
-    MATMUL("wgmma_fp16_f16", kWgmmaFp16F16, "fp16", "fp16", "tc:sm90-wgmma-fp16acc", true, "wgmma m64n8k16 f16.f16.f16"),
-    MATMUL("wgmma_e4m3_f32", kWgmmaE4m3F32, "e4m3fn", "fp32", "tc:sm90-wgmma-e4m3", true, "wgmma m64n8k32 f32.e4m3.e4m3"),
-    MATMUL("wgmma_e5m2_f32", kWgmmaE5m2F32, "e5m2", "fp32", "tc:sm90-wgmma-e5m2", true, "wgmma m64n8k32 f32.e5m2.e5m2"),
-    MATMUL("wgmma_e4m3_f16", kWgmmaE4m3F16, "e4m3fn", "fp16", "tc:sm90-wgmma-e4m3-fp16acc", true, "wgmma m64n8k32 f16.e4m3.e4m3"),
+    MATMUL("mma_bf16_f32", kMmaBf16F32, "bf16", "fp32", "tc:sm90-mma-bf16", true,
+           "mma.sync.m16n8k16 f32.bf16.bf16.f32"),
+    MATMUL("mma_fp16_f32", kMmaFp16F32, "fp16", "fp32", "tc:sm90-mma-fp16", true,
+           "mma.sync.m16n8k16 f32.f16.f16.f32"),
+    MATMUL("mma_fp16_f16", kMmaFp16F16, "fp16", "fp16", "tc:sm90-mma-fp16acc", true,
+           "mma.sync.m16n8k16 f16.f16.f16.f16"),
+    MATMUL("mma_e4m3_f32", kMmaE4m3F32, "e4m3fn", "fp32", "tc:sm90-mma-e4m3", true,
+           "mma.sync.m16n8k32 f32.e4m3.e4m3.f32"),
+    MATMUL("mma_e5m2_f32", kMmaE5m2F32, "e5m2", "fp32", "tc:sm90-mma-e5m2", true,
+           "mma.sync.m16n8k32 f32.e5m2.e5m2.f32"),
+    MATMUL("mma_e4m3_f16", kMmaE4m3F16, "e4m3fn", "fp16", "tc:sm90-mma-e4m3-fp16acc", true,
+           "mma.sync.m16n8k32 f16.e4m3.e4m3.f16"),
+    MATMUL("wgmma_bf16_f32", kWgmmaBf16F32, "bf16", "fp32", "tc:sm90-wgmma-bf16", true,
+           "wgmma m64n8k16 f32.bf16.bf16"),
+    MATMUL("wgmma_fp16_f32", kWgmmaFp16F32, "fp16", "fp32", "tc:sm90-wgmma-fp16", true,
+           "wgmma m64n8k16 f32.f16.f16"),
+    MATMUL("wgmma_fp16_f16", kWgmmaFp16F16, "fp16", "fp16", "tc:sm90-wgmma-fp16acc", true,
+           "wgmma m64n8k16 f16.f16.f16"),
+    MATMUL("wgmma_e4m3_f32", kWgmmaE4m3F32, "e4m3fn", "fp32", "tc:sm90-wgmma-e4m3", true,
+           "wgmma m64n8k32 f32.e4m3.e4m3"),
+    MATMUL("wgmma_e5m2_f32", kWgmmaE5m2F32, "e5m2", "fp32", "tc:sm90-wgmma-e5m2", true,
+           "wgmma m64n8k32 f32.e5m2.e5m2"),
+    MATMUL("wgmma_e4m3_f16", kWgmmaE4m3F16, "e4m3fn", "fp16", "tc:sm90-wgmma-e4m3-fp16acc", true,
+           "wgmma m64n8k32 f16.e4m3.e4m3"),
 };
 #undef MATMUL
 constexpr size_t kMatmulCount = sizeof(kMatmuls) / sizeof(kMatmuls[0]);
@@ -211,19 +251,24 @@ struct FunctionEntry {
   const char* description;
 };
 const FunctionEntry kFunctions[] = {
-    {"ex2_approx_f32", sk::ElementOp::kEx2Approx, "exp2", "fp32", 32, "ex2.approx.f32 (MUFU.EX2): exp2f under fast math"},
+    {"ex2_approx_f32", sk::ElementOp::kEx2Approx, "exp2", "fp32", 32,
+     "ex2.approx.f32 (MUFU.EX2): exp2f under fast math"},
     {"ex2_approx_ftz_f32", sk::ElementOp::kEx2ApproxFtz, "exp2", "fp32", 32, "ex2.approx.ftz.f32"},
-    {"cvt_rn_bf16x2_f32", sk::ElementOp::kCvtBf16x2, "convert", "bf16", 16, "cvt.rn.bf16x2.f32 (one lane)"},
-    {"cvt_rn_satfinite_e4m3x2_f32", sk::ElementOp::kCvtE4m3x2, "convert", "e4m3fn", 8, "cvt.rn.satfinite.e4m3x2.f32 (one lane)"},
-    {"cvt_rn_satfinite_e5m2x2_f32", sk::ElementOp::kCvtE5m2x2, "convert", "e5m2", 8, "cvt.rn.satfinite.e5m2x2.f32 (one lane)"},
+    {"cvt_rn_bf16x2_f32", sk::ElementOp::kCvtBf16x2, "convert", "bf16", 16,
+     "cvt.rn.bf16x2.f32 (one lane)"},
+    {"cvt_rn_satfinite_e4m3x2_f32", sk::ElementOp::kCvtE4m3x2, "convert", "e4m3fn", 8,
+     "cvt.rn.satfinite.e4m3x2.f32 (one lane)"},
+    {"cvt_rn_satfinite_e5m2x2_f32", sk::ElementOp::kCvtE5m2x2, "convert", "e5m2", 8,
+     "cvt.rn.satfinite.e5m2x2.f32 (one lane)"},
 };
 constexpr size_t kFunctionCount = sizeof(kFunctions) / sizeof(kFunctions[0]);
 template <size_t I>
 SimprecStatus run_function_op(const SimprecRunArgs* args) {
   return run_function(args, kFunctions[I].op, kFunctions[I].out_bits);
 }
-const SimprecRunFunction kFunctionRuns[kFunctionCount] = {run_function_op<0>, run_function_op<1>, run_function_op<2>,
-                                                          run_function_op<3>, run_function_op<4>};
+const SimprecRunFunction kFunctionRuns[kFunctionCount] = {run_function_op<0>, run_function_op<1>,
+                                                          run_function_op<2>, run_function_op<3>,
+                                                          run_function_op<4>};
 
 // Everything the descriptors point at, built once.
 struct Tables {
@@ -253,17 +298,20 @@ struct Tables {
       ops.push_back(&operand_specs.back());
       operand_specs.push_back(operand("B", SIMPREC_OPERAND_INPUT, e.input, "K,N"));
       ops.push_back(&operand_specs.back());
-      operand_specs.push_back(operand("C", SIMPREC_OPERAND_INPUT, e.accumulator, "M,N", SIMPREC_OPERAND_FLAG_OPTIONAL));
+      operand_specs.push_back(
+          operand("C", SIMPREC_OPERAND_INPUT, e.accumulator, "M,N", SIMPREC_OPERAND_FLAG_OPTIONAL));
       ops.push_back(&operand_specs.back());
       operand_specs.push_back(operand("D", SIMPREC_OPERAND_OUTPUT, e.accumulator, "M,N"));
       ops.push_back(&operand_specs.back());
       operand_lists.push_back(ops);
       std::vector<const SimprecDimensionSpec*> dims;
-      dimension_specs.push_back({SIMPREC_DIMENSION_SPEC_STRUCT_SIZE, "M", wg ? 64 : 16, 0, wg ? 64 : 16});
+      dimension_specs.push_back(
+          {SIMPREC_DIMENSION_SPEC_STRUCT_SIZE, "M", wg ? 64 : 16, 0, wg ? 64 : 16});
       dims.push_back(&dimension_specs.back());
       dimension_specs.push_back({SIMPREC_DIMENSION_SPEC_STRUCT_SIZE, "N", 8, 0, 8});
       dims.push_back(&dimension_specs.back());
-      dimension_specs.push_back({SIMPREC_DIMENSION_SPEC_STRUCT_SIZE, "K", sk::instruction_k(e.op), 0, sk::instruction_k(e.op)});
+      dimension_specs.push_back({SIMPREC_DIMENSION_SPEC_STRUCT_SIZE, "K", sk::instruction_k(e.op),
+                                 0, sk::instruction_k(e.op)});
       dims.push_back(&dimension_specs.back());
       dimension_lists.push_back(dims);
       attribute_values.push_back(string_value("accumulator_format", e.accumulator));
@@ -318,7 +366,8 @@ struct Tables {
     plugin.abi_minor = SIMPREC_PLUGIN_ABI_MINOR;
     plugin.name = "gpu_probe";
     plugin.version = "1.0.0";
-    plugin.description = "single tensor-core and element-wise instructions on the GPU (sm_90a), raw results";
+    plugin.description =
+        "single tensor-core and element-wise instructions on the GPU (sm_90a), raw results";
     plugin.kernel_count = kernel_pointers.size();
     plugin.kernels = kernel_pointers.data();
     plugin.shutdown = nullptr;
@@ -330,7 +379,8 @@ struct Tables {
 
 SIMPREC_PLUGIN_EXPORT SimprecStatus simprec_plugin_entry(SimprecEntryArgs* args) {
   if (args->host_abi_major != SIMPREC_PLUGIN_ABI_MAJOR) {
-    if (args->error && args->error_size > 0) std::snprintf(args->error, args->error_size, "gpu_probe speaks ABI 1 only");
+    if (args->error && args->error_size > 0)
+      std::snprintf(args->error, args->error_size, "gpu_probe speaks ABI 1 only");
     return SIMPREC_ERROR_UNSUPPORTED;
   }
   try {
@@ -338,7 +388,8 @@ SIMPREC_PLUGIN_EXPORT SimprecStatus simprec_plugin_entry(SimprecEntryArgs* args)
     args->plugin = &tables.plugin;
     return SIMPREC_OK;
   } catch (...) {
-    if (args->error && args->error_size > 0) std::snprintf(args->error, args->error_size, "gpu_probe: cannot describe itself");
+    if (args->error && args->error_size > 0)
+      std::snprintf(args->error, args->error_size, "gpu_probe: cannot describe itself");
     return SIMPREC_ERROR_INTERNAL;
   }
 }

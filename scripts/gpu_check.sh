@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The whole GPU check in one run, for a machine with an NVIDIA GPU (sm_90 for the wgmma probes)
+# and the CUDA toolkit in /usr/local/cuda:
+#   1. configure and build simprec with the CUDA plugins (run scripts/setup.sh once first for the
+#      Debian packages), or use a build made elsewhere: SIMPREC_PREBUILT=DIR (a build folder of
+#      this checkout, copied over; it may sit at another path),
+#   2. run the tests labelled gpu (the *_gpu_test programs: live probes against the recorded H100
+#      ground truth),
+#   3. validate every probe kernel against the emulation model it declares, bit for bit,
+#   4. re-measure the raw probes (scripts/gpu_probe.sh),
+# and write everything plus summary.txt into OUT_DIR (default: gpu_check_out).
+#   scripts/gpu_check.sh [OUT_DIR]
+set -uo pipefail
+out=${1:-gpu_check_out}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+repo=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$repo/build-gpu}
+summary="$out/summary.txt"
+: > "$summary"
+note() { echo "$*" | tee -a "$summary"; }
+
+note "== device"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | tee -a "$summary"
+
+if [ -n "${SIMPREC_PREBUILT:-}" ]; then
+  build=$(cd "$SIMPREC_PREBUILT" && pwd)
+  note "== using the build in $build"
+else
+  note "== build ($build)"
+  if ! cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSIMPREC_BENCHMARKS=OFF \
+        > "$out/configure.log" 2>&1; then
+    note "configure FAILED (see configure.log)"; exit 1
+  fi
+  if ! cmake --build "$build" -j "$(nproc)" > "$out/build.log" 2>&1; then
+    note "build FAILED (see build.log)"; tail -30 "$out/build.log"; exit 1
+  fi
+  note "build ok"
+fi
+[ -f "$build/plugins/lib/gpu_probe.so" ] || { note "no gpu_probe plugin in $build (built without nvcc?)"; exit 1; }
+
+note "== tests labelled gpu"
+# The programs directly rather than through ctest, so that a build copied to another path works.
+export SIMPREC_GPU_PROBE_PLUGIN="$build/plugins/lib/gpu_probe.so" SIMPREC_TC_DATA="$repo/tests/data/tensor_core"
+status_tests=0
+for test in "$build"/bin/*_gpu_test; do
+  "$test" > "$out/$(basename "$test").log" 2>&1 || status_tests=1
+  note "$(basename "$test"): $(grep -E '^\[  (PASSED|FAILED)' "$out/$(basename "$test").log" | tr '\n' ' ')"
+done
+
+note "== validate: every gpu_probe matmul kernel against its declared model, bit for bit"
+plugin="$build/plugins/lib/gpu_probe.so"
+status_validate=0
+for kernel in $("$build/bin/simprec" plugins list "$plugin" 2>/dev/null | awk '$1 == "kernel" && $3 == "kind=matmul" {print $2}'); do
+  for range in "-1 1" "-400 400"; do
+    set -- $range
+    line=$("$build/bin/simprec" validate --plugin "$plugin" --kernel "$kernel" --require-bit-exact \
+             --low "$1" --high "$2" --seed 7 2>&1 | tee -a "$out/validate.log" | grep -E "^result|^output" | tr '\n' ' ')
+    rc=${PIPESTATUS[0]}
+    [ "$rc" -ne 0 ] && status_validate=1
+    note "$kernel [$1,$2): ${line:-no result}"
+  done
+done
+
+note "== raw probes"
+mkdir -p "$out/probe"
+if bash "$repo/scripts/gpu_probe.sh" "$out/probe" > "$out/probe.log" 2>&1; then
+  note "probes ok: $out/probe/summary.txt"
+else
+  note "probes FAILED (see probe.log)"
+fi
+
+note "== result: gpu tests $([ $status_tests -eq 0 ] && echo PASS || echo FAIL), validate $([ $status_validate -eq 0 ] && echo PASS || echo FAIL)"
+[ $status_tests -eq 0 ] && [ $status_validate -eq 0 ]
