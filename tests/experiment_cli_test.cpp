@@ -95,6 +95,7 @@ TEST(ExperimentValidation, WrongTypeAndBadValuesArePlaced) {
       {inputs + "[implementations.x]\npreset = \"fa2\"\n[sweep]\ntile = [\"16x16\", \"big\"]\n", "e.toml:7:8", "'big' is not a tile size"},
       {inputs + "[implementations.x]\npreset = \"fa2\"\n[analysis]\nbaseline = \"y\"\n", "e.toml:7:12", "not an implementation"},
       {inputs + "[implementations.x]\npreset = \"fa2\"\n[studies.s]\ninputs = [\"b\"]\n", "e.toml:7:11", "no input named 'b'"},
+      {inputs + "[implementations.x]\npreset = \"fa2\"\n[analysis]\noutputs = [\"o\", \"dx\"]\n", "e.toml:7:17", "did you mean 'dq'"},
       {inputs + "[implementations.x]\npreset = \"fa2\"\n[sweep]\nseed = [1]\n[studies.s]\n", "e.toml:6:1", "its own sweep"},
   };
   for (const auto& c : cases) {
@@ -194,6 +195,11 @@ TEST(ExperimentRun, ResultsDoNotDependOnThreadCount) {
   ASSERT_EQ(run_simprec("run " + file.string() + " --quiet -j 3 --out " + (dir / "three").string()).exit_code, 0);
   const auto one = results_by_case(dir / "one");
   EXPECT_EQ(one.size(), 8u);
+  for (const auto& [id, record] : one) {  // every output is measured unless the file narrows them
+    for (const char* output : {"o", "delta", "dq", "dk", "dv"}) {
+      EXPECT_TRUE(record["results"]["outputs"].contains(output)) << id << " lacks " << output;
+    }
+  }
   EXPECT_EQ(one, results_by_case(dir / "three"));
   // The report is rebuilt from results.jsonl alone, identically.
   std::stringstream a, b;

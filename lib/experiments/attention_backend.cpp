@@ -290,9 +290,11 @@ nlohmann::json AttentionBackend::run_case(const nlohmann::json& params, unsigned
 
   const int64_t draws = raw.shape.batch;
   nlohmann::json results;
+  const auto wanted = analysis.value("outputs", std::vector<std::string>{"o", "delta", "dq", "dk", "dv"});
   const auto add_metrics = [&](const char* name, const std::vector<double>& test,
                                const std::vector<double>& ref, const Format& format) {
     if (test.empty() || ref.empty()) return;
+    if (std::find(wanted.begin(), wanted.end(), name) == wanted.end()) return;
     results["outputs"][name] = metrics::compute_metrics(test, ref, draws, format).to_json();
   };
   const Format& o_format = config.site(attention::Site::kOOut).format;

@@ -227,7 +227,8 @@ nlohmann::json AnalysisSpec::to_json() const {
   return {{"backward", backward},
           {"attribute", attribute},
           {"attribute_sites", attribute_sites},
-          {"baseline", baseline}};
+          {"baseline", baseline},
+          {"outputs", outputs}};
 }
 
 nlohmann::json ExperimentSpec::to_json() const {
@@ -326,12 +327,22 @@ ExperimentSpec load_experiment(const std::string& path, const CaseBackend& backe
     spec.studies.push_back(std::move(study));
   }
   if (const auto analysis = root.table("analysis")) {
-    analysis->allow_only({"backward", "attribute", "attribute_sites", "baseline"});
+    analysis->allow_only({"backward", "attribute", "attribute_sites", "baseline", "outputs"});
     spec.analysis.backward = analysis->boolean("backward").value_or(true);
     spec.analysis.attribute = analysis->boolean("attribute").value_or(false);
     spec.analysis.attribute_sites =
         analysis->strings("attribute_sites").value_or(std::vector<std::string>{});
     spec.analysis.baseline = analysis->string("baseline").value_or("");
+    const std::vector<std::string> known_outputs = {"o", "delta", "dq", "dk", "dv"};
+    spec.analysis.outputs = analysis->strings("outputs").value_or(known_outputs);
+    for (size_t i = 0; i < spec.analysis.outputs.size(); ++i) {
+      const std::string& name = spec.analysis.outputs[i];
+      if (std::find(known_outputs.begin(), known_outputs.end(), name) != known_outputs.end()) continue;
+      std::string message = "analysis.outputs: unknown output '" + name + "' (known: o, delta, dq, dk, dv)";
+      if (auto guess = config::did_you_mean(name, known_outputs)) message += "; did you mean '" + *guess + "'?";
+      const toml::node* list = analysis->node("outputs");
+      analysis->fail(list->is_array() ? list->as_array()->get(i) : list, message);
+    }
     if (!spec.analysis.baseline.empty()) {
       std::vector<std::string> names;
       for (const auto& impl : spec.implementations) names.push_back(impl.name);

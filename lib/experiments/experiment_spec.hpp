@@ -62,6 +62,7 @@ struct AnalysisSpec {
   bool attribute = false;                    // rank the sites by the bias they explain
   std::vector<std::string> attribute_sites;  // empty: every site the preset rounds at
   std::string baseline;                      // implementation for flash-vs-baseline ratios
+  std::vector<std::string> outputs = {"o", "delta", "dq", "dk", "dv"};  // which to measure
   nlohmann::json to_json() const;
 };
 
