@@ -72,6 +72,9 @@ struct CaseView {
   std::string key_without(std::initializer_list<const char*> fields) const {
     nlohmann::json p = params();
     for (const char* f : fields) p["implementation"].erase(f);
+    // What was analysed, and in which study, does not change the case's numbers.
+    p.erase("analysis");
+    p.erase("study");
     return p.dump();
   }
 
