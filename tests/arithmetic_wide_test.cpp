@@ -9,30 +9,15 @@
 #include <vector>
 
 #include "emulation/arithmetic.hpp"
+#include "tests/arithmetic_checker.hpp"
 #include "tests/mpfr_oracle.hpp"
 
 namespace {
 
 using namespace simprec;
 using oracle::Op;
-
-uint64_t run_op(Op op, RoundingContext& ctx, uint64_t a, uint64_t b, uint64_t c) {
-  switch (op) {
-    case Op::kAdd:
-      return add(ctx, a, b);
-    case Op::kSub:
-      return sub(ctx, a, b);
-    case Op::kMul:
-      return mul(ctx, a, b);
-    case Op::kDiv:
-      return div(ctx, a, b);
-    case Op::kFma:
-      return fma(ctx, a, b, c);
-    case Op::kSqrt:
-      return sqrt(ctx, a);
-  }
-  return 0;
-}
+using simprec::testing::Checker;
+using simprec::testing::run_op;
 
 // A random encoding of a format of up to 64 bits; every fourth is near `near` (close exponent)
 // so that additions cancel and round at interesting places.
