@@ -269,3 +269,33 @@ TEST(BulkReference, FloatBinadeReferenceAgreesWithMpfr) {
   EXPECT_EQ(bad.count, 0u) << bad.report();
 }
 }  // namespace
+
+namespace {
+
+// The float -> bf16 nearest-even path with streaming stores (outputs of 4 MiB or more) and its
+// alignment handling: every element against the scalar kernel, at several output offsets, with
+// specials (NaN, infinities, overflow, subnormals, zeros) sprinkled through the array.
+TEST(BulkBf16Streaming, LargeMisalignedArraysMatchTheScalarKernel) {
+  constexpr size_t kCount = (size_t{1} << 21) + 77;  // > 4 MiB of output, not a block multiple
+  std::mt19937_64 rng(2024);
+  std::vector<float> in(kCount);
+  for (size_t i = 0; i < kCount; ++i) in[i] = std::bit_cast<float>(static_cast<uint32_t>(rng()));
+  const uint32_t specials[] = {0x7f800000u, 0xff800000u, 0x7fc00001u, 0x7f7fffffu, 0xff7f8000u,
+                               0x00000001u, 0x80400000u, 0x00000000u, 0x80000000u, 0x7f7f7fffu};
+  for (size_t i = 0; i < kCount; i += 4099) in[i] = std::bit_cast<float>(specials[(i / 4099) % 10]);
+  std::vector<uint16_t> buffer(kCount + 16);
+  for (size_t offset : {0, 1, 3, 8, 15}) {
+    const std::span<uint16_t> out(buffer.data() + offset, kCount);
+    simprec::round_to_bits<float, uint16_t>(
+        in, out, simprec::BulkRounding{simprec::formats::bf16, {}, {}, 0, 1});
+    size_t mismatches = 0;
+    for (size_t i = 0; i < kCount; ++i) {
+      const auto want = static_cast<uint16_t>(simprec::round_to_format(
+          simprec::formats::bf16, simprec::unrounded_from_float(in[i]), {}));
+      mismatches += out[i] != want;
+    }
+    EXPECT_EQ(mismatches, 0u) << "output offset " << offset;
+  }
+}
+
+}  // namespace
