@@ -59,6 +59,26 @@ Unpacked16 unpack16(const Format& f, uint16_t bits) {
       field - f.bias, true};
 }
 
+// unpack16 for every encoding of bf16 and fp16, built once: attention calls the GEMM once per
+// pair of tiles, so the operands of a head are unpacked many times over, and ldexp per element
+// cost more than the block arithmetic itself.
+const Unpacked16* unpack16_table(const Format& f) {
+  const auto build = [](const Format& format) {
+    std::vector<Unpacked16> table(65536);
+    for (uint32_t bits = 0; bits < 65536; ++bits) table[bits] = unpack16(format, static_cast<uint16_t>(bits));
+    return table;
+  };
+  if (f == formats::bf16) {
+    static const std::vector<Unpacked16> table = build(formats::bf16);
+    return table.data();
+  }
+  if (f == formats::fp16) {
+    static const std::vector<Unpacked16> table = build(formats::fp16);
+    return table.data();
+  }
+  return nullptr;
+}
+
 inline double pow2(int e) {  // 2^e for -1022 <= e <= 1023, built from its bits
   const uint64_t bits = static_cast<uint64_t>(e + 1023) << 52;
   double d;
@@ -337,16 +357,17 @@ std::vector<uint32_t> tensor_core_gemm(const TensorCoreModel& model, std::span<c
   std::vector<int32_t> ae(static_cast<size_t>(m) * kp, kZeroExponent),
       be(static_cast<size_t>(kp) * n, kZeroExponent);
   std::vector<uint8_t> row_special(m, 0), col_special(n, 0);
+  const Unpacked16* table = unpack16_table(model.input);  // the fast path's inputs are bf16/fp16
   for (int i = 0; i < m; ++i)
     for (int kk = 0; kk < k; ++kk) {
-      const Unpacked16 u = unpack16(model.input, a[static_cast<size_t>(i) * k + kk]);
+      const Unpacked16 u = table[a[static_cast<size_t>(i) * k + kk]];
       av[static_cast<size_t>(i) * kp + kk] = u.value;
       ae[static_cast<size_t>(i) * kp + kk] = u.exponent;
       row_special[i] |= !u.finite;
     }
   for (int kk = 0; kk < k; ++kk)
     for (int j = 0; j < n; ++j) {
-      const Unpacked16 u = unpack16(model.input, b[static_cast<size_t>(kk) * n + j]);
+      const Unpacked16 u = table[b[static_cast<size_t>(kk) * n + j]];
       bv[static_cast<size_t>(kk) * n + j] = u.value;
       be[static_cast<size_t>(kk) * n + j] = u.exponent;
       col_special[j] |= !u.finite;
