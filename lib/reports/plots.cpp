@@ -48,9 +48,9 @@ bool deviation_plot(const fs::path& dir, const std::vector<nlohmann::json>& reco
     point.first += rms;
     point.second += 1;
   }
-  size_t lengths = 0;
-  for (const auto& [_, points] : series) lengths = std::max(lengths, points.size());
-  if (series.empty() || lengths < 2) return false;
+  // A line needs two lengths; configurations run at one length only have no place here.
+  std::erase_if(series, [](const auto& entry) { return entry.second.size() < 2; });
+  if (series.empty()) return false;
   std::ofstream data(dir / "deviation_vs_seq_len.dat");
   for (const auto& [name, points] : series) {
     data << "\"" << name << "\"\n";
