@@ -28,13 +28,6 @@ void check_storage(const SimprecTensor& t, uint8_t code, uint8_t bits) {
 
 }  // namespace
 
-const SimprecTensor* find_tensor(const SimprecRunArgs* args, const char* name) {
-  for (size_t i = 0; i < args->tensor_count; ++i) {
-    if (std::strcmp(args->tensors[i]->name, name) == 0) return args->tensors[i];
-  }
-  return nullptr;
-}
-
 const SimprecTensor& tensor(const SimprecRunArgs* args, const char* name) {
   const SimprecTensor* t = find_tensor(args, name);
   if (!t) invalid(std::string("missing tensor '") + name + "'");
@@ -132,12 +125,6 @@ double float64_parameter(const SimprecRunArgs* args, const char* name, double fa
   if (v->type != SIMPREC_VALUE_FLOAT64)
     invalid(std::string("parameter '") + name + "' must be a float64");
   return v->float64_value;
-}
-
-void write_error(const SimprecRunArgs* args, const char* message) {
-  if (!args->error || args->error_size == 0) return;
-  std::strncpy(args->error, message, args->error_size - 1);
-  args->error[args->error_size - 1] = '\0';
 }
 
 }  // namespace simprec::cpu_reference

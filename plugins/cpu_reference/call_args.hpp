@@ -8,19 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "plugins/plugin_kit.hpp"
 #include "plugins/simprec_plugin.h"
 
 namespace simprec::cpu_reference {
 
-// Thrown inside a kernel; guarded() turns it into the status it carries.
-struct KernelFailure : std::runtime_error {
-  SimprecStatus status;
-  KernelFailure(SimprecStatus s, const std::string& message)
-      : std::runtime_error(message), status(s) {}
-};
+using plugin_kit::find_tensor;
+using plugin_kit::guarded;
+using plugin_kit::KernelFailure;
 
-// nullptr when the call has no tensor of that name.
-const SimprecTensor* find_tensor(const SimprecRunArgs* args, const char* name);
 // Throws KernelFailure(INVALID_ARGUMENT) when the tensor is missing.
 const SimprecTensor& tensor(const SimprecRunArgs* args, const char* name);
 
@@ -37,28 +33,5 @@ void write_doubles(const SimprecTensor& t, const std::vector<double>& values);
 const SimprecNamedValue* find_parameter(const SimprecRunArgs* args, const char* name);
 bool bool_parameter(const SimprecRunArgs* args, const char* name, bool fallback);
 double float64_parameter(const SimprecRunArgs* args, const char* name, double fallback);
-
-// Runs body(), returning SIMPREC_OK, or the failure's status with its message in args->error.
-template <class Body>
-SimprecStatus guarded(const SimprecRunArgs* args, Body body);
-
-void write_error(const SimprecRunArgs* args, const char* message);
-
-template <class Body>
-SimprecStatus guarded(const SimprecRunArgs* args, Body body) {
-  try {
-    body();
-    return SIMPREC_OK;
-  } catch (const KernelFailure& e) {
-    write_error(args, e.what());
-    return e.status;
-  } catch (const std::exception& e) {
-    write_error(args, e.what());
-    return SIMPREC_ERROR_INTERNAL;
-  } catch (...) {
-    write_error(args, "unknown exception");
-    return SIMPREC_ERROR_INTERNAL;
-  }
-}
 
 }  // namespace simprec::cpu_reference

@@ -4,24 +4,14 @@
 #include <cstdio>
 
 #include "plugins/cpu_reference/kernels.hpp"
+#include "plugins/plugin_kit.hpp"
 #include "plugins/simprec_plugin.h"
 
 namespace simprec::cpu_reference {
 namespace {
 
-SimprecOperandSpec operand(const char* name, uint32_t direction, const char* formats,
-                           const char* shape, uint32_t flags = 0) {
-  return {SIMPREC_OPERAND_SPEC_STRUCT_SIZE, name, direction, flags, formats, shape};
-}
-
-SimprecNamedValue string_value(const char* name, const char* value) {
-  SimprecNamedValue v{};
-  v.struct_size = SIMPREC_NAMED_VALUE_STRUCT_SIZE;
-  v.name = name;
-  v.type = SIMPREC_VALUE_STRING;
-  v.string_value = value;
-  return v;
-}
+using plugin_kit::operand;
+using plugin_kit::string_value;
 
 SimprecKernel kernel(const char* name, uint32_t kind, uint32_t flags, const char* description,
                      const char* model, SimprecRunFunction run) {

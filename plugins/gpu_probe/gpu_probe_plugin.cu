@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernels/tc_probe_kernels.cuh"
+#include "plugins/plugin_kit.hpp"
 #include "plugins/simprec_plugin.h"
 
 namespace simprec::gpu_probe {
@@ -24,10 +25,11 @@ namespace {
 
 namespace sk = simprec::kernels;
 
-struct Failure : std::runtime_error {
-  SimprecStatus status;
-  Failure(SimprecStatus s, const std::string& m) : std::runtime_error(m), status(s) {}
-};
+using Failure = plugin_kit::KernelFailure;
+using plugin_kit::find_tensor;
+using plugin_kit::guarded;
+using plugin_kit::operand;
+using plugin_kit::string_value;
 
 void check_cuda(cudaError_t e, const char* what) {
   if (e != cudaSuccess)
@@ -45,12 +47,6 @@ struct DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 };
 
-const SimprecTensor* find_tensor(const SimprecRunArgs* args, const char* name) {
-  for (size_t i = 0; i < args->tensor_count; ++i)
-    if (args->tensors[i] && args->tensors[i]->name && !std::strcmp(args->tensors[i]->name, name))
-      return args->tensors[i];
-  return nullptr;
-}
 const DLTensor& require(const SimprecRunArgs* args, const char* name, int ndim, int bits) {
   const SimprecTensor* t = find_tensor(args, name);
   if (!t || !t->tensor)
@@ -67,27 +63,6 @@ size_t bytes_of(const DLTensor& d) {
   size_t n = d.dtype.bits / 8;
   for (int i = 0; i < d.ndim; ++i) n *= static_cast<size_t>(d.shape[i]);
   return n;
-}
-
-void write_error(const SimprecRunArgs* args, const char* message) {
-  if (args->error && args->error_size > 0)
-    std::snprintf(args->error, args->error_size, "%s", message);
-}
-template <class Body>
-SimprecStatus guarded(const SimprecRunArgs* args, Body body) {
-  try {
-    body();
-    return SIMPREC_OK;
-  } catch (const Failure& e) {
-    write_error(args, e.what());
-    return e.status;
-  } catch (const std::exception& e) {
-    write_error(args, e.what());
-    return SIMPREC_ERROR_INTERNAL;
-  } catch (...) {
-    write_error(args, "unknown exception");
-    return SIMPREC_ERROR_INTERNAL;
-  }
 }
 
 void require_sm90() {
@@ -174,19 +149,6 @@ SimprecStatus run_function(const SimprecRunArgs* args, sk::ElementOp op, int out
 }
 
 // ---- descriptors ----
-
-SimprecOperandSpec operand(const char* name, uint32_t direction, const char* formats,
-                           const char* shape, uint32_t flags = 0) {
-  return {SIMPREC_OPERAND_SPEC_STRUCT_SIZE, name, direction, flags, formats, shape};
-}
-SimprecNamedValue string_value(const char* name, const char* value) {
-  SimprecNamedValue v{};
-  v.struct_size = SIMPREC_NAMED_VALUE_STRUCT_SIZE;
-  v.name = name;
-  v.type = SIMPREC_VALUE_STRING;
-  v.string_value = value;
-  return v;
-}
 
 struct MatmulEntry {
   const char* name;
