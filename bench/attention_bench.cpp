@@ -12,9 +12,9 @@
 #include <Eigen/Dense>
 #include <cmath>
 #include <cstdlib>
-#include <string_view>
 #include <numbers>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lib/attention/attention.hpp"
@@ -236,7 +236,8 @@ void emulated(benchmark::State& state, const char* preset, bool backward,
   // with one fp32 fma per term at every product site.
   for (const char* site : {"s", "pv_acc", "dp", "dq_acc", "dk_acc", "dv_acc"}) {
     if (std::string_view(preset) != "fa2") break;
-    apply_override(c, std::string(site) + (tensor_core ? "=fp32:rne:tc:sm90-mma-bf16" : "=fp32:rne:sequential"));
+    apply_override(c, std::string(site) +
+                          (tensor_core ? "=fp32:rne:tc:sm90-mma-bf16" : "=fp32:rne:sequential"));
   }
   for (auto _ : state) {
     const AttentionOutputs out = run_attention(in, c);

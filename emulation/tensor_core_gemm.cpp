@@ -65,7 +65,8 @@ Unpacked16 unpack16(const Format& f, uint16_t bits) {
 const Unpacked16* unpack16_table(const Format& f) {
   const auto build = [](const Format& format) {
     std::vector<Unpacked16> table(65536);
-    for (uint32_t bits = 0; bits < 65536; ++bits) table[bits] = unpack16(format, static_cast<uint16_t>(bits));
+    for (uint32_t bits = 0; bits < 65536; ++bits)
+      table[bits] = unpack16(format, static_cast<uint16_t>(bits));
     return table;
   };
   if (f == formats::bf16) {

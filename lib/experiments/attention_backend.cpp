@@ -143,7 +143,11 @@ nlohmann::json attribution_json(const attention::AttributionResult& a,
 }
 
 // The plugin's attention-forward kernel, or a FieldError saying why it cannot serve.
-plugins::KernelInfo plugin_kernel(const ImplementationSpec& impl) {
+struct OpenedKernel {
+  std::unique_ptr<plugins::Plugin> plugin;
+  plugins::KernelInfo kernel;
+};
+OpenedKernel plugin_kernel(const ImplementationSpec& impl) {
   if (!std::filesystem::exists(impl.plugin))
     throw FieldError("plugin", "file '" + impl.plugin + "' does not exist");
   std::unique_ptr<plugins::Plugin> plugin;
@@ -167,14 +171,15 @@ plugins::KernelInfo plugin_kernel(const ImplementationSpec& impl) {
     if (!kernel.operand(operand))
       throw FieldError("kernel", "kernel '" + impl.kernel + "' has no operand " + operand);
   }
-  return kernel;
+  return {std::move(plugin), std::move(kernel)};
 }
 
 // Runs a plugin's attention forward on the case's inputs, rounded into the kernel's input
 // format (the reference sees the same rounded values), and measures O against the reference.
 nlohmann::json run_plugin_case(const ImplementationSpec& impl,
                                const attention::AttentionInputs& raw, unsigned threads) {
-  const plugins::KernelInfo kernel = plugin_kernel(impl);
+  const OpenedKernel opened = plugin_kernel(impl);
+  const plugins::KernelInfo& kernel = opened.kernel;
   const std::string in_format = kernel.operand("Q")->formats.at(0);
   const std::string out_format = kernel.operand("O")->formats.at(0);
   const Format in_f = parse_format(in_format), out_f = parse_format(out_format);
@@ -204,7 +209,7 @@ nlohmann::json run_plugin_case(const ImplementationSpec& impl,
     throw std::invalid_argument("kernel '" + impl.kernel + "' has no causal parameter");
   if (kernel.parameter("scale")) request.parameters.push_back({"scale", scale});
   request.output_formats["O"] = out_format;
-  const auto plugin = plugins::open_plugin(impl.plugin);
+  const auto& plugin = opened.plugin;
   const auto outputs = plugin->run(request);
   const auto o =
       std::find_if(outputs.begin(), outputs.end(), [](const auto& t) { return t.name == "O"; });
@@ -290,7 +295,8 @@ nlohmann::json AttentionBackend::run_case(const nlohmann::json& params, unsigned
 
   const int64_t draws = raw.shape.batch;
   nlohmann::json results;
-  const auto wanted = analysis.value("outputs", std::vector<std::string>{"o", "delta", "dq", "dk", "dv"});
+  const auto wanted =
+      analysis.value("outputs", std::vector<std::string>{"o", "delta", "dq", "dk", "dv"});
   const auto add_metrics = [&](const char* name, const std::vector<double>& test,
                                const std::vector<double>& ref, const Format& format) {
     if (test.empty() || ref.empty()) return;

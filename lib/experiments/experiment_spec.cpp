@@ -337,9 +337,12 @@ ExperimentSpec load_experiment(const std::string& path, const CaseBackend& backe
     spec.analysis.outputs = analysis->strings("outputs").value_or(known_outputs);
     for (size_t i = 0; i < spec.analysis.outputs.size(); ++i) {
       const std::string& name = spec.analysis.outputs[i];
-      if (std::find(known_outputs.begin(), known_outputs.end(), name) != known_outputs.end()) continue;
-      std::string message = "analysis.outputs: unknown output '" + name + "' (known: o, delta, dq, dk, dv)";
-      if (auto guess = config::did_you_mean(name, known_outputs)) message += "; did you mean '" + *guess + "'?";
+      if (std::find(known_outputs.begin(), known_outputs.end(), name) != known_outputs.end())
+        continue;
+      std::string message =
+          "analysis.outputs: unknown output '" + name + "' (known: o, delta, dq, dk, dv)";
+      if (auto guess = config::did_you_mean(name, known_outputs))
+        message += "; did you mean '" + *guess + "'?";
       const toml::node* list = analysis->node("outputs");
       analysis->fail(list->is_array() ? list->as_array()->get(i) : list, message);
     }

@@ -112,7 +112,8 @@ void bias_verdict(const std::vector<nlohmann::json>& records, std::vector<std::s
       continue;
     }
     std::ostringstream line;
-    line << describe(c) << " on " << c.input_name() << " (N = " << c.seq_len() << ", seed " << c.seed() << "): the bias of O is " << fmt(c.metric("o", "bias"), 3) << " +- "
+    line << describe(c) << " on " << c.input_name() << " (N = " << c.seq_len() << ", seed "
+         << c.seed() << "): the bias of O is " << fmt(c.metric("o", "bias"), 3) << " +- "
          << fmt(c.metric("o", "bias_se"), 2) << " (z = " << fmt(z, 3) << " across " << c.dim(0)
          << " independent draws): "
          << (std::fabs(z) >= 5
@@ -146,7 +147,8 @@ void bias_verdict(const std::vector<nlohmann::json>& records, std::vector<std::s
       if (it == unmitigated.end() || it->second != &r) continue;
       const double mz = mc.metric("o", "bias_z");
       if (std::isnan(mz)) {
-        line << "; with " << mc.mitigations() << " O is not finite (e.g. P underflowing to an all-zero row)";
+        line << "; with " << mc.mitigations()
+             << " O is not finite (e.g. P underflowing to an all-zero row)";
         continue;
       }
       line << "; with " << mc.mitigations() << " z = " << fmt(mz, 3);
