@@ -2,10 +2,12 @@
 #pragma once
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
 #include <string>
+#include <cstdio>
 
 namespace simprec::testing {
 
@@ -16,7 +18,10 @@ struct CommandResult {
 
 // Runs `simprec <arguments>` through the shell, feeding `input` on stdin.
 inline CommandResult run_simprec(const std::string& arguments, const std::string& input = "") {
-  const std::string input_file = ::testing::TempDir() + "simprec_cli_input.txt";
+  // One file per call: ctest runs the tests of a program as parallel processes.
+  static int calls = 0;
+  const std::string input_file = ::testing::TempDir() + "simprec_cli_input_" +
+                                 std::to_string(::getpid()) + "_" + std::to_string(calls++) + ".txt";
   if (FILE* f = std::fopen(input_file.c_str(), "w")) {
     std::fputs(input.c_str(), f);
     std::fclose(f);
@@ -30,6 +35,7 @@ inline CommandResult run_simprec(const std::string& arguments, const std::string
   size_t n;
   while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
   const int status = pclose(pipe);
+  std::remove(input_file.c_str());
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
 }
