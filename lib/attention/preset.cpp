@@ -31,6 +31,10 @@ constexpr PresetInfo kPresets[] = {
     {"flash-lp",
      "flash attention with every intermediate in F, O rescaled and updated in F at every "
      "key/value block (the same micro-benchmark's flash variant)"},
+    {"torch-flash",
+     "PyTorch's SDPA flash backend (its vendored FA2, built with UNFUSE_FMA): fa2 with the "
+     "exponent argument rounded twice (exp2 of round(S*c) - round(m*c)) and 128x128 tiles, the "
+     "kernel's tiles for head dimension 64 (pass --tile 128x64 for d = 128, not yet checked)"},
 };
 
 SiteSpec spec(const Format& f, std::string_view accumulation = "sequential") {
@@ -95,6 +99,14 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
     for (Site s : {Site::kPCast, Site::kOOut, Site::kPCastBwd, Site::kDsCast, Site::kGradOut}) {
       set(s, spec(f));
     }
+  } else if (name == "torch-flash") {
+    // Measured against PyTorch 2.11 on an H100 (tests/torch_sdpa_test.cpp): fa2's numerics
+    // with the unfused exponent argument and the kernel's tile sizes.
+    c = make_preset("fa2", f);
+    c.preset = "torch-flash";
+    c.exp_impl = ExpImpl::kExp2;
+    c.block_rows = 128;
+    c.block_cols = 128;
   } else if (name == "paper-a") {
     c.exp_impl = ExpImpl::kNatural;
     c.pv_mode = PvMode::kPerBlock;
