@@ -72,6 +72,14 @@ TEST(TorchSdpa, TorchMathPresetMatchesThePyTorchMathBackend) {
   }
 }
 
+TEST(TorchSdpa, TorchEfficientPresetMatchesTheForwardOfTheEfficientBackend) {
+  // Measured: O 99.99%, 99.99%, 99.95%. Its backward pass is not modelled yet (dQ 6-47%).
+  for (const char* kind : {"normal", "repeated-max", "low-rank"}) {
+    const auto out = run(kind, "torch-efficient");
+    EXPECT_GE(identical_share(out.o, kData / kind / "efficient_o.npy"), 0.999) << kind;
+  }
+}
+
 TEST(TorchSdpa, Fa2WithSmallerTilesIsNotTheFlashBackend) {
   // A control: with 64x64 tiles (rescaling between two key tiles) O agrees far less often, so
   // the agreement above depends on modelling the kernel's tiles, not on luck.
