@@ -3,6 +3,8 @@
 // in arithmetic_heavy_test); literal checks of NaN, infinity and signed-zero behaviour.
 #include <gtest/gtest.h>
 
+#include "tests/format_support.hpp"
+
 #include <random>
 #include <vector>
 
@@ -19,11 +21,7 @@ using simprec::testing::run_op;
 
 const Format kEightBit[] = {formats::e4m3fn, formats::e5m2, formats::e4m3fnuz, formats::e5m2fnuz};
 
-Format with(Format f, OverflowPolicy o, SubnormalPolicy s = SubnormalPolicy::kKeep) {
-  f.overflow = o;
-  f.subnormals = s;
-  return f;
-}
+using simprec::testing::with;
 
 class EightBit : public ::testing::TestWithParam<Format> {};
 

@@ -4,6 +4,8 @@
 // that are not multiples of the internal block or chunk sizes.
 #include <gtest/gtest.h>
 
+#include "tests/format_support.hpp"
+
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -19,11 +21,7 @@ namespace {
 
 using namespace simprec;
 
-Format with(Format f, OverflowPolicy o, SubnormalPolicy s = SubnormalPolicy::kKeep) {
-  f.overflow = o;
-  f.subnormals = s;
-  return f;
-}
+using simprec::testing::with;
 
 const std::vector<Format>& bulk_formats() {
   static const std::vector<Format> f = {

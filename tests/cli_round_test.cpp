@@ -24,20 +24,23 @@ TEST(CliRound, WidthOfHexFollowsFormat) {
   EXPECT_EQ(run_simprec("round -f tf32 -r rne", "1\n").output, "0x1fc00 1\n");
   // 0x3dcccccc is exactly 0.0999999940395355224609375; printed as the shortest double that reads
   // back to it.
-  EXPECT_EQ(run_simprec("round -f fp32 -r rtz", "0.1\n").output, "0x3dcccccc 0.09999999403953552\n");
+  EXPECT_EQ(run_simprec("round -f fp32 -r rtz", "0.1\n").output,
+            "0x3dcccccc 0.09999999403953552\n");
 }
 
 TEST(CliRound, OverflowPolicyAndLongNames) {
   // 465 is past the e4m3fn overflow threshold 464 (448 + half an ulp of 32).
   EXPECT_EQ(run_simprec("round -f e4m3fn -r nearest-even", "465\n").output, "0x7f nan\n");
-  EXPECT_EQ(run_simprec("round -f e4m3fn -r rne --overflow saturate", "465\n").output, "0x7e 448\n");
+  EXPECT_EQ(run_simprec("round -f e4m3fn -r rne --overflow saturate", "465\n").output,
+            "0x7e 448\n");
   EXPECT_EQ(run_simprec("round -f fp16 -r toward-zero", "1e6\n").output, "0x7bff 65504\n");
 }
 
 TEST(CliRound, NoSubnormalsFlushes) {
   // fp16's smallest subnormal is 2^-24; with subnormals flushed it becomes +0.
   EXPECT_EQ(run_simprec("round -f fp16 -r rne --no-subnormals", "0x1p-24\n").output, "0x0000 0\n");
-  EXPECT_EQ(run_simprec("round -f fp16 -r rne", "0x1p-24\n").output, "0x0001 5.960464477539063e-08\n");
+  EXPECT_EQ(run_simprec("round -f fp16 -r rne", "0x1p-24\n").output,
+            "0x0001 5.960464477539063e-08\n");
 }
 
 TEST(CliRound, StochasticIsReproducibleForASeed) {
@@ -56,9 +59,10 @@ TEST(CliRound, UnparsableLineIsNamed) {
 }
 
 TEST(CliRound, BadOptionsAreRejected) {
-  for (const char* args : {"round -f bf17 -r rne", "round -f bf16 -r nearest", "round -f bf16 -r sr --sr-bits 33",
-                           "round -f e4m3fn -r rne --overflow inf", "round -f e12m3 -r rne",
-                           "round -f bf16 -r rne --overflow sometimes"}) {
+  for (const char* args :
+       {"round -f bf17 -r rne", "round -f bf16 -r nearest", "round -f bf16 -r sr --sr-bits 33",
+        "round -f e4m3fn -r rne --overflow inf", "round -f e12m3 -r rne",
+        "round -f bf16 -r rne --overflow sometimes"}) {
     const auto r = run_simprec(args, "1\n");
     EXPECT_NE(r.exit_code, 0) << args;
     EXPECT_NE(r.output.find("error"), std::string::npos) << args << ": " << r.output;

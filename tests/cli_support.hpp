@@ -7,7 +7,6 @@
 #include <array>
 #include <cstdio>
 #include <string>
-#include <cstdio>
 
 namespace simprec::testing {
 
@@ -21,7 +20,8 @@ inline CommandResult run_simprec(const std::string& arguments, const std::string
   // One file per call: ctest runs the tests of a program as parallel processes.
   static int calls = 0;
   const std::string input_file = ::testing::TempDir() + "simprec_cli_input_" +
-                                 std::to_string(::getpid()) + "_" + std::to_string(calls++) + ".txt";
+                                 std::to_string(::getpid()) + "_" + std::to_string(calls++) +
+                                 ".txt";
   if (FILE* f = std::fopen(input_file.c_str(), "w")) {
     std::fputs(input.c_str(), f);
     std::fclose(f);
@@ -33,7 +33,8 @@ inline CommandResult run_simprec(const std::string& arguments, const std::string
   if (!pipe) return result;
   std::array<char, 4096> buffer;
   size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    result.output.append(buffer.data(), n);
   const int status = pclose(pipe);
   std::remove(input_file.c_str());
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

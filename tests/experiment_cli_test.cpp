@@ -69,7 +69,9 @@ TEST(ExperimentValidation, SyntaxErrorHasLineAndColumn) {
 
 TEST(ExperimentValidation, UnknownKeySuggestsTheRightOne) {
   const auto dir = fresh_dir("unknown_key");
-  const auto file = write(dir / "e.toml", std::string(kSmallExperiment) + "[implementations.more]\npreset = \"fa2\"\ntiel = \"16x16\"\n");
+  const auto file =
+      write(dir / "e.toml", std::string(kSmallExperiment) +
+                                "[implementations.more]\npreset = \"fa2\"\ntiel = \"16x16\"\n");
   const auto r = run_simprec("run " + file.string() + " --check");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("e.toml:18:1"), std::string::npos) << r.output;
@@ -84,25 +86,43 @@ TEST(ExperimentValidation, WrongTypeAndBadValuesArePlaced) {
   const std::string inputs = "[inputs.a]\ngenerator = \"normal\"\nshape = [2, 1, 16, 8]\n";
   const Case cases[] = {
       {inputs + "[implementations.x]\npreset = \"fa3\"\n", "e.toml:5:10", "unknown preset"},
-      {inputs + "[implementations.x]\npreset = \"fa2\"\nformat = \"bf17\"\n", "e.toml:6:10", "unknown format"},
-      {inputs + "[implementations.x]\npreset = \"fa2\"\nset = [\"s=bf16:rne\", \"nosuch=fp32:rne\"]\n", "e.toml:6:22", "nosuch"},
-      {inputs + "[implementations.x]\npreset = \"fa2\"\ncausal = \"yes\"\n", "e.toml:6:10", "true or false"},
-      {"[inputs.a]\ngenerator = \"normal\"\nshape = [2, 1, 16]\n[implementations.x]\npreset = \"fa2\"\n", "e.toml:3:9", "shape"},
-      {"[inputs.a]\ngenerator = \"gaussian\"\nshape = [2, 1, 16, 8]\n[implementations.x]\npreset = \"fa2\"\n", "e.toml:2:13", "unknown generator"},
-      {"[inputs.a]\nq = \"q.npy\"\nk = \"k.npy\"\nv = \"v.npy\"\n[implementations.x]\npreset = \"fa2\"\n", "e.toml:2:5", "does not exist"},
-      {inputs + "[implementations.x]\npreset = \"fa2\"\n[sweep]\nseq_len = [16, -4]\n", "e.toml:7:16", "out of range"},
-      {inputs + "[implementations.x]\npreset = \"fa2\"\n[sweep]\nseqlen = [16]\n", "e.toml:7:1", "did you mean 'seq_len'"},
-      {inputs + "[implementations.x]\npreset = \"fa2\"\n[sweep]\ntile = [\"16x16\", \"big\"]\n", "e.toml:7:8", "'big' is not a tile size"},
-      {inputs + "[implementations.x]\npreset = \"fa2\"\n[analysis]\nbaseline = \"y\"\n", "e.toml:7:12", "not an implementation"},
-      {inputs + "[implementations.x]\npreset = \"fa2\"\n[studies.s]\ninputs = [\"b\"]\n", "e.toml:7:11", "no input named 'b'"},
-      {inputs + "[implementations.x]\npreset = \"fa2\"\n[analysis]\noutputs = [\"o\", \"dx\"]\n", "e.toml:7:17", "did you mean 'dq'"},
-      {inputs + "[implementations.x]\npreset = \"fa2\"\n[sweep]\nseed = [1]\n[studies.s]\n", "e.toml:6:1", "its own sweep"},
+      {inputs + "[implementations.x]\npreset = \"fa2\"\nformat = \"bf17\"\n", "e.toml:6:10",
+       "unknown format"},
+      {inputs +
+           "[implementations.x]\npreset = \"fa2\"\nset = [\"s=bf16:rne\", \"nosuch=fp32:rne\"]\n",
+       "e.toml:6:22", "nosuch"},
+      {inputs + "[implementations.x]\npreset = \"fa2\"\ncausal = \"yes\"\n", "e.toml:6:10",
+       "true or false"},
+      {"[inputs.a]\ngenerator = \"normal\"\nshape = [2, 1, 16]\n[implementations.x]\npreset = "
+       "\"fa2\"\n",
+       "e.toml:3:9", "shape"},
+      {"[inputs.a]\ngenerator = \"gaussian\"\nshape = [2, 1, 16, 8]\n[implementations.x]\npreset = "
+       "\"fa2\"\n",
+       "e.toml:2:13", "unknown generator"},
+      {"[inputs.a]\nq = \"q.npy\"\nk = \"k.npy\"\nv = \"v.npy\"\n[implementations.x]\npreset = "
+       "\"fa2\"\n",
+       "e.toml:2:5", "does not exist"},
+      {inputs + "[implementations.x]\npreset = \"fa2\"\n[sweep]\nseq_len = [16, -4]\n",
+       "e.toml:7:16", "out of range"},
+      {inputs + "[implementations.x]\npreset = \"fa2\"\n[sweep]\nseqlen = [16]\n", "e.toml:7:1",
+       "did you mean 'seq_len'"},
+      {inputs + "[implementations.x]\npreset = \"fa2\"\n[sweep]\ntile = [\"16x16\", \"big\"]\n",
+       "e.toml:7:8", "'big' is not a tile size"},
+      {inputs + "[implementations.x]\npreset = \"fa2\"\n[analysis]\nbaseline = \"y\"\n",
+       "e.toml:7:12", "not an implementation"},
+      {inputs + "[implementations.x]\npreset = \"fa2\"\n[studies.s]\ninputs = [\"b\"]\n",
+       "e.toml:7:11", "no input named 'b'"},
+      {inputs + "[implementations.x]\npreset = \"fa2\"\n[analysis]\noutputs = [\"o\", \"dx\"]\n",
+       "e.toml:7:17", "did you mean 'dq'"},
+      {inputs + "[implementations.x]\npreset = \"fa2\"\n[sweep]\nseed = [1]\n[studies.s]\n",
+       "e.toml:6:1", "its own sweep"},
   };
   for (const auto& c : cases) {
     const auto file = write(dir / "e.toml", c.text);
     const auto r = run_simprec("run " + file.string() + " --check");
     EXPECT_NE(r.exit_code, 0) << c.text;
-    EXPECT_NE(r.output.find(c.expected_position), std::string::npos) << c.text << "\n-> " << r.output;
+    EXPECT_NE(r.output.find(c.expected_position), std::string::npos)
+        << c.text << "\n-> " << r.output;
     EXPECT_NE(r.output.find(c.expected_words), std::string::npos) << c.text << "\n-> " << r.output;
   }
 }
@@ -112,8 +132,9 @@ TEST(ExperimentValidation, MalformedNpyFilesAreRefusedBeforeRunning) {
   write(dir / "q.npy", "this is not a numpy file");
   write(dir / "k.npy", "nor this");
   write(dir / "v.npy", "nor this");
-  const auto file = write(dir / "e.toml", "[inputs.a]\nq = \"q.npy\"\nk = \"k.npy\"\nv = \"v.npy\"\n"
-                                          "[implementations.x]\npreset = \"fa2\"\n");
+  const auto file = write(dir / "e.toml",
+                          "[inputs.a]\nq = \"q.npy\"\nk = \"k.npy\"\nv = \"v.npy\"\n"
+                          "[implementations.x]\npreset = \"fa2\"\n");
   const auto r = run_simprec("run " + file.string() + " --out " + (dir / "out").string());
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("e.toml:2:5"), std::string::npos) << r.output;
@@ -132,7 +153,8 @@ TEST(ExperimentValidation, TooManyCasesIsRefusedBeforeRunning) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("8 cases, more than max_cases = 5"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(dir / "out" / "results.jsonl"));
-  r = run_simprec("run " + write(dir / "e3.toml", kSmallExperiment).string() + " --check --max-cases 7");
+  r = run_simprec("run " + write(dir / "e3.toml", kSmallExperiment).string() +
+                  " --check --max-cases 7");
   EXPECT_NE(r.exit_code, 0);
 }
 
@@ -141,7 +163,8 @@ TEST(ExperimentRun, RefusesAnotherExperimentsFolderAndUnwritableFolders) {
   const auto file = write(dir / "e.toml", kSmallExperiment);
   const fs::path out = dir / "out";
   ASSERT_EQ(run_simprec("run " + file.string() + " --quiet --out " + out.string()).exit_code, 0);
-  const auto changed = write(dir / "changed.toml", std::string(kSmallExperiment) + "backward = false\n");
+  const auto changed =
+      write(dir / "changed.toml", std::string(kSmallExperiment) + "backward = false\n");
   auto r = run_simprec("run " + changed.string() + " --quiet --out " + out.string());
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("different experiment"), std::string::npos) << r.output;
@@ -155,7 +178,8 @@ TEST(ExperimentRun, RefusesAnotherExperimentsFolderAndUnwritableFolders) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("not a simprec results folder"), std::string::npos) << r.output;
   // A folder that cannot be created (its parent is a file; root ignores permission bits).
-  r = run_simprec("run " + file.string() + " --quiet --out " + (dir / "other" / "notes.txt" / "x").string());
+  r = run_simprec("run " + file.string() + " --quiet --out " +
+                  (dir / "other" / "notes.txt" / "x").string());
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("cannot create"), std::string::npos) << r.output;
 }
@@ -191,8 +215,12 @@ mitigations = [[], ["beta-rowmax"]]
 TEST(ExperimentRun, ResultsDoNotDependOnThreadCount) {
   const auto dir = fresh_dir("threads");
   const auto file = write(dir / "e.toml", kSmallExperiment);
-  ASSERT_EQ(run_simprec("run " + file.string() + " --quiet -j 1 --out " + (dir / "one").string()).exit_code, 0);
-  ASSERT_EQ(run_simprec("run " + file.string() + " --quiet -j 3 --out " + (dir / "three").string()).exit_code, 0);
+  ASSERT_EQ(run_simprec("run " + file.string() + " --quiet -j 1 --out " + (dir / "one").string())
+                .exit_code,
+            0);
+  ASSERT_EQ(run_simprec("run " + file.string() + " --quiet -j 3 --out " + (dir / "three").string())
+                .exit_code,
+            0);
   const auto one = results_by_case(dir / "one");
   EXPECT_EQ(one.size(), 8u);
   for (const auto& [id, record] : one) {  // every output is measured unless the file narrows them
@@ -217,17 +245,23 @@ TEST(ExperimentRun, KilledRunResumesToTheSameResults) {
   std::string experiment = kSmallExperiment;
   experiment.replace(experiment.find("seed = [3, 4]"), 13, "seed = [1, 2, 3, 4, 5, 6, 7, 8]");
   const auto file = write(dir / "e.toml", experiment);
-  ASSERT_EQ(run_simprec("run " + file.string() + " --quiet -j 1 --out " + (dir / "whole").string()).exit_code, 0);
+  ASSERT_EQ(run_simprec("run " + file.string() + " --quiet -j 1 --out " + (dir / "whole").string())
+                .exit_code,
+            0);
   // Start a run, kill -9 it once some records are on disk, then tear its last line as a power
   // loss mid-write would.
   const fs::path part = dir / "part";
-  const std::string script = std::string("bash -c '") + SIMPREC_CLI + " run " + file.string() + " --quiet -j 1 --out " +
-                             part.string() + " & pid=$!; for i in $(seq 1 600); do n=$(cat " +
-                             (part / "results.jsonl").string() + " 2>/dev/null | wc -l); [ \"$n\" -ge 3 ] && break; sleep 0.05; done; { kill -9 $pid; wait $pid; } 2>/dev/null'";
+  const std::string script = std::string("bash -c '") + SIMPREC_CLI + " run " + file.string() +
+                             " --quiet -j 1 --out " + part.string() +
+                             " & pid=$!; for i in $(seq 1 600); do n=$(cat " +
+                             (part / "results.jsonl").string() +
+                             " 2>/dev/null | wc -l); [ \"$n\" -ge 3 ] && break; sleep 0.05; done; "
+                             "{ kill -9 $pid; wait $pid; } 2>/dev/null'";
   std::system(script.c_str());
   const auto partial = results_by_case(part);
   EXPECT_GE(partial.size(), 3u);
-  EXPECT_LT(partial.size(), 32u) << "the run finished before it could be killed; the test proves nothing";
+  EXPECT_LT(partial.size(), 32u)
+      << "the run finished before it could be killed; the test proves nothing";
   std::ofstream(part / "results.jsonl", std::ios::app) << "{\"case_id\": \"torn";
   const auto r = run_simprec("run " + file.string() + " -j 2 --out " + part.string());
   EXPECT_EQ(r.exit_code, 0) << r.output;

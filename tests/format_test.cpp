@@ -4,6 +4,8 @@
 // and the Float<F> value type.
 #include <gtest/gtest.h>
 
+#include "tests/format_support.hpp"
+
 #include <bit>
 #include <cmath>
 #include <random>
@@ -17,11 +19,7 @@ namespace {
 
 using namespace simprec;
 
-Format with(Format f, OverflowPolicy o, SubnormalPolicy s = SubnormalPolicy::kKeep) {
-  f.overflow = o;
-  f.subnormals = s;
-  return f;
-}
+using simprec::testing::with;
 
 TEST(Format, SpecNumbers) {
   struct Row {

@@ -2,6 +2,8 @@
 // every broken plugin is refused with a message that says why.
 #include <gtest/gtest.h>
 
+#include "tests/plugin_test_support.hpp"
+
 #include <cmath>
 #include <cstring>
 
@@ -10,18 +12,6 @@
 
 namespace simprec::plugins {
 namespace {
-
-const std::string kPluginDir = SIMPREC_TEST_PLUGIN_DIR;
-const std::string kBrokenDir = SIMPREC_TEST_BROKEN_PLUGIN_DIR;
-
-OpenOptions with_isolation(Isolation isolation) {
-  OpenOptions options;
-  options.isolation = isolation;
-  return options;
-}
-OpenOptions in_process() {
-  return with_isolation(Isolation::kInProcess);
-}
 
 std::unique_ptr<Plugin> cpu_reference() {
   return open_plugin(kPluginDir + "/cpu_reference.so", in_process());

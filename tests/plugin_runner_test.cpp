@@ -3,6 +3,8 @@
 // carries on.
 #include <gtest/gtest.h>
 
+#include "tests/plugin_test_support.hpp"
+
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -13,18 +15,6 @@
 
 namespace simprec::plugins {
 namespace {
-
-const std::string kPluginDir = SIMPREC_TEST_PLUGIN_DIR;
-const std::string kBrokenDir = SIMPREC_TEST_BROKEN_PLUGIN_DIR;
-
-OpenOptions with_isolation(Isolation isolation) {
-  OpenOptions options;
-  options.isolation = isolation;
-  return options;
-}
-OpenOptions in_process() {
-  return with_isolation(Isolation::kInProcess);
-}
 
 OpenOptions out_of_process(std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
   OpenOptions options;

@@ -4,6 +4,8 @@
 // once); and a self-check of the oracle on values worked out by hand.
 #include <gtest/gtest.h>
 
+#include "tests/format_support.hpp"
+
 #include <bit>
 #include <cmath>
 #include <random>
@@ -18,11 +20,7 @@ namespace {
 
 using namespace simprec;
 
-Format with(Format f, OverflowPolicy o, SubnormalPolicy s = SubnormalPolicy::kKeep) {
-  f.overflow = o;
-  f.subnormals = s;
-  return f;
-}
+using simprec::testing::with;
 
 const std::vector<Format>& targets() {
   static const std::vector<Format> t = {

@@ -231,18 +231,20 @@ TEST_F(GpuProbe, ChainedOverflowsOfOppositeSign) {
     Owned tc(c16.data(), {M, N}, kDLUInt, 16);
     Owned td(d16.data(), {M, N}, kDLUInt, 16);
     const std::string in_name = model.input.name();
-    std::vector<SimprecTensor> tensors = {{SIMPREC_TENSOR_STRUCT_SIZE, "A", in_name.c_str(), &ta.tensor},
-                                          {SIMPREC_TENSOR_STRUCT_SIZE, "B", in_name.c_str(), &tb.tensor},
-                                          {SIMPREC_TENSOR_STRUCT_SIZE, "C", "fp16", &tc.tensor},
-                                          {SIMPREC_TENSOR_STRUCT_SIZE, "D", "fp16", &td.tensor}};
+    std::vector<SimprecTensor> tensors = {
+        {SIMPREC_TENSOR_STRUCT_SIZE, "A", in_name.c_str(), &ta.tensor},
+        {SIMPREC_TENSOR_STRUCT_SIZE, "B", in_name.c_str(), &tb.tensor},
+        {SIMPREC_TENSOR_STRUCT_SIZE, "C", "fp16", &tc.tensor},
+        {SIMPREC_TENSOR_STRUCT_SIZE, "D", "fp16", &td.tensor}};
     std::string error;
     const SimprecStatus status = run(k, tensors, error);
-    if (status == SIMPREC_ERROR_DEVICE || status == SIMPREC_ERROR_UNSUPPORTED) GTEST_SKIP() << error;
+    if (status == SIMPREC_ERROR_DEVICE || status == SIMPREC_ERROR_UNSUPPORTED)
+      GTEST_SKIP() << error;
     ASSERT_EQ(status, SIMPREC_OK) << error;
     const std::vector<uint32_t> want = tensor_core_gemm(model, a, b, c, M, N, K, 1);
     for (int j = 0; j < N; ++j)
-      EXPECT_EQ(d16[j], want[j]) << name << " column " << j << ": hardware 0x" << std::hex << d16[j] << ", model 0x"
-                                 << want[j];
+      EXPECT_EQ(d16[j], want[j]) << name << " column " << j << ": hardware 0x" << std::hex << d16[j]
+                                 << ", model 0x" << want[j];
   }
 }
 
