@@ -19,6 +19,7 @@
 
 #include "lib/attention/attention.hpp"
 #include "lib/attention/preset.hpp"
+#include "lib/attention/product.hpp"
 #include "lib/inputs/generators.hpp"
 
 namespace {
@@ -52,38 +53,12 @@ const Problem& problem() {
 }
 
 // C (m x n, ldc) += A (m x k, lda) B (k x n, ldb), each output accumulated in order of k with
-// fmaf; blocks of 4 rows x 32 columns held in registers (the same kernel shape as the
-// emulation's fp32 path, so that the comparison is like for like).
+// The emulation's own order-preserving float kernel (c has row stride n in every call here), so
+// that the comparison is like for like.
 void gemm_float(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
                 int64_t ldb, float* c, int64_t ldc) {
-  constexpr int kRows = 4, kCols = 32;
-  int64_t i = 0;
-  for (; i + kRows <= m; i += kRows) {
-    int64_t j = 0;
-    for (; j + kCols <= n; j += kCols) {
-      float acc[kRows][kCols];
-      for (int r = 0; r < kRows; ++r)
-        for (int x = 0; x < kCols; ++x) acc[r][x] = c[(i + r) * ldc + j + x];
-      for (int64_t kk = 0; kk < k; ++kk) {
-        const float* __restrict bv = b + kk * ldb + j;
-        for (int r = 0; r < kRows; ++r) {
-          const float av = a[(i + r) * lda + kk];
-          for (int x = 0; x < kCols; ++x) acc[r][x] = std::fmaf(av, bv[x], acc[r][x]);
-        }
-      }
-      for (int r = 0; r < kRows; ++r)
-        for (int x = 0; x < kCols; ++x) c[(i + r) * ldc + j + x] = acc[r][x];
-    }
-    for (int r = 0; r < kRows; ++r)
-      for (int64_t kk = 0; kk < k; ++kk)
-        for (int64_t x = j; x < n; ++x)
-          c[(i + r) * ldc + x] =
-              std::fmaf(a[(i + r) * lda + kk], b[kk * ldb + x], c[(i + r) * ldc + x]);
-  }
-  for (; i < m; ++i)
-    for (int64_t kk = 0; kk < k; ++kk)
-      for (int64_t x = 0; x < n; ++x)
-        c[i * ldc + x] = std::fmaf(a[i * lda + kk], b[kk * ldb + x], c[i * ldc + x]);
+  if (ldc != n) std::abort();
+  float_sequential(m, n, k, a, lda, b, ldb, c);
 }
 
 // FA2 forward in plain float, the same loop structure as the emulation's fp32 fast path.

@@ -27,8 +27,8 @@ bool fits_float(const double* x, int64_t rows, int64_t cols, int64_t ld, float* 
   return ok;
 }
 
-// c[i][j] <- fmaf(a[i][kk], b[kk][j], c[i][j]) for kk = 0..k-1 in order: each output sees the
-// sequential model exactly. Blocks of 4 rows x 32 columns stay in registers across the k loop.
+}  // namespace
+
 void float_sequential(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
                       int64_t ldb, float* c) {
   constexpr int kRows = 4, kCols = 32;
@@ -69,8 +69,6 @@ void float_sequential(int64_t m, int64_t n, int64_t k, const float* a, int64_t l
     }
   }
 }
-
-}  // namespace
 
 ProductSite::ProductSite(Site site, const SiteSpec& spec, uint64_t seed)
     : site_(site), rounder_(spec, seed, site) {

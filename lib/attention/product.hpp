@@ -26,6 +26,12 @@ struct IndexMap {
   uint64_t at(int64_t i, int64_t j) const { return base + i * row + j * col; }
 };
 
+// c[i][j] <- fmaf(a[i][kk], b[kk][j], c[i][j]) for kk = 0..k-1 in order: each output sees the
+// sequential model exactly (c is m x n, row stride n). Blocks of 4 rows x 32 columns stay in
+// registers across the k loop. Also the plain-float baseline of bench/attention_bench.cpp.
+void float_sequential(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                      int64_t ldb, float* c);
+
 // c + sum_k a[k*sa] b[k*sb] as hi + lo, accurate to about 2^-106 relative (Dot2).
 inline void dot2(const double* a, int64_t sa, const double* b, int64_t sb, int64_t n, double c,
                  double& hi, double& lo) {
