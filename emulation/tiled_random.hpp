@@ -1,0 +1,78 @@
+// Random bits for stochastic rounding laid out the way a GPU thread holds a tile, shared by the
+// CUDA flash-attention kernels (kernels/flash/) and the emulation that reproduces them.
+//
+// The emulation's default layout (random.hpp) spends one 32-bit Philox word per rounding event,
+// keyed by a flat index. A kernel thread rounding P to bf16 holds, per row and per 64 columns,
+// the 16 elements of columns 8n + 2t + u (n < 8, u < 2, t = lane % 4: the mma.sync accumulator
+// layout); drawing a Philox block per element would cost more than the attention itself. This
+// layout gives those 16 elements one Philox4x32-10 block (128 bits) between them when they need
+// k <= 8 bits each, and k/8 blocks when they need more:
+//
+//   element e = 2*((col % 64) / 8) + col % 2 takes bits [e*k, e*k + k) of the 16*k-bit string
+//   formed by blocks call = 0, 1, ... (each block's words 0..3, least significant bits first),
+//   block `call` = Philox4x32-10(counter = {row, col / 64, problem, lane | call << 2 | tag},
+//                                 key = {seed low, seed high}),  lane = (col % 8) / 2.
+//
+// The draw is returned in the top k bits of a 32-bit word, which is how round_to_format consumes
+// stochastic-rounding bits (up when top-k bits of the dropped fraction + draw >= 2^k).
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define SIMPREC_HOST_DEVICE __host__ __device__ __forceinline__
+#else
+#define SIMPREC_HOST_DEVICE inline
+#endif
+
+namespace simprec::tiled_random {
+
+// Tag in the counter's last word, so that these blocks never coincide with another user's.
+inline constexpr uint32_t kTag = 0x5e000000u;
+
+struct Block {
+  uint32_t w[4];
+};
+
+// Philox4x32-10 (Salmon et al., SC'11; the Random123 definition, checked against it in
+// tests/tiled_random_test.cpp).
+SIMPREC_HOST_DEVICE Block philox4x32_10(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
+                                        uint32_t k0, uint32_t k1) {
+  for (int round = 0; round < 10; ++round) {
+    const uint64_t p0 = static_cast<uint64_t>(0xD2511F53u) * c0;
+    const uint64_t p1 = static_cast<uint64_t>(0xCD9E8D57u) * c2;
+    const uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1 ^ k0;
+    const uint32_t n1 = static_cast<uint32_t>(p1);
+    const uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c3 ^ k1;
+    const uint32_t n3 = static_cast<uint32_t>(p0);
+    c0 = n0, c1 = n1, c2 = n2, c3 = n3;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return Block{{c0, c1, c2, c3}};
+}
+
+// Block `call` of (row, 64-column group, lane class) in one problem (batch * heads + head).
+SIMPREC_HOST_DEVICE Block p_block(uint64_t seed, uint32_t problem, uint32_t row, uint32_t group,
+                                  uint32_t lane, uint32_t call) {
+  return philox4x32_10(row, group, problem, lane | (call << 2) | kTag,
+                       static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+}
+
+// Bits [e*k, e*k + k) of the block string, in the top k bits of the result. k divides 32
+// (1, 2, 4, 8, 16 or 32); `block` is the block that holds them (call = e*k / 128).
+SIMPREC_HOST_DEVICE uint32_t draw_from(const Block& block, int e, int k) {
+  const int bit = (e * k) % 128;
+  const uint32_t word = block.w[bit / 32] >> (bit % 32);
+  return k == 32 ? word : word << (32 - k);
+}
+
+// The draw of element (row, col) of P: what the kernel uses and what the emulation replays.
+SIMPREC_HOST_DEVICE uint32_t p_draw(uint64_t seed, uint32_t problem, uint32_t row, uint32_t col,
+                                    int k) {
+  const int e = 2 * static_cast<int>((col % 64) / 8) + static_cast<int>(col % 2);
+  const uint32_t call = static_cast<uint32_t>(e * k / 128);
+  return draw_from(p_block(seed, problem, row, col / 64, (col % 8) / 2, call), e, k);
+}
+
+}  // namespace simprec::tiled_random

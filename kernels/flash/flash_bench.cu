@@ -1,0 +1,289 @@
+// Times simprec's flash-attention kernels on the GPU (CUDA events, median of repeated runs) and
+// prints one JSON object per case: the kernel, mitigation, milliseconds and TFLOP/s. Run by
+// scripts/gpu_check.sh beside scripts/torch_sdpa_bench.py (PyTorch's SDPA backends on the same
+// shapes), so that the ratios come from one run on one machine.
+//   flash_bench [--batch 4] [--heads 16] [--seqlen 4096] [--dim 128] [--iters 20] [--causal]
+//   flash_bench --check: a small forward and backward per head dimension, tile and causal flag,
+//   against a double-precision reference on the host (a sanity check of the kernels' layouts;
+//   bit-exactness is validate's job); exits 1 when an error exceeds its bound.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/flash/flash_launch.cuh"
+
+namespace {
+
+using simprec::flash::BackwardParams;
+using simprec::flash::Element;
+using simprec::flash::ForwardParams;
+using simprec::flash::TileConfig;
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "flash_bench: %s: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+
+// Uniform values in [-1, 1) as bf16, from a hash of the index (no host transfer).
+__global__ void fill_bf16(__nv_bfloat16* x, size_t n, uint32_t salt) {
+  const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  uint32_t h = static_cast<uint32_t>(i) * 0x9E3779B1u ^ salt;
+  h ^= h >> 16;
+  h *= 0x85EBCA6Bu;
+  h ^= h >> 13;
+  x[i] = __float2bfloat16(static_cast<float>(h) * 0x1p-31f - 1.0f);
+}
+
+template <class Launch>
+double median_ms(Launch launch, int iters) {
+  for (int i = 0; i < 3; ++i) check(launch(), "warm-up launch");
+  check(cudaDeviceSynchronize(), "warm-up");
+  cudaEvent_t start, stop;
+  check(cudaEventCreate(&start), "event");
+  check(cudaEventCreate(&stop), "event");
+  std::vector<float> ms(iters);
+  for (int i = 0; i < iters; ++i) {
+    check(cudaEventRecord(start), "record");
+    check(launch(), "launch");
+    check(cudaEventRecord(stop), "record");
+    check(cudaEventSynchronize(stop), "sync");
+    check(cudaEventElapsedTime(&ms[i], start, stop), "elapsed");
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::sort(ms.begin(), ms.end());
+  return ms[iters / 2];
+}
+
+// Host copy of a device bf16 tensor as doubles.
+std::vector<double> to_host(const void* device, size_t n) {
+  std::vector<__nv_bfloat16> h(n);
+  check(cudaMemcpy(h.data(), device, n * 2, cudaMemcpyDeviceToHost), "copy");
+  std::vector<double> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = static_cast<double>(__bfloat162float(h[i]));
+  return out;
+}
+
+// Max |a - b| / max |b| over one tensor.
+double relative_max_error(const std::vector<double>& a, const std::vector<double>& b) {
+  double err = 0, scale = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    err = std::max(err, std::fabs(a[i] - b[i]));
+    scale = std::max(scale, std::fabs(b[i]));
+  }
+  return scale > 0 ? err / scale : err;
+}
+
+int run_check() {
+  const int heads = 2, n = 256;
+  int failures = 0;
+  for (int dim : {64, 128}) {
+    for (bool causal : {false, true}) {
+      const size_t count = static_cast<size_t>(heads) * n * dim, rows = static_cast<size_t>(heads) * n;
+      void *q, *k, *v, *o, *d_o, *dq, *dk, *dv;
+      float *lse, *delta, *shift;
+      for (void** p : {&q, &k, &v, &o, &d_o, &dq, &dk, &dv}) check(cudaMalloc(p, count * 2), "malloc");
+      for (float** p : {&lse, &delta, &shift}) check(cudaMalloc(p, rows * 4), "malloc");
+      uint32_t salt = 7;
+      for (void* p : {q, k, v, d_o})
+        fill_bf16<<<static_cast<unsigned>((count + 255) / 256), 256>>>(
+            static_cast<__nv_bfloat16*>(p), count, salt++);
+      check(cudaDeviceSynchronize(), "fill");
+      const std::vector<double> hq = to_host(q, count), hk = to_host(k, count),
+                                hv = to_host(v, count), hdo = to_host(d_o, count);
+      const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
+      // Reference forward and backward in double.
+      std::vector<double> ro(count), rdq(count, 0.0), rdk(count, 0.0), rdv(count, 0.0);
+      for (int h = 0; h < heads; ++h) {
+        const size_t base = static_cast<size_t>(h) * n * dim;
+        std::vector<double> p(static_cast<size_t>(n) * n);
+        for (int i = 0; i < n; ++i) {
+          double m = -1e300;
+          for (int j = 0; j < n; ++j) {
+            double s = 0;
+            for (int c = 0; c < dim; ++c) s += hq[base + i * dim + c] * hk[base + j * dim + c];
+            p[i * n + j] = (causal && j > i) ? -1e300 : s * scale;
+            m = std::max(m, p[i * n + j]);
+          }
+          double l = 0;
+          for (int j = 0; j < n; ++j) l += (p[i * n + j] = std::exp(p[i * n + j] - m));
+          for (int j = 0; j < n; ++j) p[i * n + j] /= l;
+          for (int c = 0; c < dim; ++c) {
+            double acc = 0;
+            for (int j = 0; j < n; ++j) acc += p[i * n + j] * hv[base + j * dim + c];
+            ro[base + i * dim + c] = acc;
+          }
+        }
+        for (int i = 0; i < n; ++i) {
+          double d = 0;
+          for (int c = 0; c < dim; ++c) d += hdo[base + i * dim + c] * ro[base + i * dim + c];
+          for (int j = 0; j < n; ++j) {
+            double dp = 0;
+            for (int c = 0; c < dim; ++c) dp += hdo[base + i * dim + c] * hv[base + j * dim + c];
+            const double ds = p[i * n + j] * (dp - d);
+            for (int c = 0; c < dim; ++c) {
+              rdq[base + i * dim + c] += scale * ds * hk[base + j * dim + c];
+              rdk[base + j * dim + c] += scale * ds * hq[base + i * dim + c];
+              rdv[base + j * dim + c] += p[i * n + j] * hdo[base + i * dim + c];
+            }
+          }
+        }
+      }
+      ForwardParams f;
+      f.q = q, f.k = k, f.v = v, f.o = o, f.lse = lse;
+      f.problems = heads;
+      f.seqlen_q = f.seqlen_k = n;
+      f.scale = scale;
+      f.scale_log2 = static_cast<float>(scale * 1.4426950408889634);
+      f.causal = causal;
+      f.eps_over_scale = 1e-3 / scale;
+      const auto report = [&](const char* what, double err, double bound) {
+        const bool ok = err <= bound;
+        failures += !ok;
+        std::printf("check d=%d causal=%d %-28s rel-max-error %.3e (bound %.0e) %s\n", dim,
+                    causal, what, err, bound, ok ? "ok" : "FAIL");
+      };
+      for (const TileConfig& tile : {simprec::flash::kTile64x64, simprec::flash::kTile128x64}) {
+        for (int sr : {0, 8}) {
+          f.sr_bits = sr;
+          check(simprec::flash::launch_forward(Element::kBf16, dim, tile, f, nullptr), "forward");
+          check(cudaDeviceSynchronize(), "forward");
+          const std::string name = std::string("O ") + std::to_string(tile.block_m) + "x" +
+                                   std::to_string(tile.block_n) + (sr ? " sr-p:8" : "");
+          report(name.c_str(), relative_max_error(to_host(o, count), ro), 2e-2);
+        }
+      }
+      f.sr_bits = 0;
+      check(simprec::flash::launch_forward(Element::kBf16, dim, simprec::flash::kTile64x64, f, nullptr),
+            "forward");
+      BackwardParams b;
+      b.q = q, b.k = k, b.v = v, b.o = o, b.d_o = d_o, b.lse = lse;
+      b.dq = dq, b.dk = dk, b.dv = dv, b.delta = delta, b.shift = shift;
+      b.problems = heads;
+      b.seqlen_q = b.seqlen_k = n;
+      b.scale = scale;
+      b.scale_log2 = f.scale_log2;
+      b.causal = causal;
+      check(simprec::flash::launch_backward(Element::kBf16, dim, 64, b, nullptr), "backward");
+      check(cudaDeviceSynchronize(), "backward");
+      report("dQ", relative_max_error(to_host(dq, count), rdq), 5e-2);
+      report("dK", relative_max_error(to_host(dk, count), rdk), 5e-2);
+      report("dV", relative_max_error(to_host(dv, count), rdv), 5e-2);
+      for (void* p : {q, k, v, o, d_o, dq, dk, dv}) cudaFree(p);
+      for (float* p : {lse, delta, shift}) cudaFree(p);
+    }
+  }
+  return failures ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int batch = 4, heads = 16, seqlen = 4096, dim = 128, iters = 20;
+  bool causal = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const auto next = [&]() {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "flash_bench: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return std::atoi(argv[++i]);
+    };
+    if (a == "--batch") batch = next();
+    else if (a == "--heads") heads = next();
+    else if (a == "--seqlen") seqlen = next();
+    else if (a == "--dim") dim = next();
+    else if (a == "--iters") iters = next();
+    else if (a == "--causal") causal = true;
+    else if (a == "--check") return run_check();
+    else {
+      std::fprintf(stderr, "flash_bench: unknown argument %s\n", a.c_str());
+      return 2;
+    }
+  }
+  const size_t n = static_cast<size_t>(batch) * heads * seqlen * dim;
+  const size_t rows = static_cast<size_t>(batch) * heads * seqlen;
+  void *q, *k, *v, *o, *d_o, *dq, *dk, *dv;
+  float *lse, *delta, *shift;
+  for (void** p : {&q, &k, &v, &o, &d_o, &dq, &dk, &dv}) check(cudaMalloc(p, n * 2), "malloc");
+  for (float** p : {&lse, &delta, &shift}) check(cudaMalloc(p, rows * 4), "malloc");
+  uint32_t salt = 1;
+  for (void* p : {q, k, v, d_o})
+    fill_bf16<<<static_cast<unsigned>((n + 255) / 256), 256>>>(static_cast<__nv_bfloat16*>(p), n,
+                                                               salt++);
+  check(cudaDeviceSynchronize(), "fill");
+
+  ForwardParams f;
+  f.q = q, f.k = k, f.v = v, f.o = o, f.lse = lse;
+  f.problems = batch * heads;
+  f.seqlen_q = f.seqlen_k = seqlen;
+  f.scale = 1.0 / std::sqrt(static_cast<double>(dim));
+  f.scale_log2 = static_cast<float>(f.scale * 1.4426950408889634);
+  f.causal = causal;
+  f.eps_over_scale = 1e-3 / f.scale;
+  BackwardParams b;
+  b.q = q, b.k = k, b.v = v, b.o = o, b.d_o = d_o, b.lse = lse;
+  b.dq = dq, b.dk = dk, b.dv = dv, b.delta = delta, b.shift = shift;
+  b.problems = f.problems;
+  b.seqlen_q = b.seqlen_k = seqlen;
+  b.scale = f.scale;
+  b.scale_log2 = f.scale_log2;
+  b.causal = causal;
+
+  const double forward_flops =
+      4.0 * batch * heads * static_cast<double>(seqlen) * seqlen * dim * (causal ? 0.5 : 1.0);
+  const auto report = [&](const char* kernel, const char* pass, const char* mitigation, double ms,
+                          double flops) {
+    std::printf(
+        "{\"source\": \"simprec\", \"kernel\": \"%s\", \"pass\": \"%s\", \"mitigation\": \"%s\", "
+        "\"batch\": %d, \"heads\": %d, \"seqlen\": %d, \"dim\": %d, \"causal\": %s, "
+        "\"ms\": %.4f, \"tflops\": %.1f}\n",
+        kernel, pass, mitigation, batch, heads, seqlen, dim, causal ? "true" : "false", ms,
+        flops / (ms * 1e-3) / 1e12);
+    std::fflush(stdout);
+  };
+  struct Variant {
+    const char* name;
+    TileConfig tile;
+  };
+  for (const Variant& var : {Variant{"flash_fwd_bf16_64x64", simprec::flash::kTile64x64},
+                             Variant{"flash_fwd_bf16_128x64", simprec::flash::kTile128x64}}) {
+    const auto forward = [&](ForwardParams p) {
+      return [p, dim, var]() { return simprec::flash::launch_forward(Element::kBf16, dim, var.tile, p, nullptr); };
+    };
+    ForwardParams plain = f, beta = f, sr = f;
+    beta.beta_rowmax = true;
+    sr.sr_bits = 8;
+    report(var.name, "forward", "none", median_ms(forward(plain), iters), forward_flops);
+    report(var.name, "forward", "beta-rowmax", median_ms(forward(beta), iters), forward_flops);
+    report(var.name, "forward", "sr-p:8", median_ms(forward(sr), iters), forward_flops);
+  }
+  // The backward pass needs the forward's O and LSE.
+  check(simprec::flash::launch_forward(Element::kBf16, dim, simprec::flash::kTile64x64, f, nullptr),
+        "forward for backward");
+  check(cudaDeviceSynchronize(), "forward for backward");
+  const double bwd_ms = median_ms(
+      [&]() { return simprec::flash::launch_backward(Element::kBf16, dim, 64, b, nullptr); }, iters);
+  report("flash_bwd_bf16_64x64", "backward", "none", bwd_ms, 2.5 * forward_flops);
+  const double fwd_bwd_ms = median_ms(
+      [&]() {
+        const cudaError_t e = simprec::flash::launch_forward(Element::kBf16, dim,
+                                                             simprec::flash::kTile128x64, f, nullptr);
+        if (e != cudaSuccess) return e;
+        return simprec::flash::launch_backward(Element::kBf16, dim, 64, b, nullptr);
+      },
+      iters);
+  report("flash_fwd_bf16_128x64+flash_bwd_bf16_64x64", "forward+backward", "none", fwd_bwd_ms,
+         3.5 * forward_flops);
+  return 0;
+}

@@ -1,0 +1,174 @@
+// Building blocks of the flash-attention kernels: tensor-core instructions (mma.sync), shared
+// memory loads (ldmatrix, cp.async) on a swizzled layout, and the exactly specified scalar
+// steps that the emulation preset `cuda-fa2` reproduces (docs/gpu_kernels.md lists them).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include <cstdint>
+
+#include "emulation/tiled_random.hpp"
+
+namespace simprec::flash {
+
+// ---- element types ------------------------------------------------------------------------
+struct Bf16Tag {
+  using Storage = __nv_bfloat16;
+  static constexpr int kMantissa = 7, kMinExponent = -126;
+};
+struct Fp16Tag {
+  using Storage = __half;
+  static constexpr int kMantissa = 10, kMinExponent = -14;
+};
+
+// Two floats -> packed pair, round to nearest even (cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32).
+__device__ __forceinline__ uint32_t pack_rn(Bf16Tag, float lo, float hi) {
+  uint32_t r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+__device__ __forceinline__ uint32_t pack_rn(Fp16Tag, float lo, float hi) {
+  uint32_t r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+// ---- tensor-core instructions -------------------------------------------------------------
+__device__ __forceinline__ void mma(Bf16Tag, float (&d)[4], const uint32_t (&a)[4],
+                                    uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ void mma(Fp16Tag, float (&d)[4], const uint32_t (&a)[4],
+                                    uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+// m16n8k32 e4m3 x e4m3 -> fp32.
+__device__ __forceinline__ void mma_e4m3(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                         uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// ---- shared memory ------------------------------------------------------------------------
+__device__ __forceinline__ uint32_t smem_address(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t address) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t address) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
+}
+__device__ __forceinline__ void cp_async_16(uint32_t smem, const void* global) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem), "l"(global));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(kPending));
+}
+
+// A tile of kRows rows of kRowBytes bytes in shared memory, 16-byte chunks XOR-swizzled by the
+// row's low three bits, so that the eight rows an ldmatrix phase reads (same logical chunk)
+// fall into eight different bank groups.
+template <int kRows, int kRowBytes>
+struct SwizzledTile {
+  static_assert(kRowBytes % 128 == 0, "rows of whole 128-byte lines");
+  static constexpr int kChunks = kRowBytes / 16;
+  static constexpr int kBytes = kRows * kRowBytes;
+  __device__ static uint32_t offset(int row, int byte) {
+    const int chunk = (byte >> 4) ^ (row & 7);
+    return row * kRowBytes + chunk * 16 + (byte & 15);
+  }
+  // Copies kRows rows (global row stride `stride` bytes) with cp.async, kThreads threads.
+  template <int kThreads>
+  __device__ static void load(uint32_t smem, const char* global, int64_t stride, int thread) {
+#pragma unroll
+    for (int c = thread; c < kRows * kChunks; c += kThreads) {
+      const int row = c / kChunks, chunk = c % kChunks;
+      cp_async_16(smem + offset(row, chunk * 16), global + row * stride + chunk * 16);
+    }
+  }
+};
+
+// ---- exactly specified scalar steps -------------------------------------------------------
+// ex2.approx.ftz.f32: the kernels' exp2 (the plugin offers it as function ex2_approx_ftz_f32,
+// from which the emulation takes the values it needs).
+__device__ __forceinline__ float ex2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// hi + lo (hi = RN(hi + lo) in double) rounded to odd at double precision: then a single
+// nearest rounding to a format of at most 51 bits is the correct rounding of the exact value.
+__device__ __forceinline__ double to_odd(double hi, double lo) {
+  if (lo == 0.0) return hi;
+  long long bits = __double_as_longlong(hi);
+  if ((hi > 0) != (lo > 0)) bits -= 1;
+  return __longlong_as_double(bits | 1);
+}
+// fp32 of the exact product a*b (a, b doubles): one rounding.
+__device__ __forceinline__ float mul_rn_f32(double a, double b) {
+  const double hi = __dmul_rn(a, b);
+  const double lo = __fma_rn(a, b, -hi);
+  return __double2float_rn(to_odd(hi, lo));
+}
+// The exact product acc*scale rounded to odd at fp32 (a later RNE to bf16/fp16 of this is the
+// correct rounding of the product).
+__device__ __forceinline__ float mul_odd_f32(float acc, double scale) {
+  const double a = acc;
+  const double hi = __dmul_rn(a, scale);
+  const double lo = __fma_rn(a, scale, -hi);
+  const double odd = to_odd(hi, lo);
+  const float t = __double2float_rz(odd);
+  if (static_cast<double>(t) == odd) return t;
+  return __uint_as_float(__float_as_uint(t) | 1u);
+}
+
+// Stochastic rounding of a float into bf16 / fp16 with k <= 8 random bits (the draw in the top
+// k bits of `random`): up (in magnitude) when the top k bits of the dropped fraction plus the
+// draw reach 2^k (emulation/round.cpp, kStochastic). Returns the bit pattern. P needs no
+// overflow handling: |x| <= 1.
+template <class Tag>
+__device__ __forceinline__ uint32_t stochastic_round(float x, uint32_t random, int k) {
+  constexpr int kMant = Tag::kMantissa;
+  constexpr int kBias = Tag::kMinExponent == -126 ? 127 : 15;
+  const uint32_t bits = __float_as_uint(x);
+  const uint32_t sign = (bits >> 31) << (kMant + (kBias == 127 ? 8 : 5));
+  const uint32_t biased = bits >> 23 & 0xff;
+  if (biased == 0 && (bits & 0x7fffffu) == 0) return sign;
+  const int e = biased == 0 ? -126 : static_cast<int>(biased) - 127;
+  const uint32_t sig = (bits & 0x7fffffu) | (biased == 0 ? 0u : 0x800000u);
+  int s = 23 - kMant;  // dropped bits of the 24-bit significand
+  if (e < Tag::kMinExponent) s += Tag::kMinExponent - e;
+  const uint32_t q = s >= 32 ? 0u : sig >> s;
+  const uint32_t rem = s >= 32 ? sig : sig & ((1u << s) - 1u);
+  // Top k bits of the dropped fraction rem / 2^s (s > k always: s >= 13 > 8).
+  const uint32_t top = s - k >= 32 ? 0u : rem >> (s - k);
+  const uint32_t up = top + (random >> (32 - k)) >= (1u << k) ? 1u : 0u;
+  if (e >= Tag::kMinExponent) {
+    // q holds the implicit bit: adding it to (e + bias) << kMant carries into the exponent.
+    return sign | ((static_cast<uint32_t>(e + kBias) << kMant) + q + up - (1u << kMant));
+  }
+  return sign | (q + up);  // subnormal units; reaching 2^kMant is the smallest normal
+}
+
+}  // namespace simprec::flash

@@ -1,0 +1,259 @@
+// FlashAttention-2 forward pass on mma.sync tensor cores (bf16 / fp16 inputs, fp32 accumulation)
+// with paper A's beta-rowmax and stochastic rounding of P switchable per call.
+//
+// One CTA computes kBlockM query rows of one (batch, head); each of its kWarps warps owns
+// kBlockM / kWarps consecutive rows (one or two 16-row mma tiles). Key/value blocks of kBlockN
+// rows stream through double-buffered shared memory (cp.async). Per block and row, in this
+// order (the emulation preset `cuda-fa2` replays exactly these steps, docs/gpu_kernels.md):
+//   S = Q K^T                     mma chain over d from zero
+//   m_blk = max_j S (beta-rowmax: beta*m_blk or 0 when the max repeats within eps)
+//   m = max(m_old, m_blk); shift = fp32(m * c), c = fp32(scale * log2 e)
+//   alpha = ex2(shift_old - shift) when m grew, else 1; O *= alpha; l_t *= alpha
+//   p = ex2(fma(S, c, -shift)); l_t += p (lane t = (col % 8) / 2, columns in order)
+//   O += cast(P) V                mma chain over the block's keys, C = O
+// and at the end l = (l0 + l2) + (l1 + l3), O = cast(O * fp32(1/l)), LSE = m*scale + log(l).
+#pragma once
+
+#include <cmath>
+
+#include "kernels/flash/flash_common.cuh"
+#include "kernels/flash/flash_params.hpp"
+
+namespace simprec::flash {
+
+template <class Tag, int kHeadDim, int kBlockM, int kBlockN, int kWarps>
+struct ForwardConfig {
+  static constexpr int kThreads = kWarps * 32;
+  static constexpr int kMTiles = kBlockM / (16 * kWarps);  // 16-row mma tiles per warp
+  static_assert(kMTiles >= 1 && kBlockM == kMTiles * 16 * kWarps, "rows per warp");
+  static_assert(kBlockN % 64 == 0, "key blocks of whole 64-column groups (tiled random bits)");
+  static_assert(kHeadDim % 64 == 0, "head dimension of whole 128-byte rows");
+  using QTile = SwizzledTile<kBlockM, kHeadDim * 2>;
+  using KvTile = SwizzledTile<kBlockN, kHeadDim * 2>;
+  static constexpr int kSmemBytes = QTile::kBytes + 4 * KvTile::kBytes;
+};
+
+template <class Tag, int kHeadDim, int kBlockM, int kBlockN, int kWarps, bool kStochastic>
+__global__ void __launch_bounds__(kWarps * 32)
+    flash_forward_kernel(const ForwardParams p) {
+  using Cfg = ForwardConfig<Tag, kHeadDim, kBlockM, kBlockN, kWarps>;
+  using QTile = typename Cfg::QTile;
+  using KvTile = typename Cfg::KvTile;
+  constexpr int kM = Cfg::kMTiles;
+  constexpr int kNTiles = kBlockN / 8;   // 8-column tiles of S
+  constexpr int kDTiles = kHeadDim / 8;  // 8-column tiles of O
+  constexpr float kInf = __builtin_huge_valf();
+
+  extern __shared__ __align__(128) char smem[];
+  const uint32_t sq = smem_address(smem);
+  const uint32_t sk0 = sq + QTile::kBytes;
+  const uint32_t sv0 = sk0 + 2 * KvTile::kBytes;
+
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int g = lane / 4, t = lane % 4;
+  const int m_block = blockIdx.x, problem = blockIdx.y;
+  constexpr int64_t kRowBytes = kHeadDim * 2;
+  const char* q_global =
+      static_cast<const char*>(p.q) +
+      (static_cast<int64_t>(problem) * p.seqlen_q + static_cast<int64_t>(m_block) * kBlockM) *
+          kRowBytes;
+  const char* k_global =
+      static_cast<const char*>(p.k) + static_cast<int64_t>(problem) * p.seqlen_k * kRowBytes;
+  const char* v_global =
+      static_cast<const char*>(p.v) + static_cast<int64_t>(problem) * p.seqlen_k * kRowBytes;
+
+  int n_blocks = p.seqlen_k / kBlockN;
+  const int last_row = min(p.seqlen_q, (m_block + 1) * kBlockM) - 1;
+  if (p.causal) n_blocks = min(n_blocks, last_row / kBlockN + 1);  // blocks with j0 <= i1 - 1
+
+  QTile::template load<Cfg::kThreads>(sq, q_global, kRowBytes, tid);
+  KvTile::template load<Cfg::kThreads>(sk0, k_global, kRowBytes, tid);
+  KvTile::template load<Cfg::kThreads>(sv0, v_global, kRowBytes, tid);
+  cp_async_commit();
+
+  const int warp_row0 = warp * 16 * kM;  // first row of this warp within the CTA's tile
+  float acc_o[kM][kDTiles][4];
+  double m_run[kM][2];
+  float shift_run[kM][2], l_part[kM][2];
+#pragma unroll
+  for (int mt = 0; mt < kM; ++mt) {
+#pragma unroll
+    for (int n = 0; n < kDTiles; ++n) acc_o[mt][n][0] = acc_o[mt][n][1] = acc_o[mt][n][2] =
+        acc_o[mt][n][3] = 0.f;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      m_run[mt][h] = -static_cast<double>(kInf);
+      shift_run[mt][h] = -kInf;
+      l_part[mt][h] = 0.f;
+    }
+  }
+
+  for (int jb = 0; jb < n_blocks; ++jb) {
+    const int buf = jb & 1;
+    const uint32_t sk = sk0 + buf * KvTile::kBytes, sv = sv0 + buf * KvTile::kBytes;
+    cp_async_wait<0>();
+    __syncthreads();
+    if (jb + 1 < n_blocks) {
+      const int64_t next = static_cast<int64_t>(jb + 1) * kBlockN * kRowBytes;
+      KvTile::template load<Cfg::kThreads>(sk0 + (buf ^ 1) * KvTile::kBytes, k_global + next,
+                                           kRowBytes, tid);
+      KvTile::template load<Cfg::kThreads>(sv0 + (buf ^ 1) * KvTile::kBytes, v_global + next,
+                                           kRowBytes, tid);
+      cp_async_commit();
+    }
+
+    // ---- S = Q K^T ----
+    float s[kM][kNTiles][4];
+#pragma unroll
+    for (int mt = 0; mt < kM; ++mt)
+#pragma unroll
+      for (int n = 0; n < kNTiles; ++n) s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < kHeadDim / 16; ++kk) {
+      uint32_t a[kM][4];
+#pragma unroll
+      for (int mt = 0; mt < kM; ++mt) {
+        const int row = warp_row0 + mt * 16 + (lane % 8) + ((lane / 8) % 2) * 8;
+        ldmatrix_x4(a[mt], sq + QTile::offset(row, (kk * 16 + (lane / 16) * 8) * 2));
+      }
+#pragma unroll
+      for (int np = 0; np < kBlockN / 16; ++np) {
+        uint32_t b[4];
+        const int key = np * 16 + (lane % 8) + (lane / 16) * 8;
+        ldmatrix_x4(b, sk + KvTile::offset(key, (kk * 16 + ((lane / 8) % 2) * 8) * 2));
+#pragma unroll
+        for (int mt = 0; mt < kM; ++mt) {
+          mma(Tag{}, s[mt][2 * np], a[mt], b[0], b[1]);
+          mma(Tag{}, s[mt][2 * np + 1], a[mt], b[2], b[3]);
+        }
+      }
+    }
+
+    // ---- softmax of the block ----
+    const int col0 = jb * kBlockN;
+    uint32_t pa[kM][kNTiles][2];  // P cast, packed pairs: [tile][half]
+#pragma unroll
+    for (int mt = 0; mt < kM; ++mt) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = m_block * kBlockM + warp_row0 + mt * 16 + g + 8 * h;
+        if (p.causal && col0 + kBlockN - 1 > row) {
+#pragma unroll
+          for (int n = 0; n < kNTiles; ++n) {
+#pragma unroll
+            for (int u = 0; u < 2; ++u) {
+              if (col0 + n * 8 + 2 * t + u > row) s[mt][n][2 * h + u] = -kInf;
+            }
+          }
+        }
+        float mx = -kInf;
+#pragma unroll
+        for (int n = 0; n < kNTiles; ++n)
+          mx = fmaxf(mx, fmaxf(s[mt][n][2 * h], s[mt][n][2 * h + 1]));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        double m_blk = mx;
+        if (p.beta_rowmax && mx != -kInf) {
+          const float threshold = __double2float_ru(__dsub_rn(m_blk, p.eps_over_scale));
+          int repeats = 0;
+#pragma unroll
+          for (int n = 0; n < kNTiles; ++n)
+            repeats += (s[mt][n][2 * h] >= threshold) + (s[mt][n][2 * h + 1] >= threshold);
+          repeats += __shfl_xor_sync(0xffffffffu, repeats, 1);
+          repeats += __shfl_xor_sync(0xffffffffu, repeats, 2);
+          if (repeats > 1) m_blk = mx > 0 ? __dmul_rn(p.beta, m_blk) : 0.0;
+        }
+        const double m_old = m_run[mt][h];
+        const double m_new = fmax(m_old, m_blk);
+        const bool any = m_new != -static_cast<double>(kInf);
+        const float shift = any ? mul_rn_f32(m_new, static_cast<double>(p.scale_log2)) : 0.f;
+        float alpha = 1.f;
+        if (m_old != -static_cast<double>(kInf) && m_new != m_old)
+          alpha = ex2(__fsub_rn(shift_run[mt][h], shift));
+        m_run[mt][h] = m_new;
+        shift_run[mt][h] = any ? shift : -kInf;
+#pragma unroll
+        for (int n = 0; n < kDTiles; ++n) {
+          acc_o[mt][n][2 * h] = __fmul_rn(acc_o[mt][n][2 * h], alpha);
+          acc_o[mt][n][2 * h + 1] = __fmul_rn(acc_o[mt][n][2 * h + 1], alpha);
+        }
+        float l = __fmul_rn(l_part[mt][h], alpha);
+        tiled_random::Block bits{};
+#pragma unroll
+        for (int n = 0; n < kNTiles; ++n) {
+          float pr[2];
+#pragma unroll
+          for (int u = 0; u < 2; ++u) {
+            pr[u] = ex2(__fmaf_rn(s[mt][n][2 * h + u], p.scale_log2, -shift));
+            l = __fadd_rn(l, pr[u]);
+          }
+          if constexpr (!kStochastic) {
+            pa[mt][n][h] = pack_rn(Tag{}, pr[0], pr[1]);
+          } else {
+            // sr_bits <= 8: the 16 elements of a 64-column group share one Philox block.
+            if (n % 8 == 0)
+              bits = tiled_random::p_block(p.seed, problem, row, (col0 + n * 8) / 64, t, 0);
+            const uint32_t lo = stochastic_round<Tag>(
+                pr[0], tiled_random::draw_from(bits, 2 * (n % 8), p.sr_bits), p.sr_bits);
+            const uint32_t hi = stochastic_round<Tag>(
+                pr[1], tiled_random::draw_from(bits, 2 * (n % 8) + 1, p.sr_bits), p.sr_bits);
+            pa[mt][n][h] = lo | hi << 16;
+          }
+        }
+        l_part[mt][h] = l;
+      }
+    }
+
+    // ---- O += P V ----
+#pragma unroll
+    for (int kk = 0; kk < kBlockN / 16; ++kk) {
+      uint32_t a[kM][4];
+#pragma unroll
+      for (int mt = 0; mt < kM; ++mt) {
+        a[mt][0] = pa[mt][2 * kk][0];
+        a[mt][1] = pa[mt][2 * kk][1];
+        a[mt][2] = pa[mt][2 * kk + 1][0];
+        a[mt][3] = pa[mt][2 * kk + 1][1];
+      }
+#pragma unroll
+      for (int dp = 0; dp < kHeadDim / 16; ++dp) {
+        uint32_t b[4];
+        const int key = kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8;
+        ldmatrix_x4_trans(b, sv + KvTile::offset(key, (dp * 16 + (lane / 16) * 8) * 2));
+#pragma unroll
+        for (int mt = 0; mt < kM; ++mt) {
+          mma(Tag{}, acc_o[mt][2 * dp], a[mt], b[0], b[1]);
+          mma(Tag{}, acc_o[mt][2 * dp + 1], a[mt], b[2], b[3]);
+        }
+      }
+    }
+  }
+
+  // ---- normalise and write ----
+  using T = typename Tag::Storage;
+#pragma unroll
+  for (int mt = 0; mt < kM; ++mt) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float l = l_part[mt][h];
+      l = __fadd_rn(l, __shfl_xor_sync(0xffffffffu, l, 2));
+      l = __fadd_rn(l, __shfl_xor_sync(0xffffffffu, l, 1));
+      const float inv = __frcp_rn(l);
+      const int row = m_block * kBlockM + warp_row0 + mt * 16 + g + 8 * h;
+      T* o_row = static_cast<T*>(p.o) + (static_cast<int64_t>(problem) * p.seqlen_q + row) *
+                                            kHeadDim;
+#pragma unroll
+      for (int n = 0; n < kDTiles; ++n) {
+        const uint32_t packed = pack_rn(Tag{}, __fmul_rn(acc_o[mt][n][2 * h], inv),
+                                        __fmul_rn(acc_o[mt][n][2 * h + 1], inv));
+        *reinterpret_cast<uint32_t*>(o_row + n * 8 + 2 * t) = packed;
+      }
+      if (t == 0 && p.lse) {
+        const double lse = __dadd_rn(__dmul_rn(m_run[mt][h], p.scale), log(static_cast<double>(l)));
+        p.lse[static_cast<int64_t>(problem) * p.seqlen_q + row] = __double2float_rn(lse);
+      }
+    }
+  }
+}
+
+}  // namespace simprec::flash

@@ -1,0 +1,481 @@
+// The flash_gpu plugin: simprec's own FlashAttention-2 CUDA kernels (kernels/flash/) behind the
+// plugin ABI, each declaring the emulation preset that reproduces it bit for bit (`cuda-fa2`),
+// plus the kernels' exp2 (ex2.approx.ftz.f32) as a device function, from which the emulation
+// takes the exact values the kernels compute.
+//
+// Kernels:
+//   flash_fwd_<bf16|fp16>_<64x64|128x64>  forward; beta-rowmax and stochastic rounding of P
+//                                          switchable per call (parameters)
+//   flash_bwd_<bf16|fp16>_64x64           backward (deterministic: dK/dV and dQ kernels)
+//   ex2_approx_ftz_f32                     y = ex2.approx.ftz.f32(x)
+#include <cuda_runtime.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/flash/flash_launch.cuh"
+#include "plugins/plugin_kit.hpp"
+#include "plugins/simprec_plugin.h"
+
+namespace simprec::flash_gpu {
+namespace {
+
+using Failure = plugin_kit::KernelFailure;
+using plugin_kit::find_tensor;
+using plugin_kit::guarded;
+using plugin_kit::operand;
+using plugin_kit::string_value;
+
+void check_cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess)
+    throw Failure(SIMPREC_ERROR_DEVICE, std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+struct DeviceBuffer {
+  void* ptr = nullptr;
+  explicit DeviceBuffer(size_t bytes) {
+    check_cuda(cudaMalloc(&ptr, bytes ? bytes : 1), "cudaMalloc");
+  }
+  ~DeviceBuffer() { cudaFree(ptr); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+size_t bytes_of(const DLTensor& d) {
+  size_t n = d.dtype.bits / 8;
+  for (int i = 0; i < d.ndim; ++i) n *= static_cast<size_t>(d.shape[i]);
+  return n;
+}
+
+const DLTensor& require(const SimprecRunArgs* args, const char* name, int ndim, int bits) {
+  const SimprecTensor* t = find_tensor(args, name);
+  if (!t || !t->tensor)
+    throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, std::string("missing tensor ") + name);
+  const DLTensor& d = *t->tensor;
+  if (d.ndim != ndim || d.dtype.bits != bits || d.dtype.lanes != 1) {
+    throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT,
+                  std::string(name) + ": expected " + std::to_string(ndim) + " dimensions of " +
+                      std::to_string(bits) + "-bit elements");
+  }
+  return d;
+}
+
+// Uploads a host tensor into a new device buffer.
+struct Uploaded {
+  DeviceBuffer buffer;
+  explicit Uploaded(const DLTensor& t) : buffer(bytes_of(t)) {
+    check_cuda(cudaMemcpy(buffer.ptr, t.data, bytes_of(t), cudaMemcpyHostToDevice), "upload");
+  }
+};
+void download(const DeviceBuffer& from, const DLTensor& to) {
+  check_cuda(cudaMemcpy(to.data, from.ptr, bytes_of(to), cudaMemcpyDeviceToHost), "download");
+}
+
+const SimprecNamedValue* find_parameter(const SimprecRunArgs* args, const char* name) {
+  for (size_t i = 0; i < args->parameter_count; ++i) {
+    const SimprecNamedValue* v = args->parameters[i];
+    if (v && v->name && std::strcmp(v->name, name) == 0) return v;
+  }
+  return nullptr;
+}
+double float_parameter(const SimprecRunArgs* args, const char* name, double fallback) {
+  const SimprecNamedValue* v = find_parameter(args, name);
+  if (!v) return fallback;
+  if (v->type == SIMPREC_VALUE_FLOAT64) return v->float64_value;
+  if (v->type == SIMPREC_VALUE_INT64) return static_cast<double>(v->int64_value);
+  throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, std::string(name) + " must be a number");
+}
+int64_t int_parameter(const SimprecRunArgs* args, const char* name, int64_t fallback) {
+  const SimprecNamedValue* v = find_parameter(args, name);
+  if (!v) return fallback;
+  if (v->type == SIMPREC_VALUE_INT64 || v->type == SIMPREC_VALUE_BOOL) return v->int64_value;
+  throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, std::string(name) + " must be an integer");
+}
+
+void require_device() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
+    throw Failure(SIMPREC_ERROR_DEVICE, "no CUDA device");
+  int major = 0;
+  check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), "device");
+  if (major != 9)
+    throw Failure(SIMPREC_ERROR_UNSUPPORTED, "flash_gpu is built for sm_90a (H100/H200)");
+}
+
+// [B, H, N, D] shape of a 4-dimensional tensor.
+struct Shape4 {
+  int64_t b, h, n, d;
+};
+Shape4 shape_of(const DLTensor& t) { return {t.shape[0], t.shape[1], t.shape[2], t.shape[3]}; }
+
+struct AttentionEntry {
+  const char* name;
+  uint32_t kind;
+  const char* format;
+  flash::Element element;
+  flash::TileConfig tile;
+  const char* block_rows;
+  const char* block_cols;
+  const char* description;
+};
+
+// Checks Q, K, V shapes and returns the common (B, H, Nq, Nk, D).
+struct Problem {
+  int64_t b, h, nq, nk, d;
+};
+Problem check_qkv(const DLTensor& q, const DLTensor& k, const DLTensor& v,
+                  const AttentionEntry& e) {
+  const Shape4 sq = shape_of(q), sk = shape_of(k), sv = shape_of(v);
+  if (sk.b != sq.b || sv.b != sq.b || sk.h != sq.h || sv.h != sq.h)
+    throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "Q, K, V differ in batch or heads");
+  if (sv.n != sk.n) throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "K and V differ in length");
+  if (sk.d != sq.d || sv.d != sq.d)
+    throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "Q, K, V must share the head dimension");
+  if (sq.d != 64 && sq.d != 128)
+    throw Failure(SIMPREC_ERROR_UNSUPPORTED,
+                  "head dimension " + std::to_string(sq.d) + ": expected 64 or 128");
+  if (sq.n % e.tile.block_m || sk.n % e.tile.block_n) {
+    throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT,
+                  "sequence lengths must be multiples of the tile (" +
+                      std::to_string(e.tile.block_m) + " queries, " +
+                      std::to_string(e.tile.block_n) + " keys)");
+  }
+  return {sq.b, sq.h, sq.n, sk.n, sq.d};
+}
+
+double scale_of(const SimprecRunArgs* args, int64_t d) {
+  const double scale = float_parameter(args, "scale", 1.0 / std::sqrt(static_cast<double>(d)));
+  if (!(scale > 0) || !std::isfinite(scale))
+    throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "scale must be positive and finite");
+  return scale;
+}
+// fp32(scale * log2 e): the emulation's exponent multiplier, computed the same way.
+float scale_log2_of(double scale) { return static_cast<float>(scale * 1.4426950408889634); }
+
+SimprecStatus run_forward(const SimprecRunArgs* args, const AttentionEntry& e) {
+  return guarded(args, [&] {
+    const DLTensor& q = require(args, "Q", 4, 16);
+    const DLTensor& k = require(args, "K", 4, 16);
+    const DLTensor& v = require(args, "V", 4, 16);
+    const DLTensor& o = require(args, "O", 4, 16);
+    const Problem pr = check_qkv(q, k, v, e);
+    const Shape4 so = shape_of(o);
+    if (so.b != pr.b || so.h != pr.h || so.n != pr.nq || so.d != pr.d)
+      throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "O must have Q's shape");
+    const SimprecTensor* lse_tensor = find_tensor(args, "LSE");
+    const DLTensor* lse = lse_tensor && lse_tensor->tensor ? &require(args, "LSE", 3, 32) : nullptr;
+    flash::ForwardParams p;
+    p.problems = static_cast<int>(pr.b * pr.h);
+    p.seqlen_q = static_cast<int>(pr.nq);
+    p.seqlen_k = static_cast<int>(pr.nk);
+    p.scale = scale_of(args, pr.d);
+    p.scale_log2 = scale_log2_of(p.scale);
+    p.causal = int_parameter(args, "causal", 0) != 0;
+    p.beta_rowmax = int_parameter(args, "beta_rowmax", 0) != 0;
+    p.beta = float_parameter(args, "beta", 2.0);
+    const double eps = float_parameter(args, "eps", 1e-3);
+    if (!(p.beta > 0) || !std::isfinite(p.beta) || !(eps >= 0) || !std::isfinite(eps))
+      throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "beta must be positive, eps non-negative");
+    p.eps_over_scale = eps / p.scale;
+    const int64_t bits = int_parameter(args, "sr_p_bits", 0);
+    if (bits != 0 && bits != 1 && bits != 2 && bits != 4 && bits != 8) {
+      throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT,
+                    "sr_p_bits " + std::to_string(bits) + ": expected 0 (off), 1, 2, 4 or 8");
+    }
+    p.sr_bits = static_cast<int>(bits);
+    p.seed = static_cast<uint64_t>(int_parameter(args, "seed", 0));
+    require_device();
+    Uploaded dq(q), dk(k), dv(v);
+    DeviceBuffer d_o(bytes_of(o)), d_lse(static_cast<size_t>(pr.b * pr.h * pr.nq) * 4);
+    p.q = dq.buffer.ptr;
+    p.k = dk.buffer.ptr;
+    p.v = dv.buffer.ptr;
+    p.o = d_o.ptr;
+    p.lse = static_cast<float*>(d_lse.ptr);
+    check_cuda(flash::launch_forward(e.element, static_cast<int>(pr.d), e.tile, p, nullptr),
+               "flash forward launch");
+    check_cuda(cudaDeviceSynchronize(), "flash forward");
+    download(d_o, o);
+    if (lse) download(d_lse, *lse);
+  });
+}
+
+SimprecStatus run_backward(const SimprecRunArgs* args, const AttentionEntry& e) {
+  return guarded(args, [&] {
+    const DLTensor& q = require(args, "Q", 4, 16);
+    const DLTensor& k = require(args, "K", 4, 16);
+    const DLTensor& v = require(args, "V", 4, 16);
+    const DLTensor& o = require(args, "O", 4, 16);
+    const DLTensor& d_out = require(args, "dO", 4, 16);
+    const DLTensor& lse = require(args, "LSE", 3, 32);
+    const DLTensor& grad_q = require(args, "dQ", 4, 16);
+    const DLTensor& grad_k = require(args, "dK", 4, 16);
+    const DLTensor& grad_v = require(args, "dV", 4, 16);
+    const Problem pr = check_qkv(q, k, v, e);
+    for (const DLTensor* t : {&o, &d_out, &grad_q}) {
+      const Shape4 s = shape_of(*t);
+      if (s.b != pr.b || s.h != pr.h || s.n != pr.nq || s.d != pr.d)
+        throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "O, dO and dQ must have Q's shape");
+    }
+    for (const DLTensor* t : {&grad_k, &grad_v}) {
+      const Shape4 s = shape_of(*t);
+      if (s.b != pr.b || s.h != pr.h || s.n != pr.nk || s.d != pr.d)
+        throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "dK and dV must have K's shape");
+    }
+    if (lse.shape[0] != pr.b || lse.shape[1] != pr.h || lse.shape[2] != pr.nq)
+      throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "LSE must be [B, H, Sq]");
+    flash::BackwardParams p;
+    p.problems = static_cast<int>(pr.b * pr.h);
+    p.seqlen_q = static_cast<int>(pr.nq);
+    p.seqlen_k = static_cast<int>(pr.nk);
+    p.scale = scale_of(args, pr.d);
+    p.scale_log2 = scale_log2_of(p.scale);
+    p.causal = int_parameter(args, "causal", 0) != 0;
+    require_device();
+    Uploaded uq(q), uk(k), uv(v), uo(o), udo(d_out), ulse(lse);
+    const size_t rows = static_cast<size_t>(pr.b * pr.h * pr.nq);
+    DeviceBuffer gq(bytes_of(grad_q)), gk(bytes_of(grad_k)), gv(bytes_of(grad_v)),
+        delta(rows * 4), shift(rows * 4);
+    p.q = uq.buffer.ptr;
+    p.k = uk.buffer.ptr;
+    p.v = uv.buffer.ptr;
+    p.o = uo.buffer.ptr;
+    p.d_o = udo.buffer.ptr;
+    p.lse = static_cast<const float*>(ulse.buffer.ptr);
+    p.dq = gq.ptr;
+    p.dk = gk.ptr;
+    p.dv = gv.ptr;
+    p.delta = static_cast<float*>(delta.ptr);
+    p.shift = static_cast<float*>(shift.ptr);
+    check_cuda(flash::launch_backward(e.element, static_cast<int>(pr.d), e.tile.block_m, p, nullptr),
+               "flash backward launch");
+    check_cuda(cudaDeviceSynchronize(), "flash backward");
+    download(gq, grad_q);
+    download(gk, grad_k);
+    download(gv, grad_v);
+  });
+}
+
+__global__ void ex2_kernel(const float* x, float* y, size_t n) {
+  const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = flash::ex2(x[i]);
+}
+
+SimprecStatus run_ex2(const SimprecRunArgs* args) {
+  return guarded(args, [&] {
+    const DLTensor& x = require(args, "x", 1, 32);
+    const DLTensor& y = require(args, "y", 1, 32);
+    if (x.shape[0] != y.shape[0])
+      throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "x and y differ in length");
+    require_device();
+    const size_t n = static_cast<size_t>(x.shape[0]);
+    Uploaded dx(x);
+    DeviceBuffer dy(n * 4);
+    if (n > 0) {
+      ex2_kernel<<<static_cast<unsigned>((n + 255) / 256), 256>>>(
+          static_cast<const float*>(dx.buffer.ptr), static_cast<float*>(dy.ptr), n);
+      check_cuda(cudaGetLastError(), "ex2 launch");
+      check_cuda(cudaDeviceSynchronize(), "ex2");
+    }
+    download(dy, y);
+  });
+}
+
+// ---- descriptors ----
+
+#define FWD(NAME, FMT, ELEMENT, TILE, ROWS, COLS)                                              \
+  {NAME, SIMPREC_KERNEL_ATTENTION_FORWARD, FMT, flash::Element::ELEMENT, flash::TILE, ROWS,   \
+   COLS, "FlashAttention-2 forward, mma.sync m16n8k16, " ROWS "x" COLS                        \
+         " tiles; beta-rowmax and stochastic rounding of P per call"}
+#define BWD(NAME, FMT, ELEMENT)                                                              \
+  {NAME, SIMPREC_KERNEL_ATTENTION_BACKWARD, FMT, flash::Element::ELEMENT, flash::kTile64x64, \
+   "64", "64", "FlashAttention-2 backward, deterministic (dK/dV and dQ kernels), 64x64 tiles"}
+const AttentionEntry kAttention[] = {
+    FWD("flash_fwd_bf16_64x64", "bf16", kBf16, kTile64x64, "64", "64"),
+    FWD("flash_fwd_bf16_128x64", "bf16", kBf16, kTile128x64, "128", "64"),
+    FWD("flash_fwd_fp16_64x64", "fp16", kFp16, kTile64x64, "64", "64"),
+    FWD("flash_fwd_fp16_128x64", "fp16", kFp16, kTile128x64, "128", "64"),
+    BWD("flash_bwd_bf16_64x64", "bf16", kBf16),
+    BWD("flash_bwd_fp16_64x64", "fp16", kFp16),
+};
+#undef FWD
+#undef BWD
+constexpr size_t kAttentionCount = sizeof(kAttention) / sizeof(kAttention[0]);
+
+template <size_t I>
+SimprecStatus run_attention(const SimprecRunArgs* args) {
+  return kAttention[I].kind == SIMPREC_KERNEL_ATTENTION_FORWARD ? run_forward(args, kAttention[I])
+                                                                : run_backward(args, kAttention[I]);
+}
+template <size_t... I>
+constexpr auto make_runs(std::index_sequence<I...>) {
+  return std::array<SimprecRunFunction, sizeof...(I)>{run_attention<I>...};
+}
+const auto kAttentionRuns = make_runs(std::make_index_sequence<kAttentionCount>{});
+
+SimprecParameterSpec parameter(const char* name, uint32_t type, const char* fallback,
+                               const char* description) {
+  return {SIMPREC_PARAMETER_SPEC_STRUCT_SIZE, name, type, 0, fallback, description};
+}
+
+// Everything the descriptors point at, built once; the vectors are reserved up front so that
+// pointers into them stay valid.
+struct Tables {
+  std::vector<SimprecOperandSpec> operands;
+  std::vector<std::vector<const SimprecOperandSpec*>> operand_lists;
+  std::vector<SimprecDimensionSpec> dimensions;
+  std::vector<std::vector<const SimprecDimensionSpec*>> dimension_lists;
+  std::vector<SimprecParameterSpec> parameters;
+  std::vector<const SimprecParameterSpec*> forward_parameters, backward_parameters;
+  std::vector<SimprecNamedValue> attributes;
+  std::vector<std::vector<const SimprecNamedValue*>> attribute_lists;
+  std::vector<SimprecKernel> kernels;
+  std::vector<const SimprecKernel*> kernel_pointers;
+  SimprecPlugin plugin{};
+
+  const SimprecOperandSpec* add_operand(const char* name, uint32_t direction, const char* formats,
+                                        const char* shape, uint32_t flags = 0) {
+    operands.push_back(operand(name, direction, formats, shape, flags));
+    return &operands.back();
+  }
+
+  Tables() {
+    operands.reserve(16 * (kAttentionCount + 1));
+    operand_lists.reserve(kAttentionCount + 1);
+    dimensions.reserve(8 * kAttentionCount);
+    dimension_lists.reserve(kAttentionCount);
+    parameters.reserve(16);
+    attributes.reserve(8 * (kAttentionCount + 1));
+    attribute_lists.reserve(kAttentionCount + 1);
+    parameters.push_back(parameter("causal", SIMPREC_VALUE_BOOL, "false", "mask keys after the query"));
+    parameters.push_back(parameter("scale", SIMPREC_VALUE_FLOAT64, "1/sqrt(D)", "softmax scale"));
+    parameters.push_back(parameter("beta_rowmax", SIMPREC_VALUE_BOOL, "false",
+                                   "paper A's mitigation: subtract beta*max (or 0) when a block's "
+                                   "row max repeats within eps"));
+    parameters.push_back(parameter("beta", SIMPREC_VALUE_FLOAT64, "2", "beta-rowmax factor"));
+    parameters.push_back(parameter("eps", SIMPREC_VALUE_FLOAT64, "0.001",
+                                   "beta-rowmax repeat tolerance on scaled scores"));
+    parameters.push_back(parameter("sr_p_bits", SIMPREC_VALUE_INT64, "0",
+                                   "stochastic rounding of P with 1, 2, 4 or 8 random bits "
+                                   "(emulation/tiled_random.hpp); 0: nearest even"));
+    parameters.push_back(parameter("seed", SIMPREC_VALUE_INT64, "0", "seed of the random bits"));
+    for (const auto& p : parameters) forward_parameters.push_back(&p);
+    backward_parameters = {&parameters[0], &parameters[1]};
+
+    for (size_t i = 0; i < kAttentionCount; ++i) {
+      const AttentionEntry& e = kAttention[i];
+      const bool forward = e.kind == SIMPREC_KERNEL_ATTENTION_FORWARD;
+      std::vector<const SimprecOperandSpec*> ops;
+      ops.push_back(add_operand("Q", SIMPREC_OPERAND_INPUT, e.format, "B,H,Sq,D"));
+      ops.push_back(add_operand("K", SIMPREC_OPERAND_INPUT, e.format, "B,H,Sk,D"));
+      ops.push_back(add_operand("V", SIMPREC_OPERAND_INPUT, e.format, "B,H,Sk,D"));
+      if (forward) {
+        ops.push_back(add_operand("O", SIMPREC_OPERAND_OUTPUT, e.format, "B,H,Sq,D"));
+        ops.push_back(add_operand("LSE", SIMPREC_OPERAND_OUTPUT, "fp32", "B,H,Sq",
+                                  SIMPREC_OPERAND_FLAG_OPTIONAL));
+      } else {
+        ops.push_back(add_operand("O", SIMPREC_OPERAND_INPUT, e.format, "B,H,Sq,D"));
+        ops.push_back(add_operand("dO", SIMPREC_OPERAND_INPUT, e.format, "B,H,Sq,D"));
+        ops.push_back(add_operand("LSE", SIMPREC_OPERAND_INPUT, "fp32", "B,H,Sq"));
+        ops.push_back(add_operand("dQ", SIMPREC_OPERAND_OUTPUT, e.format, "B,H,Sq,D"));
+        ops.push_back(add_operand("dK", SIMPREC_OPERAND_OUTPUT, e.format, "B,H,Sk,D"));
+        ops.push_back(add_operand("dV", SIMPREC_OPERAND_OUTPUT, e.format, "B,H,Sk,D"));
+      }
+      operand_lists.push_back(ops);
+      std::vector<const SimprecDimensionSpec*> dims;
+      dimensions.push_back({SIMPREC_DIMENSION_SPEC_STRUCT_SIZE, "Sq", e.tile.block_m, 0,
+                            e.tile.block_m});
+      dims.push_back(&dimensions.back());
+      dimensions.push_back({SIMPREC_DIMENSION_SPEC_STRUCT_SIZE, "Sk", e.tile.block_n, 0,
+                            e.tile.block_n});
+      dims.push_back(&dimensions.back());
+      dimensions.push_back({SIMPREC_DIMENSION_SPEC_STRUCT_SIZE, "D", 64, 128, 64});
+      dims.push_back(&dimensions.back());
+      dimension_lists.push_back(dims);
+      std::vector<const SimprecNamedValue*> attrs;
+      for (const auto& [name, value] :
+           {std::pair{"block_rows", e.block_rows}, std::pair{"block_cols", e.block_cols},
+            std::pair{"format", e.format}, std::pair{"output_format", e.format},
+            std::pair{"exp2_function", "ex2_approx_ftz_f32"}}) {
+        attributes.push_back(string_value(name, value));
+        attrs.push_back(&attributes.back());
+      }
+      attribute_lists.push_back(attrs);
+      SimprecKernel k{};
+      k.struct_size = SIMPREC_KERNEL_STRUCT_SIZE;
+      k.name = e.name;
+      k.kind = e.kind;
+      k.flags = SIMPREC_KERNEL_FLAG_BIT_EXACT;
+      k.description = e.description;
+      k.emulation_model = "cuda-fa2";
+      k.operand_count = operand_lists.back().size();
+      k.operands = operand_lists.back().data();
+      k.dimension_count = dimension_lists.back().size();
+      k.dimensions = dimension_lists.back().data();
+      const auto& params = forward ? forward_parameters : backward_parameters;
+      k.parameter_count = params.size();
+      k.parameters = params.data();
+      k.attribute_count = attribute_lists.back().size();
+      k.attributes = attribute_lists.back().data();
+      k.run = kAttentionRuns[i];
+      kernels.push_back(k);
+    }
+    {
+      std::vector<const SimprecOperandSpec*> ops;
+      ops.push_back(add_operand("x", SIMPREC_OPERAND_INPUT, "fp32", "N"));
+      ops.push_back(add_operand("y", SIMPREC_OPERAND_OUTPUT, "fp32", "N"));
+      operand_lists.push_back(ops);
+      attributes.push_back(string_value("function", "exp2"));
+      attributes.push_back(string_value("instruction", "ex2.approx.ftz.f32"));
+      attribute_lists.push_back({&attributes[attributes.size() - 2], &attributes.back()});
+      SimprecKernel k{};
+      k.struct_size = SIMPREC_KERNEL_STRUCT_SIZE;
+      k.name = "ex2_approx_ftz_f32";
+      k.kind = SIMPREC_KERNEL_FUNCTION;
+      k.description = "the attention kernels' exp2: ex2.approx.ftz.f32 (MUFU.EX2)";
+      k.operand_count = 2;
+      k.operands = operand_lists.back().data();
+      k.attribute_count = 2;
+      k.attributes = attribute_lists.back().data();
+      k.run = run_ex2;
+      kernels.push_back(k);
+    }
+    for (const SimprecKernel& k : kernels) kernel_pointers.push_back(&k);
+    plugin.struct_size = SIMPREC_PLUGIN_STRUCT_SIZE;
+    plugin.abi_major = SIMPREC_PLUGIN_ABI_MAJOR;
+    plugin.abi_minor = SIMPREC_PLUGIN_ABI_MINOR;
+    plugin.name = "flash_gpu";
+    plugin.version = "1.0.0";
+    plugin.description =
+        "FlashAttention-2 forward and backward on H100 tensor cores (mma.sync), bit-exact with "
+        "the cuda-fa2 emulation preset";
+    plugin.kernel_count = kernel_pointers.size();
+    plugin.kernels = kernel_pointers.data();
+    plugin.shutdown = nullptr;
+  }
+};
+
+}  // namespace
+}  // namespace simprec::flash_gpu
+
+SIMPREC_PLUGIN_EXPORT SimprecStatus simprec_plugin_entry(SimprecEntryArgs* args) {
+  if (args->host_abi_major != SIMPREC_PLUGIN_ABI_MAJOR) {
+    if (args->error && args->error_size > 0)
+      std::snprintf(args->error, args->error_size, "flash_gpu speaks ABI 1 only");
+    return SIMPREC_ERROR_UNSUPPORTED;
+  }
+  try {
+    static const simprec::flash_gpu::Tables tables;
+    args->plugin = &tables.plugin;
+    return SIMPREC_OK;
+  } catch (...) {
+    if (args->error && args->error_size > 0)
+      std::snprintf(args->error, args->error_size, "flash_gpu: cannot describe itself");
+    return SIMPREC_ERROR_INTERNAL;
+  }
+}
