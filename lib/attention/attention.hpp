@@ -26,7 +26,14 @@ struct AttentionInputs {
   AttentionShape shape;
   std::vector<double> q, k, v;  // (B,H,nq,d), (B,H,nk,d), (B,H,nk,dv)
   std::vector<double> d_out;    // (B,H,nq,dv); empty: forward only
+  // A given forward pass, as a backward kernel receives it: O (B,H,nq,dv) and LSE (B,H,nq),
+  // both or neither, only with d_out. When given, run_attention does not run the forward pass:
+  // the flash backward takes D from dO o O and recomputes P from this LSE, and the outputs' o
+  // and lse are these. Used as given (not rounded at input). Standard attention's backward
+  // recomputes P from the scores and does not read them.
+  std::vector<double> o, lse;
   bool has_grad() const { return !d_out.empty(); }
+  bool has_forward() const { return !o.empty() || !lse.empty(); }
   // Throws std::invalid_argument on sizes that disagree with the shape or non-finite values.
   void validate() const;
 };
@@ -37,6 +44,9 @@ struct AttentionOutputs {
   std::vector<double> dq, dk, dv;  // with d_out
   std::vector<double> delta;       // D per query row (backward only)
   std::array<tracing::SiteTrace, kSiteCount> traces{};  // filled when config.trace
+  // The fp32 arguments (bit patterns, sorted, unique) whose exp2 config.exp2_table lacked;
+  // their exp2 was rounded at the site instead.
+  std::vector<uint32_t> exp2_misses;
 };
 
 double softmax_scale(const AttentionConfig& config, const AttentionShape& shape);
@@ -47,6 +57,15 @@ AttentionInputs round_inputs(const AttentionInputs& inputs, const AttentionConfi
 // Runs the configured algorithm on `inputs` (rounded at the input site first). Parallel over
 // batch x heads with config.threads threads; bit-identical for any thread count.
 AttentionOutputs run_attention(const AttentionInputs& inputs, const AttentionConfig& config);
+
+// run_attention with the device's exp2: runs, evaluates the arguments the table lacked in one
+// call of `exp2`, adds them to a copy of config.exp2_table (or a new table) and runs again until
+// a run misses nothing (the forward pass needs 2 runs; a backward pass that recomputes the LSE
+// 3, since its arguments depend on exp2 values through the LSE). Throws std::runtime_error when
+// `exp2` answers with the wrong count or after max_runs runs that still miss arguments.
+AttentionOutputs run_attention_with_device_function(const AttentionInputs& inputs,
+                                                    const AttentionConfig& config,
+                                                    const DeviceFunction& exp2, int max_runs = 8);
 
 // Standard attention in double: scores and products by compensated dot products (twice the
 // working precision, Ogita-Rump-Oishi Dot2), exp and log from libm. Its relative error is

@@ -1,7 +1,9 @@
 #include "lib/attention/config.hpp"
 
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "emulation/accumulation.hpp"
 
@@ -41,6 +43,19 @@ std::vector<std::string_view> split(std::string_view text, char sep) {
   return parts;
 }
 
+// The value named `text` among `choices` of the structural key `key`.
+template <class T>
+T parse_choice(std::string_view key, std::string_view text,
+               std::initializer_list<std::pair<std::string_view, T>> choices) {
+  std::string known;
+  for (const auto& [name, value] : choices) {
+    if (name == text) return value;
+    known += (known.empty() ? "" : ", ") + std::string(name);
+  }
+  throw std::invalid_argument("unknown " + std::string(key) + " '" + std::string(text) +
+                              "' (known: " + known + ")");
+}
+
 void check_accumulation(const SiteSpec& spec) {
   (void)make_accumulation(spec.accumulation);  // throws with the known names
 }
@@ -66,6 +81,9 @@ std::string_view to_string(ExpImpl e) {
 std::string_view to_string(PvMode m) {
   return m == PvMode::kFused ? "fused" : "per-block";
 }
+std::string_view to_string(RescaleImpl r) {
+  return r == RescaleImpl::kExact ? "exact" : "exp2-shift";
+}
 
 ExpImpl parse_exp_impl(std::string_view text) {
   for (ExpImpl e : {ExpImpl::kExact, ExpImpl::kNatural, ExpImpl::kExp2Fma, ExpImpl::kExp2}) {
@@ -90,27 +108,23 @@ void apply_override(AttentionConfig& config, std::string_view assignment) {
   }
   const std::string_view key = assignment.substr(0, eq);
   const std::string_view value = assignment.substr(eq + 1);
-  // Structural choices share the syntax: exp_impl=, algorithm=, pv_mode=, norm=.
+  // Structural choices share the syntax: exp_impl=, algorithm=, pv_mode=, norm=, rescale=,
+  // rowsum_lanes=.
   if (key == "exp_impl") {
     config.exp_impl = parse_exp_impl(value);
   } else if (key == "algorithm") {
     config.algorithm = parse_algorithm(value);
   } else if (key == "pv_mode") {
-    if (value == "fused")
-      config.pv_mode = PvMode::kFused;
-    else if (value == "per-block")
-      config.pv_mode = PvMode::kPerBlock;
-    else
-      throw std::invalid_argument("unknown pv_mode '" + std::string(value) +
-                                  "' (known: fused, per-block)");
+    config.pv_mode = parse_choice<PvMode>(
+        key, value, {{"fused", PvMode::kFused}, {"per-block", PvMode::kPerBlock}});
   } else if (key == "norm") {
-    if (value == "reciprocal")
-      config.norm_mode = NormMode::kReciprocal;
-    else if (value == "divide")
-      config.norm_mode = NormMode::kDivide;
-    else
-      throw std::invalid_argument("unknown norm '" + std::string(value) +
-                                  "' (known: reciprocal, divide)");
+    config.norm_mode = parse_choice<NormMode>(
+        key, value, {{"reciprocal", NormMode::kReciprocal}, {"divide", NormMode::kDivide}});
+  } else if (key == "rescale") {
+    config.rescale = parse_choice<RescaleImpl>(
+        key, value, {{"exact", RescaleImpl::kExact}, {"exp2-shift", RescaleImpl::kExp2Shift}});
+  } else if (key == "rowsum_lanes") {
+    config.rowsum_lanes = parse_choice<int>(key, value, {{"1", 1}, {"4", 4}});
   } else {
     const Site site = parse_site(key);
     SiteSpec spec = parse_site_spec(value);
@@ -139,9 +153,16 @@ void apply_mitigation(AttentionConfig& config, std::string_view text) {
     if (parts.size() > 2) config.beta_rowmax.eps = parse_double(parts[2], "eps");
     if (config.beta_rowmax.beta <= 1)
       throw std::invalid_argument("beta-rowmax: beta must exceed 1");
-  } else if (name == "sr-p" || name == "sr-o") {
+  } else if (name == "sr-p" || name == "sr-p-tiled" || name == "sr-o") {
     const int bits = parts.size() > 1 ? parse_bits(parts[1]) : 32;
-    if (name == "sr-p") {
+    if (name == "sr-p-tiled") {
+      if (32 % bits != 0) {
+        throw std::invalid_argument(
+            "sr-p-tiled: the bit count must divide 32 (1, 2, 4, 8, 16, 32)");
+      }
+      make_site_stochastic(config, Site::kPCast, bits);
+      config.tiled_random = true;
+    } else if (name == "sr-p") {
       make_site_stochastic(config, Site::kPCast, bits);
     } else {
       // Every O rounding in a format narrower than fp32 (the low-precision O roundings).
@@ -165,9 +186,10 @@ void apply_mitigation(AttentionConfig& config, std::string_view text) {
   } else if (name == "delta-dpp") {
     config.delta_mode = DeltaMode::kFromDpP;
   } else {
-    throw std::invalid_argument("unknown mitigation '" + std::string(text) +
-                                "' (known: beta-rowmax[:BETA[:EPS]], sr-p[:BITS], sr-o[:BITS], "
-                                "hp:SITE[:FORMAT], delta-dpp)");
+    throw std::invalid_argument(
+        "unknown mitigation '" + std::string(text) +
+        "' (known: beta-rowmax[:BETA[:EPS]], sr-p[:BITS], sr-p-tiled[:BITS], sr-o[:BITS], "
+        "hp:SITE[:FORMAT], delta-dpp)");
   }
   config.mitigations.emplace_back(text);
 }
@@ -198,6 +220,11 @@ nlohmann::json to_json(const AttentionConfig& config) {
       {"mitigations", config.mitigations},
       {"sites", sites}};
   if (config.scale) j["scale"] = *config.scale;
+  // Shown only when they differ from the defaults, so that older configurations read the same.
+  if (config.rescale != RescaleImpl::kExact) j["rescale"] = to_string(config.rescale);
+  if (config.rowsum_lanes != 1) j["rowsum_lanes"] = config.rowsum_lanes;
+  if (config.tiled_random) j["tiled_random"] = true;
+  if (config.exp2_table) j["exp2_table_size"] = config.exp2_table->size();
   if (config.beta_rowmax.enabled) {
     j["beta_rowmax"] = {{"beta", config.beta_rowmax.beta}, {"eps", config.beta_rowmax.eps}};
   }

@@ -35,6 +35,11 @@ constexpr PresetInfo kPresets[] = {
      "PyTorch's SDPA flash backend (its vendored FA2, built with UNFUSE_FMA): fa2 with the "
      "exponent argument rounded twice (exp2 of round(S*c) - round(m*c)) and 128x128 tiles, the "
      "kernel's tiles for head dimension 64 (pass --tile 128x64 for d = 128, not yet checked)"},
+    {"cuda-fa2",
+     "simprec's own CUDA FlashAttention-2 kernels (plugin flash_gpu): fa2 with mma.sync "
+     "tensor-core models for every product (fp8 included), the row sum as four partial sums "
+     "combined at the end, alpha = exp2 of the difference of the exponent shifts, 64x64 tiles; "
+     "O and gradients in F (bf16 for e4m3fn); with an exp2 table, the device's exp2"},
     {"torch-efficient",
      "PyTorch's SDPA memory-efficient backend, forward pass: fa2's numerics with the exponent "
      "argument rounded twice and 64x64 tiles; its backward pass is not modelled yet (dQ and dK "
@@ -58,6 +63,12 @@ std::string_view preset_description(std::string_view name) {
     if (p.name == name) return p.description;
   }
   return {};
+}
+
+std::string cuda_fa2_tensor_core_accumulation(const Format& f) {
+  if (f == formats::e4m3fn) return "tc:sm90-mma-e4m3";
+  if (f == formats::e5m2) return "tc:sm90-mma-e5m2";
+  return fa2_tensor_core_accumulation(f);
 }
 
 std::string fa2_tensor_core_accumulation(const Format& f) {
@@ -111,6 +122,20 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
     c.exp_impl = ExpImpl::kExp2;
     c.block_rows = 128;
     c.block_cols = 128;
+  } else if (name == "cuda-fa2") {
+    c = make_preset("fa2", f);
+    c.preset = "cuda-fa2";
+    for (Site s : {Site::kS, Site::kPvAcc, Site::kDp, Site::kDqAcc, Site::kDkAcc, Site::kDvAcc}) {
+      set(s, spec(a, cuda_fa2_tensor_core_accumulation(f)));
+    }
+    c.rowsum_lanes = 4;
+    c.rescale = RescaleImpl::kExp2Shift;
+    c.block_rows = 64;
+    c.block_cols = 64;
+    if (f == formats::e4m3fn) {
+      set(Site::kOOut, spec(formats::bf16));
+      set(Site::kGradOut, spec(formats::bf16));
+    }
   } else if (name == "torch-efficient") {
     // Measured the same way: O agrees on 99.95-99.99% of elements; the backward pass differs.
     c = make_preset("torch-flash", f);

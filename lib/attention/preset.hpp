@@ -11,7 +11,8 @@
 
 namespace simprec::attention {
 
-// Presets: fp64, fp32, torch-math, fa2, paper-a, baseline-lp, flash-lp.
+// Presets: fp64, fp32, torch-math, fa2, paper-a, baseline-lp, flash-lp, torch-flash, cuda-fa2,
+// torch-efficient.
 // Throws std::invalid_argument listing the known names.
 AttentionConfig make_preset(std::string_view name, const Format& low_precision = formats::bf16);
 std::vector<std::string> preset_names();
@@ -22,5 +23,8 @@ std::string_view preset_description(std::string_view name);
 // mma.sync m16n8k16 for bf16 and fp16 (what FlashAttention-2 issues on sm_80/sm_90), wgmma for
 // the FP8 formats (what FP8 flash attention uses on sm_90); one fp32 fma per term otherwise.
 std::string fa2_tensor_core_accumulation(const Format& f);
+// The cuda-fa2 preset's: mma.sync for every format (tc:sm90-mma-e4m3 / -e5m2 for FP8), as
+// simprec's flash_gpu kernels issue it.
+std::string cuda_fa2_tensor_core_accumulation(const Format& f);
 
 }  // namespace simprec::attention

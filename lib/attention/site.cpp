@@ -131,7 +131,10 @@ SiteRounder::SiteRounder(const SiteSpec& spec, uint64_t seed, Site site)
 }
 
 double SiteRounder::slow(double x, uint64_t index) const {
-  const uint32_t random = uses_random_bits(rounding_.mode) ? random_bits(stream_, index) : 0;
+  return slow_with_random(x, uses_random_bits(rounding_.mode) ? random_bits(stream_, index) : 0);
+}
+
+double SiteRounder::slow_with_random(double x, uint32_t random) const {
   return decode(format_, round_to_format(format_, unrounded_from_double(x), rounding_, random));
 }
 

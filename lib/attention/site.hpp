@@ -104,6 +104,13 @@ class SiteRounder {
     return x;
   }
 
+  // Rounds x with caller-supplied random bits (consumed by the random modes as by
+  // round_to_format) instead of the site's stream: for layouts such as tiled_random.hpp.
+  double round_with_random(double x, uint32_t random) const {
+    if (!uses_random_bits(rounding_.mode)) return (*this)(x);
+    return slow_with_random(x, random);
+  }
+
   // Rounds the exact value hi + lo (lo the exact error of hi = fl(hi + lo), as from TwoSum).
   double round_exact(double hi, double lo, uint64_t index = 0) const {
     if (lo == 0.0 || kind_ == Kind::kIdentity) return (*this)(hi, index);
@@ -126,6 +133,7 @@ class SiteRounder {
  private:
   enum class Kind : uint8_t { kIdentity, kFloat, kFastNearest, kGeneric };
   double slow(double x, uint64_t index) const;
+  double slow_with_random(double x, uint32_t random) const;
   double slow_pair(double hi, double lo, uint64_t index) const;
 
   Kind kind_ = Kind::kIdentity;
