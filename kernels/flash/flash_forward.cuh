@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cmath>
+#include <type_traits>
 
 #include "kernels/flash/flash_common.cuh"
 #include "kernels/flash/flash_params.hpp"
@@ -33,7 +34,7 @@ struct ForwardConfig {
   static constexpr int kSmemBytes = QTile::kBytes + 4 * KvTile::kBytes;
 };
 
-template <class Tag, int kHeadDim, int kBlockM, int kBlockN, int kWarps, bool kStochastic>
+template <class Tag, int kHeadDim, int kBlockM, int kBlockN, int kWarps, int kSrBits>
 __global__ void __launch_bounds__(kWarps * 32)
     flash_forward_kernel(const ForwardParams p) {
   using Cfg = ForwardConfig<Tag, kHeadDim, kBlockM, kBlockN, kWarps>;
@@ -187,17 +188,28 @@ __global__ void __launch_bounds__(kWarps * 32)
             pr[u] = ex2(__fmaf_rn(s[mt][n][2 * h + u], p.scale_log2, -shift));
             l = __fadd_rn(l, pr[u]);
           }
-          if constexpr (!kStochastic) {
+          if constexpr (kSrBits == 0) {
             pa[mt][n][h] = pack_rn(Tag{}, pr[0], pr[1]);
           } else {
-            // sr_bits <= 8: the 16 elements of a 64-column group share one Philox block.
+            // The 16 elements of a 64-column group share one Philox block (kSrBits = 8).
+            static_assert(kSrBits == 8, "one Philox block per 16 elements of 8 bits");
             if (n % 8 == 0)
               bits = tiled_random::p_block(p.seed, problem, row, (col0 + n * 8) / 64, t, 0);
-            const uint32_t lo = stochastic_round<Tag>(
-                pr[0], tiled_random::draw_from(bits, 2 * (n % 8), p.sr_bits), p.sr_bits);
-            const uint32_t hi = stochastic_round<Tag>(
-                pr[1], tiled_random::draw_from(bits, 2 * (n % 8) + 1, p.sr_bits), p.sr_bits);
-            pa[mt][n][h] = lo | hi << 16;
+            // Elements e = 2*(n%8) + u take byte e of the block (tiled_random::draw_from).
+            const uint32_t word = bits.w[(n % 8) / 2];
+            const uint32_t r0 = (word >> (16 * (n % 2))) & 0xffu;
+            const uint32_t r1 = (word >> (16 * (n % 2) + 8)) & 0xffu;
+            if constexpr (std::is_same_v<Tag, Bf16Tag>) {
+              // P >= 0 is a normal fp32 or zero: bf16 keeps its exponent, and adding the draw
+              // below the top 8 dropped bits carries into the kept part exactly when
+              // top8 + draw >= 256 (the stochastic rule); the high halves are the result.
+              const uint32_t lo = __float_as_uint(pr[0]) + (r0 << 8);
+              const uint32_t hi = __float_as_uint(pr[1]) + (r1 << 8);
+              pa[mt][n][h] = __byte_perm(lo, hi, 0x7632);
+            } else {
+              pa[mt][n][h] = stochastic_round<Tag>(pr[0], r0 << 24, kSrBits) |
+                             stochastic_round<Tag>(pr[1], r1 << 24, kSrBits) << 16;
+            }
           }
         }
         l_part[mt][h] = l;

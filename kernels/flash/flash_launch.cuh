@@ -34,11 +34,12 @@ template <class Tag, int kHeadDim, int kBlockM, int kBlockN, int kWarps>
 cudaError_t forward(const ForwardParams& p, cudaStream_t stream) {
   using Cfg = ForwardConfig<Tag, kHeadDim, kBlockM, kBlockN, kWarps>;
   const dim3 grid(p.seqlen_q / kBlockM, p.problems);
-  if (p.sr_bits > 0) {
-    return launch(flash_forward_kernel<Tag, kHeadDim, kBlockM, kBlockN, kWarps, true>, grid,
+  if (p.sr_bits == 8) {
+    return launch(flash_forward_kernel<Tag, kHeadDim, kBlockM, kBlockN, kWarps, 8>, grid,
                   Cfg::kThreads, Cfg::kSmemBytes, stream, p);
   }
-  return launch(flash_forward_kernel<Tag, kHeadDim, kBlockM, kBlockN, kWarps, false>, grid,
+  if (p.sr_bits != 0) return cudaErrorInvalidValue;
+  return launch(flash_forward_kernel<Tag, kHeadDim, kBlockM, kBlockN, kWarps, 0>, grid,
                 Cfg::kThreads, Cfg::kSmemBytes, stream, p);
 }
 

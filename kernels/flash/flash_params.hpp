@@ -21,7 +21,7 @@ struct ForwardParams {
   bool beta_rowmax = false;  // paper A's mitigation
   double beta = 2.0;
   double eps_over_scale = 0;  // eps / scale: the repeat threshold on unscaled scores
-  int sr_bits = 0;  // stochastic rounding of P with this many bits (1, 2, 4 or 8); 0: nearest
+  int sr_bits = 0;  // stochastic rounding of P with 8 random bits per element; 0: nearest even
   uint64_t seed = 0;
 };
 

@@ -183,9 +183,9 @@ SimprecStatus run_forward(const SimprecRunArgs* args, const AttentionEntry& e) {
       throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "beta must be positive, eps non-negative");
     p.eps_over_scale = eps / p.scale;
     const int64_t bits = int_parameter(args, "sr_p_bits", 0);
-    if (bits != 0 && bits != 1 && bits != 2 && bits != 4 && bits != 8) {
+    if (bits != 0 && bits != 8) {
       throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT,
-                    "sr_p_bits " + std::to_string(bits) + ": expected 0 (off), 1, 2, 4 or 8");
+                    "sr_p_bits " + std::to_string(bits) + ": expected 0 (off) or 8");
     }
     p.sr_bits = static_cast<int>(bits);
     p.seed = static_cast<uint64_t>(int_parameter(args, "seed", 0));
@@ -361,7 +361,7 @@ struct Tables {
     parameters.push_back(parameter("eps", SIMPREC_VALUE_FLOAT64, "0.001",
                                    "beta-rowmax repeat tolerance on scaled scores"));
     parameters.push_back(parameter("sr_p_bits", SIMPREC_VALUE_INT64, "0",
-                                   "stochastic rounding of P with 1, 2, 4 or 8 random bits "
+                                   "stochastic rounding of P with 8 random bits per element "
                                    "(emulation/tiled_random.hpp); 0: nearest even"));
     parameters.push_back(parameter("seed", SIMPREC_VALUE_INT64, "0", "seed of the random bits"));
     for (const auto& p : parameters) forward_parameters.push_back(&p);
