@@ -73,6 +73,12 @@ std::vector<double> to_host(const void* device, size_t n) {
   return out;
 }
 
+// bf16 -> e4m3 (saturating, nearest even) on the device.
+__global__ void to_e4m3(const __nv_bfloat16* x, __nv_fp8_e4m3* y, size_t n) {
+  const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = __nv_fp8_e4m3(__bfloat162float(x[i]));
+}
+
 // Max |a - b| / max |b| over one tensor.
 double relative_max_error(const std::vector<double>& a, const std::vector<double>& b) {
   double err = 0, scale = 0;
@@ -161,6 +167,58 @@ int run_check() {
                                    std::to_string(tile.block_n) + (sr ? " sr-p:8" : "");
           report(name.c_str(), relative_max_error(to_host(o, count), ro), 2e-2);
         }
+      }
+      if (dim == 128) {
+        // e4m3: inputs rounded to e4m3 on the device, V transposed on the host; the reference
+        // sees the e4m3 values; P is cast to e4m3 too, hence the looser bound.
+        void *q8, *k8, *v8, *vt8;
+        for (void** p : {&q8, &k8, &v8, &vt8}) check(cudaMalloc(p, count), "malloc");
+        const unsigned blocks = static_cast<unsigned>((count + 255) / 256);
+        to_e4m3<<<blocks, 256>>>(static_cast<const __nv_bfloat16*>(q), static_cast<__nv_fp8_e4m3*>(q8), count);
+        to_e4m3<<<blocks, 256>>>(static_cast<const __nv_bfloat16*>(k), static_cast<__nv_fp8_e4m3*>(k8), count);
+        to_e4m3<<<blocks, 256>>>(static_cast<const __nv_bfloat16*>(v), static_cast<__nv_fp8_e4m3*>(v8), count);
+        check(cudaDeviceSynchronize(), "to e4m3");
+        std::vector<__nv_fp8_e4m3> h8(count), ht8(count);  // ht8: V^T
+        const auto decode = [&](void* src) {
+          check(cudaMemcpy(h8.data(), src, count, cudaMemcpyDeviceToHost), "copy");
+          std::vector<double> out(count);
+          for (size_t i = 0; i < count; ++i) out[i] = static_cast<double>(static_cast<float>(h8[i]));
+          return out;
+        };
+        const std::vector<double> q8h = decode(q8), k8h = decode(k8), v8h = decode(v8);
+        for (int h = 0; h < heads; ++h)
+          for (int j = 0; j < n; ++j)
+            for (int c = 0; c < dim; ++c)
+              ht8[(static_cast<size_t>(h) * dim + c) * n + j] = h8[(static_cast<size_t>(h) * n + j) * dim + c];
+        check(cudaMemcpy(vt8, ht8.data(), count, cudaMemcpyHostToDevice), "copy");
+        std::vector<double> ro8(count);
+        for (int h = 0; h < heads; ++h) {
+          const size_t base = static_cast<size_t>(h) * n * dim;
+          for (int i = 0; i < n; ++i) {
+            std::vector<double> p(n);
+            double m = -1e300, l = 0;
+            for (int j = 0; j < n; ++j) {
+              double sc = 0;
+              for (int c = 0; c < dim; ++c) sc += q8h[base + i * dim + c] * k8h[base + j * dim + c];
+              p[j] = (causal && j > i) ? -1e300 : sc * scale;
+              m = std::max(m, p[j]);
+            }
+            for (int j = 0; j < n; ++j) l += (p[j] = std::exp(p[j] - m));
+            for (int c = 0; c < dim; ++c) {
+              double acc = 0;
+              for (int j = 0; j < n; ++j) acc += p[j] / l * v8h[base + j * dim + c];
+              ro8[base + i * dim + c] = acc;
+            }
+          }
+        }
+        ForwardParams f8 = f;
+        f8.q = q8, f8.k = k8, f8.v = vt8;
+        f8.sr_bits = 0;
+        check(simprec::flash::launch_forward(Element::kE4m3, dim, simprec::flash::kTile64x128, f8, nullptr),
+              "e4m3 forward");
+        check(cudaDeviceSynchronize(), "e4m3 forward");
+        report("O e4m3 64x128", relative_max_error(to_host(o, count), ro8), 1e-1);
+        for (void* p : {q8, k8, v8, vt8}) cudaFree(p);
       }
       f.sr_bits = 0;
       check(simprec::flash::launch_forward(Element::kBf16, dim, simprec::flash::kTile64x64, f, nullptr),

@@ -8,6 +8,7 @@
 #include <cuda_fp8.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "emulation/tiled_random.hpp"
 
@@ -22,6 +23,15 @@ struct Fp16Tag {
   using Storage = __half;
   static constexpr int kMantissa = 10, kMinExponent = -14;
 };
+// e4m3 inputs (Q, K, V; P cast to e4m3 before P.V), fp32 accumulation, bf16 output.
+struct E4m3Tag {
+  using Storage = __nv_fp8_e4m3;
+};
+template <class Tag>
+inline constexpr bool kIsFp8 = std::is_same_v<Tag, E4m3Tag>;
+// The type O is written in.
+template <class Tag>
+using OutputTag = std::conditional_t<kIsFp8<Tag>, Bf16Tag, Tag>;
 
 // Two floats -> packed pair, round to nearest even (cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32).
 __device__ __forceinline__ uint32_t pack_rn(Bf16Tag, float lo, float hi) {
@@ -32,6 +42,13 @@ __device__ __forceinline__ uint32_t pack_rn(Bf16Tag, float lo, float hi) {
 __device__ __forceinline__ uint32_t pack_rn(Fp16Tag, float lo, float hi) {
   uint32_t r;
   asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+// Two floats -> two e4m3 bytes in the low half, nearest even, saturating to +-448.
+__device__ __forceinline__ uint32_t pack_rn(E4m3Tag, float lo, float hi) {
+  uint16_t r;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
   return r;
 }
 
@@ -53,15 +70,14 @@ __device__ __forceinline__ void mma(Fp16Tag, float (&d)[4], const uint32_t (&a)[
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 // m16n8k32 e4m3 x e4m3 -> fp32.
-__device__ __forceinline__ void mma_e4m3(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
-                                         uint32_t b1) {
+__device__ __forceinline__ void mma(E4m3Tag, float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                    uint32_t b1) {
   asm volatile(
       "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
       "{%8,%9}, {%0,%1,%2,%3};"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
-
 // ---- shared memory ------------------------------------------------------------------------
 __device__ __forceinline__ uint32_t smem_address(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));

@@ -28,18 +28,26 @@ struct ForwardConfig {
   static constexpr int kMTiles = kBlockM / (16 * kWarps);  // 16-row mma tiles per warp
   static_assert(kMTiles >= 1 && kBlockM == kMTiles * 16 * kWarps, "rows per warp");
   static_assert(kBlockN % 64 == 0, "key blocks of whole 64-column groups (tiled random bits)");
-  static_assert(kHeadDim % 64 == 0, "head dimension of whole 128-byte rows");
-  using QTile = SwizzledTile<kBlockM, kHeadDim * 2>;
-  using KvTile = SwizzledTile<kBlockN, kHeadDim * 2>;
-  static constexpr int kSmemBytes = QTile::kBytes + 4 * KvTile::kBytes;
+  static constexpr int kElementBytes = sizeof(typename Tag::Storage);
+  static_assert(kHeadDim * kElementBytes % 128 == 0, "head dimension of whole 128-byte rows");
+  using QTile = SwizzledTile<kBlockM, kHeadDim * kElementBytes>;
+  using KTile = SwizzledTile<kBlockN, kHeadDim * kElementBytes>;
+  // V as stored (bf16/fp16: [keys][d]); the e4m3 kernel takes V transposed ([d][keys]), since
+  // the 8-bit mma wants its B operand k-major and ldmatrix cannot transpose bytes.
+  using VTile = std::conditional_t<kIsFp8<Tag>, SwizzledTile<kHeadDim, kBlockN>,
+                                   SwizzledTile<kBlockN, kHeadDim * 2>>;
+  static constexpr int kSmemBytes = QTile::kBytes + 2 * KTile::kBytes + 2 * VTile::kBytes;
 };
 
-template <class Tag, int kHeadDim, int kBlockM, int kBlockN, int kWarps, int kSrBits>
+template <class Tag, int kHeadDim, int kBlockM, int kBlockN, int kWarps, bool kBeta, int kSrBits>
 __global__ void __launch_bounds__(kWarps * 32)
     flash_forward_kernel(const ForwardParams p) {
   using Cfg = ForwardConfig<Tag, kHeadDim, kBlockM, kBlockN, kWarps>;
   using QTile = typename Cfg::QTile;
-  using KvTile = typename Cfg::KvTile;
+  using KTile = typename Cfg::KTile;
+  using VTile = typename Cfg::VTile;
+  constexpr bool kFp8 = kIsFp8<Tag>;
+  static_assert(!(kFp8 && kSrBits), "stochastic rounding of P is for bf16 and fp16");
   constexpr int kM = Cfg::kMTiles;
   constexpr int kNTiles = kBlockN / 8;   // 8-column tiles of S
   constexpr int kDTiles = kHeadDim / 8;  // 8-column tiles of O
@@ -48,12 +56,12 @@ __global__ void __launch_bounds__(kWarps * 32)
   extern __shared__ __align__(128) char smem[];
   const uint32_t sq = smem_address(smem);
   const uint32_t sk0 = sq + QTile::kBytes;
-  const uint32_t sv0 = sk0 + 2 * KvTile::kBytes;
+  const uint32_t sv0 = sk0 + 2 * KTile::kBytes;
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int g = lane / 4, t = lane % 4;
   const int m_block = blockIdx.x, problem = blockIdx.y;
-  constexpr int64_t kRowBytes = kHeadDim * 2;
+  constexpr int64_t kRowBytes = kHeadDim * Cfg::kElementBytes;
   const char* q_global =
       static_cast<const char*>(p.q) +
       (static_cast<int64_t>(problem) * p.seqlen_q + static_cast<int64_t>(m_block) * kBlockM) *
@@ -61,20 +69,28 @@ __global__ void __launch_bounds__(kWarps * 32)
   const char* k_global =
       static_cast<const char*>(p.k) + static_cast<int64_t>(problem) * p.seqlen_k * kRowBytes;
   const char* v_global =
-      static_cast<const char*>(p.v) + static_cast<int64_t>(problem) * p.seqlen_k * kRowBytes;
+      static_cast<const char*>(p.v) +
+      static_cast<int64_t>(problem) * p.seqlen_k * (kFp8 ? kHeadDim : kHeadDim * 2);
+  // Where key block jb of V starts, and the stride between V's stored rows.
+  const int64_t v_stride = kFp8 ? p.seqlen_k : kHeadDim * 2;
+  const auto v_block = [&](int jb) {
+    return v_global + static_cast<int64_t>(jb) * kBlockN * (kFp8 ? 1 : kHeadDim * 2);
+  };
 
   int n_blocks = p.seqlen_k / kBlockN;
   const int last_row = min(p.seqlen_q, (m_block + 1) * kBlockM) - 1;
   if (p.causal) n_blocks = min(n_blocks, last_row / kBlockN + 1);  // blocks with j0 <= i1 - 1
 
   QTile::template load<Cfg::kThreads>(sq, q_global, kRowBytes, tid);
-  KvTile::template load<Cfg::kThreads>(sk0, k_global, kRowBytes, tid);
-  KvTile::template load<Cfg::kThreads>(sv0, v_global, kRowBytes, tid);
+  KTile::template load<Cfg::kThreads>(sk0, k_global, kRowBytes, tid);
+  VTile::template load<Cfg::kThreads>(sv0, v_block(0), v_stride, tid);
   cp_async_commit();
 
   const int warp_row0 = warp * 16 * kM;  // first row of this warp within the CTA's tile
+  // The running max is a float unless beta-rowmax can make it beta * max (a double).
+  using Max = std::conditional_t<kBeta, double, float>;
   float acc_o[kM][kDTiles][4];
-  double m_run[kM][2];
+  Max m_run[kM][2];
   float shift_run[kM][2], l_part[kM][2];
 #pragma unroll
   for (int mt = 0; mt < kM; ++mt) {
@@ -83,7 +99,7 @@ __global__ void __launch_bounds__(kWarps * 32)
         acc_o[mt][n][3] = 0.f;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      m_run[mt][h] = -static_cast<double>(kInf);
+      m_run[mt][h] = -static_cast<Max>(kInf);
       shift_run[mt][h] = -kInf;
       l_part[mt][h] = 0.f;
     }
@@ -91,15 +107,15 @@ __global__ void __launch_bounds__(kWarps * 32)
 
   for (int jb = 0; jb < n_blocks; ++jb) {
     const int buf = jb & 1;
-    const uint32_t sk = sk0 + buf * KvTile::kBytes, sv = sv0 + buf * KvTile::kBytes;
+    const uint32_t sk = sk0 + buf * KTile::kBytes, sv = sv0 + buf * VTile::kBytes;
     cp_async_wait<0>();
     __syncthreads();
     if (jb + 1 < n_blocks) {
       const int64_t next = static_cast<int64_t>(jb + 1) * kBlockN * kRowBytes;
-      KvTile::template load<Cfg::kThreads>(sk0 + (buf ^ 1) * KvTile::kBytes, k_global + next,
-                                           kRowBytes, tid);
-      KvTile::template load<Cfg::kThreads>(sv0 + (buf ^ 1) * KvTile::kBytes, v_global + next,
-                                           kRowBytes, tid);
+      KTile::template load<Cfg::kThreads>(sk0 + (buf ^ 1) * KTile::kBytes, k_global + next,
+                                          kRowBytes, tid);
+      VTile::template load<Cfg::kThreads>(sv0 + (buf ^ 1) * VTile::kBytes, v_block(jb + 1),
+                                          v_stride, tid);
       cp_async_commit();
     }
 
@@ -110,18 +126,18 @@ __global__ void __launch_bounds__(kWarps * 32)
 #pragma unroll
       for (int n = 0; n < kNTiles; ++n) s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.f;
 #pragma unroll
-    for (int kk = 0; kk < kHeadDim / 16; ++kk) {
+    for (int kk = 0; kk < kRowBytes / 32; ++kk) {  // one mma k-step: 32 bytes of d
       uint32_t a[kM][4];
 #pragma unroll
       for (int mt = 0; mt < kM; ++mt) {
         const int row = warp_row0 + mt * 16 + (lane % 8) + ((lane / 8) % 2) * 8;
-        ldmatrix_x4(a[mt], sq + QTile::offset(row, (kk * 16 + (lane / 16) * 8) * 2));
+        ldmatrix_x4(a[mt], sq + QTile::offset(row, kk * 32 + (lane / 16) * 16));
       }
 #pragma unroll
       for (int np = 0; np < kBlockN / 16; ++np) {
         uint32_t b[4];
         const int key = np * 16 + (lane % 8) + (lane / 16) * 8;
-        ldmatrix_x4(b, sk + KvTile::offset(key, (kk * 16 + ((lane / 8) % 2) * 8) * 2));
+        ldmatrix_x4(b, sk + KTile::offset(key, kk * 32 + ((lane / 8) % 2) * 16));
 #pragma unroll
         for (int mt = 0; mt < kM; ++mt) {
           mma(Tag{}, s[mt][2 * np], a[mt], b[0], b[1]);
@@ -153,8 +169,8 @@ __global__ void __launch_bounds__(kWarps * 32)
           mx = fmaxf(mx, fmaxf(s[mt][n][2 * h], s[mt][n][2 * h + 1]));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        double m_blk = mx;
-        if (p.beta_rowmax && mx != -kInf) {
+        Max m_blk = mx;
+        if (kBeta && mx != -kInf) {
           const float threshold = __double2float_ru(__dsub_rn(m_blk, p.eps_over_scale));
           int repeats = 0;
 #pragma unroll
@@ -162,14 +178,24 @@ __global__ void __launch_bounds__(kWarps * 32)
             repeats += (s[mt][n][2 * h] >= threshold) + (s[mt][n][2 * h + 1] >= threshold);
           repeats += __shfl_xor_sync(0xffffffffu, repeats, 1);
           repeats += __shfl_xor_sync(0xffffffffu, repeats, 2);
-          if (repeats > 1) m_blk = mx > 0 ? __dmul_rn(p.beta, m_blk) : 0.0;
+          if constexpr (kBeta) {
+            if (repeats > 1) m_blk = mx > 0 ? __dmul_rn(p.beta, m_blk) : 0.0;
+          }
         }
-        const double m_old = m_run[mt][h];
-        const double m_new = fmax(m_old, m_blk);
-        const bool any = m_new != -static_cast<double>(kInf);
-        const float shift = any ? mul_rn_f32(m_new, static_cast<double>(p.scale_log2)) : 0.f;
+        const Max m_old = m_run[mt][h];
+        const Max m_new = m_old > m_blk ? m_old : m_blk;
+        const bool any = m_new != -static_cast<Max>(kInf);
+        // shift = fp32(m * c), one rounding of the exact product.
+        float shift = 0.f;
+        if (any) {
+          if constexpr (kBeta) {
+            shift = mul_rn_f32(m_new, static_cast<double>(p.scale_log2));
+          } else {
+            shift = __fmul_rn(m_new, p.scale_log2);
+          }
+        }
         float alpha = 1.f;
-        if (m_old != -static_cast<double>(kInf) && m_new != m_old)
+        if (m_old != -static_cast<Max>(kInf) && m_new != m_old)
           alpha = ex2(__fsub_rn(shift_run[mt][h], shift));
         m_run[mt][h] = m_new;
         shift_run[mt][h] = any ? shift : -kInf;
@@ -217,32 +243,71 @@ __global__ void __launch_bounds__(kWarps * 32)
     }
 
     // ---- O += P V ----
+    if constexpr (kFp8) {
 #pragma unroll
-    for (int kk = 0; kk < kBlockN / 16; ++kk) {
-      uint32_t a[kM][4];
-#pragma unroll
-      for (int mt = 0; mt < kM; ++mt) {
-        a[mt][0] = pa[mt][2 * kk][0];
-        a[mt][1] = pa[mt][2 * kk][1];
-        a[mt][2] = pa[mt][2 * kk + 1][0];
-        a[mt][3] = pa[mt][2 * kk + 1][1];
-      }
-#pragma unroll
-      for (int dp = 0; dp < kHeadDim / 16; ++dp) {
-        uint32_t b[4];
-        const int key = kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8;
-        ldmatrix_x4_trans(b, sv + KvTile::offset(key, (dp * 16 + (lane / 16) * 8) * 2));
+      for (int kk = 0; kk < kBlockN / 32; ++kk) {
+        // A fragment of keys 32kk + 4t .. 4t+3 (and + 16): the accumulator layout gives this
+        // thread keys 8n + 2t, 8n + 2t + 1, so the four bytes come from the quad's threads
+        // 2(t%2) and 2(t%2)+1, in tile 4kk + t/2 (+2); the natural key order is kept, which
+        // is what the emulation's tensor-core model sees.
+        const int quad = lane & ~3, src_lo = quad | (2 * (t % 2)), src_hi = src_lo + 1;
+        const uint32_t select = t < 2 ? 0x5410u : 0x7632u;
+        uint32_t a[kM][4];
 #pragma unroll
         for (int mt = 0; mt < kM; ++mt) {
-          mma(Tag{}, acc_o[mt][2 * dp], a[mt], b[0], b[1]);
-          mma(Tag{}, acc_o[mt][2 * dp + 1], a[mt], b[2], b[3]);
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {    // keys 0..15 or 16..31 of the step
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {           // rows g and g + 8
+              const int tile = 4 * kk + 2 * half;
+              const uint32_t mine = pa[mt][tile][h] | pa[mt][tile + 1][h] << 16;
+              const uint32_t lo = __shfl_sync(0xffffffffu, mine, src_lo);
+              const uint32_t hi = __shfl_sync(0xffffffffu, mine, src_hi);
+              a[mt][2 * half + h] = __byte_perm(lo, hi, select);
+            }
+          }
+        }
+#pragma unroll
+        for (int dp = 0; dp < kHeadDim / 16; ++dp) {
+          uint32_t b[4];
+          const int dim = dp * 16 + (lane % 8) + (lane / 16) * 8;
+          ldmatrix_x4(b, sv + VTile::offset(dim, kk * 32 + ((lane / 8) % 2) * 16));
+#pragma unroll
+          for (int mt = 0; mt < kM; ++mt) {
+            mma(Tag{}, acc_o[mt][2 * dp], a[mt], b[0], b[1]);
+            mma(Tag{}, acc_o[mt][2 * dp + 1], a[mt], b[2], b[3]);
+          }
+        }
+      }
+    } else {
+#pragma unroll
+      for (int kk = 0; kk < kBlockN / 16; ++kk) {
+        uint32_t a[kM][4];
+#pragma unroll
+        for (int mt = 0; mt < kM; ++mt) {
+          a[mt][0] = pa[mt][2 * kk][0];
+          a[mt][1] = pa[mt][2 * kk][1];
+          a[mt][2] = pa[mt][2 * kk + 1][0];
+          a[mt][3] = pa[mt][2 * kk + 1][1];
+        }
+#pragma unroll
+        for (int dp = 0; dp < kHeadDim / 16; ++dp) {
+          uint32_t b[4];
+          const int key = kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8;
+          ldmatrix_x4_trans(b, sv + VTile::offset(key, (dp * 16 + (lane / 16) * 8) * 2));
+#pragma unroll
+          for (int mt = 0; mt < kM; ++mt) {
+            mma(Tag{}, acc_o[mt][2 * dp], a[mt], b[0], b[1]);
+            mma(Tag{}, acc_o[mt][2 * dp + 1], a[mt], b[2], b[3]);
+          }
         }
       }
     }
   }
 
   // ---- normalise and write ----
-  using T = typename Tag::Storage;
+  using Out = OutputTag<Tag>;
+  using T = typename Out::Storage;
 #pragma unroll
   for (int mt = 0; mt < kM; ++mt) {
 #pragma unroll
@@ -256,12 +321,13 @@ __global__ void __launch_bounds__(kWarps * 32)
                                             kHeadDim;
 #pragma unroll
       for (int n = 0; n < kDTiles; ++n) {
-        const uint32_t packed = pack_rn(Tag{}, __fmul_rn(acc_o[mt][n][2 * h], inv),
+        const uint32_t packed = pack_rn(Out{}, __fmul_rn(acc_o[mt][n][2 * h], inv),
                                         __fmul_rn(acc_o[mt][n][2 * h + 1], inv));
         *reinterpret_cast<uint32_t*>(o_row + n * 8 + 2 * t) = packed;
       }
       if (t == 0 && p.lse) {
-        const double lse = __dadd_rn(__dmul_rn(m_run[mt][h], p.scale), log(static_cast<double>(l)));
+        const double lse =
+            __dadd_rn(__dmul_rn(static_cast<double>(m_run[mt][h]), p.scale), log(static_cast<double>(l)));
         p.lse[static_cast<int64_t>(problem) * p.seqlen_q + row] = __double2float_rn(lse);
       }
     }

@@ -10,7 +10,7 @@
 
 namespace simprec::flash {
 
-enum class Element { kBf16, kFp16 };
+enum class Element { kBf16, kFp16, kE4m3 };
 
 // A forward tile configuration: kBlockM query rows per CTA, kBlockN keys per block, warps.
 struct TileConfig {
@@ -18,6 +18,7 @@ struct TileConfig {
 };
 inline constexpr TileConfig kTile64x64{64, 64, 4};    // 16 rows per warp
 inline constexpr TileConfig kTile128x64{128, 64, 4};  // 32 rows per warp (FA2's choice)
+inline constexpr TileConfig kTile64x128{64, 128, 4};  // the e4m3 kernel's (128-byte V^T rows)
 
 namespace detail {
 
@@ -34,13 +35,19 @@ template <class Tag, int kHeadDim, int kBlockM, int kBlockN, int kWarps>
 cudaError_t forward(const ForwardParams& p, cudaStream_t stream) {
   using Cfg = ForwardConfig<Tag, kHeadDim, kBlockM, kBlockN, kWarps>;
   const dim3 grid(p.seqlen_q / kBlockM, p.problems);
-  if (p.sr_bits == 8) {
-    return launch(flash_forward_kernel<Tag, kHeadDim, kBlockM, kBlockN, kWarps, 8>, grid,
-                  Cfg::kThreads, Cfg::kSmemBytes, stream, p);
+  // Mitigations are template parameters, so that the unmitigated kernel pays nothing for them.
+  if (p.sr_bits != 0 && p.sr_bits != 8) return cudaErrorInvalidValue;
+  const int threads = Cfg::kThreads, smem = Cfg::kSmemBytes;
+  if (p.beta_rowmax) {
+    return p.sr_bits ? launch(flash_forward_kernel<Tag, kHeadDim, kBlockM, kBlockN, kWarps, true, 8>,
+                              grid, threads, smem, stream, p)
+                     : launch(flash_forward_kernel<Tag, kHeadDim, kBlockM, kBlockN, kWarps, true, 0>,
+                              grid, threads, smem, stream, p);
   }
-  if (p.sr_bits != 0) return cudaErrorInvalidValue;
-  return launch(flash_forward_kernel<Tag, kHeadDim, kBlockM, kBlockN, kWarps, 0>, grid,
-                Cfg::kThreads, Cfg::kSmemBytes, stream, p);
+  return p.sr_bits ? launch(flash_forward_kernel<Tag, kHeadDim, kBlockM, kBlockN, kWarps, false, 8>,
+                            grid, threads, smem, stream, p)
+                   : launch(flash_forward_kernel<Tag, kHeadDim, kBlockM, kBlockN, kWarps, false, 0>,
+                            grid, threads, smem, stream, p);
 }
 
 template <class Tag, int kHeadDim>
@@ -76,9 +83,22 @@ cudaError_t backward(BackwardParams p, cudaStream_t stream) {
 template <class Tag>
 cudaError_t forward_any(int head_dim, const TileConfig& tile, const ForwardParams& p,
                         cudaStream_t stream) {
-  if (head_dim == 64) return forward_tiles<Tag, 64>(tile, p, stream);
-  if (head_dim == 128) return forward_tiles<Tag, 128>(tile, p, stream);
-  return cudaErrorInvalidValue;
+  if constexpr (kIsFp8<Tag>) {
+    if (head_dim == 128 && tile.block_m == 64 && tile.block_n == 128 && tile.warps == 4 &&
+        p.sr_bits == 0) {
+      using Cfg = ForwardConfig<Tag, 128, 64, 128, 4>;
+      const dim3 grid(p.seqlen_q / 64, p.problems);
+      return p.beta_rowmax ? launch(flash_forward_kernel<Tag, 128, 64, 128, 4, true, 0>, grid,
+                                    Cfg::kThreads, Cfg::kSmemBytes, stream, p)
+                           : launch(flash_forward_kernel<Tag, 128, 64, 128, 4, false, 0>, grid,
+                                    Cfg::kThreads, Cfg::kSmemBytes, stream, p);
+    }
+    return cudaErrorInvalidValue;
+  } else {
+    if (head_dim == 64) return forward_tiles<Tag, 64>(tile, p, stream);
+    if (head_dim == 128) return forward_tiles<Tag, 128>(tile, p, stream);
+    return cudaErrorInvalidValue;
+  }
 }
 
 template <class Tag>
@@ -91,18 +111,33 @@ cudaError_t backward_any(int head_dim, int block, const BackwardParams& p, cudaS
 
 }  // namespace detail
 
-// cudaErrorInvalidValue for a head dimension or tile configuration without an instance.
+// cudaErrorInvalidValue for a head dimension or tile configuration without an instance. The
+// e4m3 kernel: d = 128, 64x128 tiles, no stochastic rounding, V given transposed ([B,H,D,Nk]).
 inline cudaError_t launch_forward(Element element, int head_dim, const TileConfig& tile,
                                   const ForwardParams& p, cudaStream_t stream) {
-  return element == Element::kBf16 ? detail::forward_any<Bf16Tag>(head_dim, tile, p, stream)
-                                   : detail::forward_any<Fp16Tag>(head_dim, tile, p, stream);
+  switch (element) {
+    case Element::kBf16:
+      return detail::forward_any<Bf16Tag>(head_dim, tile, p, stream);
+    case Element::kFp16:
+      return detail::forward_any<Fp16Tag>(head_dim, tile, p, stream);
+    case Element::kE4m3:
+      return detail::forward_any<E4m3Tag>(head_dim, tile, p, stream);
+  }
+  return cudaErrorInvalidValue;
 }
 
 // Needs p.delta and p.shift workspaces of B*H*Nq floats each.
 inline cudaError_t launch_backward(Element element, int head_dim, int block,
                                    const BackwardParams& p, cudaStream_t stream) {
-  return element == Element::kBf16 ? detail::backward_any<Bf16Tag>(head_dim, block, p, stream)
-                                   : detail::backward_any<Fp16Tag>(head_dim, block, p, stream);
+  switch (element) {
+    case Element::kBf16:
+      return detail::backward_any<Bf16Tag>(head_dim, block, p, stream);
+    case Element::kFp16:
+      return detail::backward_any<Fp16Tag>(head_dim, block, p, stream);
+    case Element::kE4m3:
+      break;  // no fp8 backward
+  }
+  return cudaErrorInvalidValue;
 }
 
 }  // namespace simprec::flash

@@ -174,10 +174,62 @@ OpenedKernel plugin_kernel(const ImplementationSpec& impl) {
   return {std::move(plugin), std::move(kernel)};
 }
 
+// A plugin kernel's parameters for the implementation's mitigations: "beta-rowmax[:BETA[:EPS]]"
+// -> beta_rowmax, beta, eps; "sr-p[:BITS]" -> sr_p_bits (8 when BITS is not given) and the
+// case's seed. A mitigation the kernel has no parameter for is a FieldError.
+std::vector<plugins::NamedValue> mitigation_parameters(const plugins::KernelInfo& kernel,
+                                                       const ImplementationSpec& impl,
+                                                       uint64_t seed) {
+  std::vector<plugins::NamedValue> out;
+  for (size_t i = 0; i < impl.mitigations.size(); ++i) {
+    const std::string& text = impl.mitigations[i];
+    const std::string field = "mitigations[" + std::to_string(i) + "]";
+    std::vector<std::string> parts;
+    for (size_t start = 0;;) {
+      const size_t colon = text.find(':', start);
+      parts.push_back(text.substr(start, colon - start));
+      if (colon == std::string::npos) break;
+      start = colon + 1;
+    }
+    const auto number = [&](size_t k) {
+      try {
+        size_t used = 0;
+        const double v = std::stod(parts[k], &used);
+        if (used != parts[k].size()) throw std::invalid_argument(parts[k]);
+        return v;
+      } catch (const std::exception&) {
+        throw FieldError(field, "'" + parts[k] + "' in '" + text + "' is not a number");
+      }
+    };
+    const auto require = [&](const char* parameter) {
+      if (!kernel.parameter(parameter)) {
+        throw FieldError(field, "kernel '" + kernel.name + "' has no parameter '" + parameter +
+                                    "' for mitigation '" + text + "'");
+      }
+    };
+    if (parts[0] == "beta-rowmax" && parts.size() <= 3) {
+      require("beta_rowmax");
+      out.push_back({"beta_rowmax", true});
+      if (parts.size() > 1) out.push_back({"beta", number(1)});
+      if (parts.size() > 2) out.push_back({"eps", number(2)});
+    } else if (parts[0] == "sr-p" && parts.size() <= 2) {
+      require("sr_p_bits");
+      out.push_back({"sr_p_bits", static_cast<int64_t>(parts.size() > 1 ? number(1) : 8)});
+      if (kernel.parameter("seed")) out.push_back({"seed", static_cast<int64_t>(seed)});
+    } else {
+      throw FieldError(field, "mitigation '" + text +
+                                  "' cannot be passed to a plugin kernel (known: "
+                                  "beta-rowmax[:BETA[:EPS]], sr-p[:BITS])");
+    }
+  }
+  return out;
+}
+
 // Runs a plugin's attention forward on the case's inputs, rounded into the kernel's input
 // format (the reference sees the same rounded values), and measures O against the reference.
 nlohmann::json run_plugin_case(const ImplementationSpec& impl,
-                               const attention::AttentionInputs& raw, unsigned threads) {
+                               const attention::AttentionInputs& raw, uint64_t seed,
+                               unsigned threads) {
   const OpenedKernel opened = plugin_kernel(impl);
   const plugins::KernelInfo& kernel = opened.kernel;
   const std::string in_format = kernel.operand("Q")->formats.at(0);
@@ -208,6 +260,7 @@ nlohmann::json run_plugin_case(const ImplementationSpec& impl,
   else if (impl.causal)
     throw std::invalid_argument("kernel '" + impl.kernel + "' has no causal parameter");
   if (kernel.parameter("scale")) request.parameters.push_back({"scale", scale});
+  for (auto& p : mitigation_parameters(kernel, impl, seed)) request.parameters.push_back(p);
   request.output_formats["O"] = out_format;
   const auto& plugin = opened.plugin;
   const auto outputs = plugin->run(request);
@@ -272,7 +325,7 @@ void AttentionBackend::check_input(const InputSpec& input) const {
 
 void AttentionBackend::check_implementation(const ImplementationSpec& impl) const {
   if (!impl.plugin.empty()) {
-    plugin_kernel(impl);
+    mitigation_parameters(plugin_kernel(impl).kernel, impl, 0);
     return;
   }
   build_config(impl);
@@ -282,7 +335,8 @@ nlohmann::json AttentionBackend::run_case(const nlohmann::json& params, unsigned
   const ImplementationSpec impl = implementation_from_json(params["implementation"]);
   const auto& analysis = params["analysis"];
   if (!impl.plugin.empty())
-    return run_plugin_case(impl, make_inputs(params["input"], false), threads);
+    return run_plugin_case(impl, make_inputs(params["input"], false),
+                           params["input"].value("seed", uint64_t{0}), threads);
   AttentionConfig config = build_config(impl);
   config.threads = threads;
   config.trace = true;

@@ -430,7 +430,7 @@ std::vector<Case> expand_cases(const ExperimentSpec& spec, const CaseBackend& ba
               impl.causal = value;
             else if (k == "set" && !is_plugin)
               impl.set = value.get<std::vector<std::string>>();
-            else if (k == "mitigations" && !is_plugin)
+            else if (k == "mitigations")
               impl.mitigations = value.get<std::vector<std::string>>();
             else if (!in.shape.empty() && k == "seq_len")
               in.shape[2] = value;

@@ -6,6 +6,7 @@
 // Kernels:
 //   flash_fwd_<bf16|fp16>_<64x64|128x64>  forward; beta-rowmax and stochastic rounding of P
 //                                          switchable per call (parameters)
+//   flash_fwd_e4m3_64x128                  forward on e4m3 Q, K, V (d = 128), bf16 O
 //   flash_bwd_<bf16|fp16>_64x64           backward (deterministic: dK/dV and dQ kernels)
 //   ex2_approx_ftz_f32                     y = ex2.approx.ftz.f32(x)
 #include <cuda_runtime.h>
@@ -117,6 +118,7 @@ struct AttentionEntry {
   const char* name;
   uint32_t kind;
   const char* format;
+  const char* output_format;
   flash::Element element;
   flash::TileConfig tile;
   const char* block_rows;
@@ -159,11 +161,15 @@ float scale_log2_of(double scale) { return static_cast<float>(scale * 1.44269504
 
 SimprecStatus run_forward(const SimprecRunArgs* args, const AttentionEntry& e) {
   return guarded(args, [&] {
-    const DLTensor& q = require(args, "Q", 4, 16);
-    const DLTensor& k = require(args, "K", 4, 16);
-    const DLTensor& v = require(args, "V", 4, 16);
+    const bool fp8 = e.element == flash::Element::kE4m3;
+    const int bits_in = fp8 ? 8 : 16;
+    const DLTensor& q = require(args, "Q", 4, bits_in);
+    const DLTensor& k = require(args, "K", 4, bits_in);
+    const DLTensor& v = require(args, "V", 4, bits_in);
     const DLTensor& o = require(args, "O", 4, 16);
     const Problem pr = check_qkv(q, k, v, e);
+    if (fp8 && pr.d != 128)
+      throw Failure(SIMPREC_ERROR_UNSUPPORTED, "the e4m3 kernel needs head dimension 128");
     const Shape4 so = shape_of(o);
     if (so.b != pr.b || so.h != pr.h || so.n != pr.nq || so.d != pr.d)
       throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "O must have Q's shape");
@@ -188,9 +194,23 @@ SimprecStatus run_forward(const SimprecRunArgs* args, const AttentionEntry& e) {
                     "sr_p_bits " + std::to_string(bits) + ": expected 0 (off) or 8");
     }
     p.sr_bits = static_cast<int>(bits);
+    if (fp8 && p.sr_bits)
+      throw Failure(SIMPREC_ERROR_UNSUPPORTED, "no stochastic rounding of P in the e4m3 kernel");
     p.seed = static_cast<uint64_t>(int_parameter(args, "seed", 0));
     require_device();
-    Uploaded dq(q), dk(k), dv(v);
+    // The e4m3 kernel reads V transposed, [B, H, D, Nk] (flash_forward.cuh).
+    std::vector<uint8_t> v_transposed;
+    DLTensor v_view = v;
+    if (fp8) {
+      v_transposed.resize(bytes_of(v));
+      const uint8_t* src = static_cast<const uint8_t*>(v.data);
+      const int64_t n = pr.nk, d = pr.d;
+      for (int64_t b = 0; b < pr.b * pr.h; ++b)
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t c = 0; c < d; ++c) v_transposed[(b * d + c) * n + j] = src[(b * n + j) * d + c];
+      v_view.data = v_transposed.data();
+    }
+    Uploaded dq(q), dk(k), dv(v_view);
     DeviceBuffer d_o(bytes_of(o)), d_lse(static_cast<size_t>(pr.b * pr.h * pr.nq) * 4);
     p.q = dq.buffer.ptr;
     p.k = dk.buffer.ptr;
@@ -288,23 +308,26 @@ SimprecStatus run_ex2(const SimprecRunArgs* args) {
 
 // ---- descriptors ----
 
-#define FWD(NAME, FMT, ELEMENT, TILE, ROWS, COLS)                                              \
-  {NAME, SIMPREC_KERNEL_ATTENTION_FORWARD, FMT, flash::Element::ELEMENT, flash::TILE, ROWS,   \
-   COLS, "FlashAttention-2 forward, mma.sync m16n8k16, " ROWS "x" COLS                        \
-         " tiles; beta-rowmax and stochastic rounding of P per call"}
-#define BWD(NAME, FMT, ELEMENT)                                                              \
-  {NAME, SIMPREC_KERNEL_ATTENTION_BACKWARD, FMT, flash::Element::ELEMENT, flash::kTile64x64, \
+#define FWD(NAME, FMT, OUT, ELEMENT, TILE, ROWS, COLS, WHAT)                                    \
+  {NAME, SIMPREC_KERNEL_ATTENTION_FORWARD, FMT, OUT, flash::Element::ELEMENT, flash::TILE, ROWS, \
+   COLS, "FlashAttention-2 forward, " WHAT ", " ROWS "x" COLS " tiles"}
+#define BWD(NAME, FMT, ELEMENT)                                                                 \
+  {NAME, SIMPREC_KERNEL_ATTENTION_BACKWARD, FMT, FMT, flash::Element::ELEMENT, flash::kTile64x64, \
    "64", "64", "FlashAttention-2 backward, deterministic (dK/dV and dQ kernels), 64x64 tiles"}
+#define MITIGATED "mma.sync m16n8k16; beta-rowmax and stochastic rounding of P per call"
 const AttentionEntry kAttention[] = {
-    FWD("flash_fwd_bf16_64x64", "bf16", kBf16, kTile64x64, "64", "64"),
-    FWD("flash_fwd_bf16_128x64", "bf16", kBf16, kTile128x64, "128", "64"),
-    FWD("flash_fwd_fp16_64x64", "fp16", kFp16, kTile64x64, "64", "64"),
-    FWD("flash_fwd_fp16_128x64", "fp16", kFp16, kTile128x64, "128", "64"),
+    FWD("flash_fwd_bf16_64x64", "bf16", "bf16", kBf16, kTile64x64, "64", "64", MITIGATED),
+    FWD("flash_fwd_bf16_128x64", "bf16", "bf16", kBf16, kTile128x64, "128", "64", MITIGATED),
+    FWD("flash_fwd_fp16_64x64", "fp16", "fp16", kFp16, kTile64x64, "64", "64", MITIGATED),
+    FWD("flash_fwd_fp16_128x64", "fp16", "fp16", kFp16, kTile128x64, "128", "64", MITIGATED),
+    FWD("flash_fwd_e4m3_64x128", "e4m3fn", "bf16", kE4m3, kTile64x128, "64", "128",
+        "e4m3 inputs and P, mma.sync m16n8k32, bf16 O, d = 128; beta-rowmax per call"),
     BWD("flash_bwd_bf16_64x64", "bf16", kBf16),
     BWD("flash_bwd_fp16_64x64", "fp16", kFp16),
 };
 #undef FWD
 #undef BWD
+#undef MITIGATED
 constexpr size_t kAttentionCount = sizeof(kAttention) / sizeof(kAttention[0]);
 
 template <size_t I>
@@ -375,7 +398,7 @@ struct Tables {
       ops.push_back(add_operand("K", SIMPREC_OPERAND_INPUT, e.format, "B,H,Sk,D"));
       ops.push_back(add_operand("V", SIMPREC_OPERAND_INPUT, e.format, "B,H,Sk,D"));
       if (forward) {
-        ops.push_back(add_operand("O", SIMPREC_OPERAND_OUTPUT, e.format, "B,H,Sq,D"));
+        ops.push_back(add_operand("O", SIMPREC_OPERAND_OUTPUT, e.output_format, "B,H,Sq,D"));
         ops.push_back(add_operand("LSE", SIMPREC_OPERAND_OUTPUT, "fp32", "B,H,Sq",
                                   SIMPREC_OPERAND_FLAG_OPTIONAL));
       } else {
@@ -394,13 +417,14 @@ struct Tables {
       dimensions.push_back({SIMPREC_DIMENSION_SPEC_STRUCT_SIZE, "Sk", e.tile.block_n, 0,
                             e.tile.block_n});
       dims.push_back(&dimensions.back());
-      dimensions.push_back({SIMPREC_DIMENSION_SPEC_STRUCT_SIZE, "D", 64, 128, 64});
+      const bool fp8 = e.element == flash::Element::kE4m3;
+      dimensions.push_back({SIMPREC_DIMENSION_SPEC_STRUCT_SIZE, "D", fp8 ? 128 : 64, 128, 64});
       dims.push_back(&dimensions.back());
       dimension_lists.push_back(dims);
       std::vector<const SimprecNamedValue*> attrs;
       for (const auto& [name, value] :
            {std::pair{"block_rows", e.block_rows}, std::pair{"block_cols", e.block_cols},
-            std::pair{"format", e.format}, std::pair{"output_format", e.format},
+            std::pair{"format", e.format}, std::pair{"output_format", e.output_format},
             std::pair{"exp2_function", "ex2_approx_ftz_f32"}}) {
         attributes.push_back(string_value(name, value));
         attrs.push_back(&attributes.back());
