@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <unistd.h>
+
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 namespace {
@@ -129,6 +132,60 @@ TEST(ValidateCommand, BadRequestsAreUsageErrors) {
   EXPECT_EQ(unknown_kernel.exit_code, 1) << unknown_kernel.output;
   EXPECT_NE(unknown_kernel.output.find("it offers: gemm_f32, gemm_f32_unfused"), std::string::npos)
       << unknown_kernel.output;
+}
+
+TEST(ValidateCommand, AttentionKernelsWithGeneratedInputsSavedAsNpy) {
+  const std::string dir =
+      ::testing::TempDir() + "simprec_validate_save_" + std::to_string(getpid());
+  const std::string common =
+      "validate --plugin " + kCpuPlugin + " --kernel attention_forward_f32 --model cuda-fa2 ";
+  const CliRun run = simprec(common +
+                             "--generate low-rank --dim B=1 --dim H=2 --dim Sq=64 "
+                             "--dim D=32 --save " +
+                             dir);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(has_line(run.output, "input Q format=fp32 shape=[1,2,64,32]")) << run.output;
+  EXPECT_TRUE(has_line(run.output, "input V format=fp32 shape=[1,2,64,32]")) << run.output;
+  size_t references = 0;
+  for (size_t at = run.output.find("\n  reference kernel-mean-signed-error ");
+       at != std::string::npos;
+       at = run.output.find("\n  reference kernel-mean-signed-error ", at + 1)) {
+    ++references;
+  }
+  EXPECT_EQ(references, 2u) << run.output;  // O and LSE
+  EXPECT_NE(run.output.find(" emulation-mean-signed-error "), std::string::npos) << run.output;
+  for (const char* file : {"Q.npy", "K.npy", "V.npy", "O.kernel.npy", "O.emulated.npy",
+                           "LSE.kernel.npy", "LSE.emulated.npy"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + file)) << file;
+  }
+  // The saved inputs reproduce the run.
+  const CliRun again = simprec(common + "--input Q=" + dir + "/Q.npy --input K=" + dir +
+                               "/K.npy --input V=" + dir + "/V.npy");
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  const auto outputs = [](const std::string& text) { return text.substr(text.find("output O")); };
+  EXPECT_EQ(outputs(again.output), outputs(run.output));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ValidateCommand, GenerateIsForAttentionKernels) {
+  const std::string plugin = "validate --plugin " + kCpuPlugin;
+  const CliRun gemm = simprec(plugin + " --kernel gemm_f32 --generate normal");
+  EXPECT_EQ(gemm.exit_code, 2) << gemm.output;
+  EXPECT_NE(gemm.output.find("--generate normal makes attention inputs; kernel 'gemm_f32' is a "
+                             "matmul kernel"),
+            std::string::npos)
+      << gemm.output;
+  const CliRun unknown =
+      simprec(plugin + " --kernel attention_forward_f32 --model cuda-fa2 --generate uniform");
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
+  EXPECT_NE(unknown.output.find("unknown --generate 'uniform' (known: normal"), std::string::npos)
+      << unknown.output;
+  const CliRun not_a_preset =
+      simprec(plugin + " --kernel attention_forward_f32 --model sequential --generate normal");
+  EXPECT_EQ(not_a_preset.exit_code, 2) << not_a_preset.output;
+  EXPECT_NE(not_a_preset.output.find("model 'sequential' is not an attention preset"),
+            std::string::npos)
+      << not_a_preset.output;
 }
 
 }  // namespace

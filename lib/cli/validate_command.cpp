@@ -1,14 +1,18 @@
 // simprec validate --plugin P --kernel K: run a plugin kernel (out of process by default) and
 // the emulation it claims to match on the same inputs; report bitwise agreement, the ulp
 // histogram and the mean signed difference. Exits 1 when a kernel claimed bit-exact is not.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "lib/cli/command.hpp"
+#include "lib/inputs/generators.hpp"
+#include "lib/npy/npy.hpp"
 #include "lib/validate/validation.hpp"
 #include "lib/validate/validation_inputs.hpp"
 #include "plugins/host/plugin.hpp"
@@ -27,6 +31,8 @@ struct ValidateOptions {
   std::vector<std::string> dimensions, formats, inputs, parameters, omitted;
   std::string model;
   bool require_bit_exact = false;
+  std::string generate;  // attention input generator
+  std::string save;      // directory for every tensor as .npy
 };
 
 // "NAME=VALUE" pairs of a repeatable option.
@@ -65,7 +71,27 @@ validate::InputChoices input_choices(const ValidateOptions& o) {
   choices.low = o.low;
   choices.high = o.high;
   if (!(o.low < o.high)) throw UsageError("--low must be below --high");
+  if (!o.generate.empty()) {
+    const auto kinds = inputs::generator_kinds();
+    if (std::find(kinds.begin(), kinds.end(), o.generate) == kinds.end()) {
+      std::string known;
+      for (const auto& k : kinds) known += (known.empty() ? "" : ", ") + k;
+      throw UsageError("unknown --generate '" + o.generate + "' (known: " + known + ")");
+    }
+  }
+  choices.generator = o.generate;
+  choices.model = o.model;
   return choices;
+}
+
+// NAME.npy for every input, NAME.kernel.npy and NAME.emulated.npy for every output.
+void save_tensors(const std::filesystem::path& dir, const validate::ValidationResult& r) {
+  std::filesystem::create_directories(dir);
+  for (const auto& t : r.inputs) write_npy(dir / (t.name + ".npy"), validate::npy_of(t));
+  for (const auto& t : r.kernel_outputs)
+    write_npy(dir / (t.name + ".kernel.npy"), validate::npy_of(t));
+  for (const auto& t : r.emulated_outputs)
+    write_npy(dir / (t.name + ".emulated.npy"), validate::npy_of(t));
 }
 
 void run_validate(const ValidateOptions& o) {
@@ -94,6 +120,7 @@ void run_validate(const ValidateOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
+  if (!o.save.empty()) save_tensors(o.save, result);
   validate::print_validation(stdout, result);
   if (!result.passed()) {
     std::fflush(stdout);
@@ -130,6 +157,12 @@ const RegisterCommand registration{[](CLI::App& app) {
                   "compare with this emulation model instead of the declared one");
   cmd->add_flag("--require-bit-exact", o->require_bit_exact,
                 "fail on any difference, whatever the kernel claims");
+  cmd->add_option("--generate", o->generate,
+                  "attention kernels: Q, K, V (and dO) from an input generator: normal, peaky, "
+                  "repeated-max, low-rank, sinks (shape from --dim B=,H=,Sq=,D=; Sk = Sq)");
+  cmd->add_option("--save", o->save,
+                  "write every input (NAME.npy) and every kernel and emulated output "
+                  "(NAME.kernel.npy, NAME.emulated.npy) to this directory");
   cmd->callback([o] { run_validate(*o); });
 }};
 

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "lib/validate/attention_emulation.hpp"
 #include "lib/validate/function_emulation.hpp"
 #include "lib/validate/matmul_emulation.hpp"
 
@@ -13,11 +14,16 @@ namespace {
 struct Registry {
   std::mutex mutex;
   std::map<plugins::KernelKind, KernelEmulator> emulators;
+  std::map<plugins::KernelKind, KernelCallCheck> checks;
   // Built in explicitly: a self-registering object in a static library would be dropped by
   // the linker when nothing else refers to its file.
   Registry() {
     emulators[plugins::KernelKind::kMatmul] = emulate_matmul;
     emulators[plugins::KernelKind::kFunction] = emulate_function;
+    emulators[plugins::KernelKind::kAttentionForward] = emulate_attention_forward;
+    emulators[plugins::KernelKind::kAttentionBackward] = emulate_attention_backward;
+    checks[plugins::KernelKind::kAttentionForward] = check_attention_call;
+    checks[plugins::KernelKind::kAttentionBackward] = check_attention_call;
   }
 };
 
@@ -28,9 +34,21 @@ Registry& registry() {
 
 }  // namespace
 
-void register_kernel_emulator(plugins::KernelKind kind, KernelEmulator emulator) {
+void register_kernel_emulator(plugins::KernelKind kind, KernelEmulator emulator,
+                              KernelCallCheck check) {
   std::lock_guard lock(registry().mutex);
   registry().emulators[kind] = std::move(emulator);
+  registry().checks[kind] = std::move(check);
+}
+
+void check_kernel_call(const EmulationCall& call, const std::vector<plugins::HostTensor>& outputs) {
+  KernelCallCheck check;
+  {
+    std::lock_guard lock(registry().mutex);
+    const auto it = registry().checks.find(call.kernel.kind);
+    if (it != registry().checks.end()) check = it->second;
+  }
+  if (check) check(call, outputs);
 }
 
 bool has_kernel_emulator(plugins::KernelKind kind) {
@@ -59,6 +77,14 @@ void emulate_kernel(const EmulationCall& call, std::vector<plugins::HostTensor>&
 
 const plugins::HostTensor* find_input(const EmulationCall& call, const std::string& name) {
   for (const auto& t : call.inputs) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+plugins::HostTensor* find_output(std::vector<plugins::HostTensor>& outputs,
+                                 const std::string& name) {
+  for (auto& t : outputs) {
     if (t.name == name) return &t;
   }
   return nullptr;

@@ -86,4 +86,27 @@ OutputComparison compare_outputs(const plugins::HostTensor& kernel,
   return c;
 }
 
+void add_reference_errors(OutputComparison& comparison, const plugins::HostTensor& kernel,
+                          const plugins::HostTensor& emulation,
+                          const std::vector<double>& reference) {
+  if (static_cast<int64_t>(reference.size()) != kernel.element_count() ||
+      emulation.element_count() != kernel.element_count()) {
+    throw std::invalid_argument("reference of output '" + kernel.name + "' has " +
+                                std::to_string(reference.size()) + " values for " +
+                                std::to_string(kernel.element_count()) + " elements");
+  }
+  double kernel_sum = 0, emulation_sum = 0;
+  int64_t count = 0;
+  for (int64_t i = 0; i < kernel.element_count(); ++i) {
+    const double k = value_at(kernel, i), e = value_at(emulation, i), r = reference[i];
+    if (!std::isfinite(k) || !std::isfinite(e) || !std::isfinite(r)) continue;
+    kernel_sum += k - r;
+    emulation_sum += e - r;
+    ++count;
+  }
+  const double n = count > 0 ? static_cast<double>(count) : 1.0;
+  comparison.kernel_mean_signed_error = kernel_sum / n;
+  comparison.emulation_mean_signed_error = emulation_sum / n;
+}
+
 }  // namespace simprec::validate

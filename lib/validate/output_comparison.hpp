@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct OutputComparison {
   double mean_signed_ulps = 0;        // over values that are not NaN in either
   double mean_signed_difference = 0;  // in value units, over finite pairs
   double mean_abs_value = 0;          // of the emulation, over finite pairs: scale for the above
+  // Against an exact reference, when the emulator has one: the mean signed error of each side,
+  // over elements finite in the kernel, the emulation and the reference.
+  std::optional<double> kernel_mean_signed_error, emulation_mean_signed_error;
 
   bool bit_exact() const { return bitwise_equal == values; }
 };
@@ -36,6 +40,12 @@ struct OutputComparison {
 // otherwise). Ulps are those of the storage format (fp32 for tf32 tensors).
 OutputComparison compare_outputs(const plugins::HostTensor& kernel,
                                  const plugins::HostTensor& emulation);
+
+// Sets the comparison's mean signed errors against `reference` (one value per element).
+// Throws std::invalid_argument when the sizes disagree.
+void add_reference_errors(OutputComparison& comparison, const plugins::HostTensor& kernel,
+                          const plugins::HostTensor& emulation,
+                          const std::vector<double>& reference);
 
 // Signed distance in ulps between two encodings of `format`, counting the representable values
 // between them (+0 and -0 are one value). Neither may be NaN.

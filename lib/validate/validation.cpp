@@ -1,5 +1,6 @@
 #include "lib/validate/validation.hpp"
 
+#include <algorithm>
 #include <cinttypes>
 #include <stdexcept>
 
@@ -17,7 +18,47 @@ std::string bucket_label(const UlpBucket& b) {
   return std::string("[") + std::to_string(b.low) + "," + bound(b.high) + "]";
 }
 
+// Pads a device function's arguments with zeros up to what its dimension accepts.
+int64_t accepted_length(const plugins::DimensionInfo* d, int64_t n) {
+  if (!d) return std::max<int64_t>(n, 1);
+  n = std::max(n, d->min);
+  return (n + d->multiple_of - 1) / d->multiple_of * d->multiple_of;
+}
+
 }  // namespace
+
+std::vector<uint32_t> run_device_function(plugins::Plugin& plugin, const std::string& name,
+                                          const std::vector<uint32_t>& x) {
+  const plugins::KernelInfo& f = plugin.info().kernel(name);
+  const plugins::OperandInfo* xin = f.operand("x");
+  if (f.kind != plugins::KernelKind::kFunction || !xin || xin->shape.size() != 1) {
+    throw std::invalid_argument("kernel '" + name + "' of plugin '" + plugin.info().name +
+                                "' is not a device function of x [N]");
+  }
+  const plugins::DimensionInfo* d = f.dimension(xin->shape[0]);
+  // Calls of at most the dimension's maximum (a multiple of multiple_of), zero-padded.
+  int64_t chunk = static_cast<int64_t>(x.size());
+  if (d && d->max > 0) chunk = std::min(chunk, d->max / d->multiple_of * d->multiple_of);
+  chunk = std::max<int64_t>(chunk, 1);
+  std::vector<uint32_t> y;
+  y.reserve(x.size());
+  for (size_t start = 0; start < x.size(); start += static_cast<size_t>(chunk)) {
+    const int64_t n = std::min<int64_t>(chunk, static_cast<int64_t>(x.size() - start));
+    plugins::KernelRequest request;
+    request.kernel = name;
+    plugins::HostTensor t = plugins::HostTensor::zeros("x", "fp32", {accepted_length(d, n)});
+    for (int64_t i = 0; i < n; ++i) t.set_bits_at(i, x[start + static_cast<size_t>(i)]);
+    request.inputs.push_back(std::move(t));
+    request.output_formats["y"] = "fp32";
+    const std::vector<plugins::HostTensor> out = plugin.run(request);
+    const auto it =
+        std::find_if(out.begin(), out.end(), [](const auto& o) { return o.name == "y"; });
+    if (it == out.end())
+      throw std::invalid_argument("device function '" + name + "' has no output y");
+    for (int64_t i = 0; i < n; ++i) y.push_back(static_cast<uint32_t>(it->bits_at(i)));
+  }
+  return y;
+}
 
 bool ValidationResult::bit_exact() const {
   for (const auto& c : comparisons) {
@@ -56,13 +97,27 @@ ValidationResult validate_kernel(plugins::Plugin& plugin, const plugins::KernelR
 
   // Everything that can be refused is refused before the plugin runs.
   check_can_validate(kernel, result.model);
-  result.kernel_outputs = plugin.run(request);
   result.emulated_outputs = plugins::prepare_outputs(kernel, request);
-  emulate_kernel({kernel, result.model, request.inputs, request.parameters},
-                 result.emulated_outputs);
+  ReferenceValues reference;
+  const EmulationCall call{kernel,
+                           result.model,
+                           request.inputs,
+                           request.parameters,
+                           &plugin.info(),
+                           [&plugin](const std::string& name, const std::vector<uint32_t>& x) {
+                             return run_device_function(plugin, name, x);
+                           },
+                           &reference};
+  check_kernel_call(call, result.emulated_outputs);
+  result.kernel_outputs = plugin.run(request);
+  emulate_kernel(call, result.emulated_outputs);
   for (size_t i = 0; i < result.kernel_outputs.size(); ++i) {
-    result.comparisons.push_back(
-        compare_outputs(result.kernel_outputs[i], result.emulated_outputs[i]));
+    OutputComparison c = compare_outputs(result.kernel_outputs[i], result.emulated_outputs[i]);
+    const auto ref = reference.find(c.name);
+    if (ref != reference.end()) {
+      add_reference_errors(c, result.kernel_outputs[i], result.emulated_outputs[i], ref->second);
+    }
+    result.comparisons.push_back(std::move(c));
   }
   return result;
 }
@@ -98,6 +153,11 @@ void print_validation(std::FILE* out, const ValidationResult& r) {
                  "  mean-signed-ulp %.6g max-abs-ulp %" PRId64
                  " mean-signed-difference %.6g mean-abs-value %.6g\n",
                  c.mean_signed_ulps, c.max_abs_ulps, c.mean_signed_difference, c.mean_abs_value);
+    if (c.kernel_mean_signed_error && c.emulation_mean_signed_error) {
+      std::fprintf(out,
+                   "  reference kernel-mean-signed-error %.6g emulation-mean-signed-error %.6g\n",
+                   *c.kernel_mean_signed_error, *c.emulation_mean_signed_error);
+    }
   }
   if (r.bit_exact()) {
     std::fprintf(out, "result PASS bit-exact%s\n", r.claims_bit_exact ? " as claimed" : "");

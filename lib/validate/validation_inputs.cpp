@@ -7,7 +7,9 @@
 
 #include "emulation/random.hpp"
 #include "emulation/round.hpp"
+#include "lib/inputs/generators.hpp"
 #include "lib/npy/npy.hpp"
+#include "lib/validate/attention_emulation.hpp"
 #include "lib/validate/tensor_values.hpp"
 
 namespace simprec::validate {
@@ -59,6 +61,75 @@ std::string inferred_format(const OperandInfo& operand, size_t storage_bytes, bo
                               "; pass --format " + operand.name + "=FORMAT");
 }
 
+bool is_attention(const KernelInfo& kernel) {
+  return kernel.kind == plugins::KernelKind::kAttentionForward ||
+         kernel.kind == plugins::KernelKind::kAttentionBackward;
+}
+
+// Q, K, V (and dO of a backward kernel) from choices.generator, those not read from files.
+// The sizes of Q's symbols B, H, Sq, D are taken from `sizes` or defaulted into it; K's and
+// V's sequence symbol is bound to Sq, V's last to D.
+void add_generated_attention_inputs(const KernelInfo& kernel, const InputChoices& choices,
+                                    std::map<std::string, int64_t>& sizes,
+                                    std::vector<HostTensor>& inputs) {
+  const std::string what = "--generate " + choices.generator;
+  if (!is_attention(kernel)) {
+    throw std::invalid_argument(what + " makes attention inputs; kernel '" + kernel.name +
+                                "' is a " + plugins::kernel_kind_name(kernel.kind) + " kernel");
+  }
+  const OperandInfo* q = kernel.operand("Q");
+  const OperandInfo* k = kernel.operand("K");
+  const OperandInfo* v = kernel.operand("V");
+  if (!q || !k || !v || q->shape.size() != 4 || k->shape.size() != 4 || v->shape.size() != 4) {
+    throw std::invalid_argument(what + ": kernel '" + kernel.name +
+                                "' does not declare Q, K, V of rank 4");
+  }
+  const auto size_of = [&](const std::string& symbol) {
+    if (is_integer(symbol)) return static_cast<int64_t>(std::stoll(symbol));
+    return sizes.emplace(symbol, default_dimension(kernel, symbol)).first->second;
+  };
+  const int64_t b = size_of(q->shape[0]), h = size_of(q->shape[1]), n = size_of(q->shape[2]),
+                d = size_of(q->shape[3]);
+  const auto bind = [&](const std::string& symbol, int64_t value, const std::string& rule) {
+    const int64_t bound =
+        is_integer(symbol) ? std::stoll(symbol) : sizes.emplace(symbol, value).first->second;
+    if (bound != value) {
+      throw std::invalid_argument(what + " makes " + rule + ", but " + symbol + " is " +
+                                  std::to_string(bound) + " and the other " +
+                                  std::to_string(value));
+    }
+  };
+  bind(k->shape[0], b, "one batch");
+  bind(v->shape[0], b, "one batch");
+  bind(k->shape[1], h, "K and V with Q's heads");
+  bind(v->shape[1], h, "K and V with Q's heads");
+  bind(k->shape[2], n, "Sk = Sq");
+  bind(v->shape[2], n, "Sk = Sq");
+  bind(k->shape[3], d, "K with Q's head dimension");
+  bind(v->shape[3], d, "Dv = D");
+  const bool backward = kernel.kind == plugins::KernelKind::kAttentionBackward;
+  const attention::AttentionInputs g =
+      inputs::generate(choices.generator, {b, h, n, n, d, d}, choices.seed, backward);
+  const std::pair<const char*, const std::vector<double>*> tensors[] = {
+      {"Q", &g.q}, {"K", &g.k}, {"V", &g.v}, {"dO", &g.d_out}};
+  for (const auto& [name, values] : tensors) {
+    const OperandInfo* o = kernel.operand(name);
+    if (!o || o->is_output || values->empty() || choices.files.count(name) ||
+        choices.omitted.count(name)) {
+      continue;
+    }
+    const auto format = choices.formats.find(name);
+    HostTensor t = HostTensor::zeros(
+        name,
+        parse_format(format == choices.formats.end() ? o->formats.front() : format->second).name(),
+        {b, h, n, d});
+    RoundingContext nearest(parse_format(t.format));
+    for (int64_t i = 0; i < t.element_count(); ++i)
+      set_value(t, i, nearest.round_value((*values)[static_cast<size_t>(i)]));
+    inputs.push_back(std::move(t));
+  }
+}
+
 }  // namespace
 
 int64_t default_dimension(const KernelInfo& kernel, const std::string& symbol) {
@@ -93,6 +164,19 @@ HostTensor read_npy_input(const OperandInfo& operand, const std::filesystem::pat
   }
   HostTensor t{operand.name, parse_format(chosen).name(), array.shape, array.data};
   return t;
+}
+
+NpyArray npy_of(const HostTensor& tensor) {
+  const auto storage = plugins::storage_for_format(tensor.format);
+  NpyArray a;
+  if (storage.dtype.code == kDLFloat) {
+    a.type = storage.bytes == 8 ? NpyType::kFloat64 : NpyType::kFloat32;
+  } else {
+    a.type = storage.bytes == 2 ? NpyType::kUint16 : NpyType::kUint8;
+  }
+  a.shape = tensor.shape;
+  a.data = tensor.bytes;
+  return a;
 }
 
 plugins::KernelRequest make_validation_request(const KernelInfo& kernel,
@@ -140,11 +224,18 @@ plugins::KernelRequest make_validation_request(const KernelInfo& kernel,
     }
   }
 
+  if (!choices.generator.empty()) {
+    add_generated_attention_inputs(kernel, choices, sizes, request.inputs);
+  }
+  const auto present = [&](const std::string& name) {
+    return std::any_of(request.inputs.begin(), request.inputs.end(),
+                       [&](const HostTensor& t) { return t.name == name; });
+  };
   uint64_t stream_index = 0;
   for (const auto& o : kernel.operands) {
     if (o.is_output) continue;
     const uint64_t stream = stream_index++;
-    if (choices.files.count(o.name) || choices.omitted.count(o.name)) continue;
+    if (present(o.name) || choices.omitted.count(o.name)) continue;
     std::vector<int64_t> shape;
     for (const auto& dim : o.shape) {
       if (is_integer(dim)) {
@@ -167,6 +258,12 @@ plugins::KernelRequest make_validation_request(const KernelInfo& kernel,
     if (!p)
       throw std::invalid_argument("kernel '" + kernel.name + "' has no parameter '" + name + "'");
     request.parameters.push_back({name, plugins::parse_value(p->type, text)});
+  }
+  if (kernel.kind == plugins::KernelKind::kAttentionBackward) {
+    std::set<std::string> from_files;
+    for (const auto& [name, file] : choices.files) from_files.insert(name);
+    set_forward_inputs(kernel, choices.model.empty() ? kernel.emulation_model : choices.model,
+                       from_files, request);
   }
   return request;
 }

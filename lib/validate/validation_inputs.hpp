@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/npy/npy.hpp"
 #include "plugins/host/kernel_request.hpp"
 #include "plugins/host/plugin_info.hpp"
 
@@ -22,11 +23,20 @@ struct InputChoices {
   std::set<std::string> omitted;                       // optional inputs left out
   uint64_t seed = 1;
   double low = -1.0, high = 1.0;  // generated values: uniform in [low, high), rounded to nearest
+  // Attention kernels: an input generator of lib/inputs (normal, peaky, repeated-max, low-rank,
+  // sinks) for Q, K, V and, for backward kernels, dO; empty: uniform values.
+  std::string generator;
+  // Attention backward kernels: the model whose emulated forward pass gives O and LSE (those not
+  // read from files); empty: the kernel's declared model.
+  std::string model;
 };
 
 // Builds the request. Files fix the symbols of their shapes; the other inputs are generated,
-// input number i (in declaration order) from random stream (seed, i). Throws
-// std::invalid_argument for a choice that does not fit the kernel.
+// input number i (in declaration order) from random stream (seed, i), or, with a generator,
+// Q, K, V and dO by inputs::generate(generator, B x H x Sq x D, seed) with Sk = Sq and Dv = D.
+// An attention backward kernel's O and LSE not read from files come from the emulated forward
+// pass (set_forward_inputs). Throws std::invalid_argument for a choice that does not fit the
+// kernel.
 plugins::KernelRequest make_validation_request(const plugins::KernelInfo& kernel,
                                                const InputChoices& choices);
 
@@ -38,5 +48,8 @@ int64_t default_dimension(const plugins::KernelInfo& kernel, const std::string& 
 // among the operand's accepted formats.
 plugins::HostTensor read_npy_input(const plugins::OperandInfo& operand,
                                    const std::filesystem::path& file, const std::string& format);
+
+// The tensor as read_npy_input reads it back: float64/float32 values, uint16/uint8 bit patterns.
+NpyArray npy_of(const plugins::HostTensor& tensor);
 
 }  // namespace simprec::validate

@@ -1,0 +1,311 @@
+#include "lib/validate/attention_emulation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+#include <variant>
+
+#include "lib/attention/attention.hpp"
+#include "lib/attention/preset.hpp"
+#include "lib/validate/tensor_values.hpp"
+
+namespace simprec::validate {
+namespace {
+
+using attention::AttentionConfig;
+using attention::AttentionInputs;
+using attention::AttentionOutputs;
+using attention::Site;
+using plugins::HostTensor;
+using plugins::NamedValue;
+
+const std::vector<std::string> kParameters = {"causal", "scale",     "beta_rowmax", "beta",
+                                              "eps",    "sr_p_bits", "seed"};
+
+const NamedValue* find_parameter(const std::vector<NamedValue>& parameters,
+                                 const std::string& name) {
+  for (const auto& p : parameters) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+std::invalid_argument bad_parameter(const NamedValue& p, const std::string& expected) {
+  return std::invalid_argument("parameter " + p.name + "=" + plugins::value_text(p.value) +
+                               ": expected " + expected);
+}
+
+bool bool_parameter(const std::vector<NamedValue>& parameters, const std::string& name) {
+  const NamedValue* p = find_parameter(parameters, name);
+  if (!p) return false;
+  if (const bool* b = std::get_if<bool>(&p->value)) return *b;
+  const int64_t* i = std::get_if<int64_t>(&p->value);
+  if (i && (*i == 0 || *i == 1)) return *i == 1;
+  throw bad_parameter(*p, "a bool");
+}
+
+std::optional<double> number_parameter(const std::vector<NamedValue>& parameters,
+                                       const std::string& name) {
+  const NamedValue* p = find_parameter(parameters, name);
+  if (!p) return std::nullopt;
+  if (const double* d = std::get_if<double>(&p->value)) return *d;
+  if (const int64_t* i = std::get_if<int64_t>(&p->value)) return static_cast<double>(*i);
+  throw bad_parameter(*p, "a number");
+}
+
+int64_t int_parameter(const std::vector<NamedValue>& parameters, const std::string& name) {
+  const NamedValue* p = find_parameter(parameters, name);
+  if (!p) return 0;
+  if (const int64_t* i = std::get_if<int64_t>(&p->value)) return *i;
+  throw bad_parameter(*p, "an integer");
+}
+
+int tile_attribute(const plugins::KernelInfo& kernel, const std::string& name, int fallback) {
+  const std::string text = attribute_text(kernel, name, "");
+  if (text.empty()) return fallback;
+  try {
+    size_t used = 0;
+    const int v = std::stoi(text, &used);
+    if (used == text.size() && v > 0) return v;
+  } catch (const std::exception&) {
+  }
+  throw std::invalid_argument("kernel '" + kernel.name + "': attribute " + name + "='" + text +
+                              "' is not a positive integer");
+}
+
+// The tensor of that name among inputs or outputs (const or not).
+template <class Tensors>
+auto& named(Tensors& tensors, const std::string& name, const plugins::KernelInfo& kernel) {
+  const auto it = std::find_if(tensors.begin(), tensors.end(),
+                               [&](const HostTensor& t) { return t.name == name; });
+  if (it == tensors.end()) {
+    throw std::invalid_argument("attention emulation of kernel '" + kernel.name + "' needs " +
+                                name);
+  }
+  return *it;
+}
+const HostTensor& required_input(const EmulationCall& call, const std::string& name) {
+  return named(call.inputs, name, call.kernel);
+}
+
+// The problem's shape from Q [B,H,Sq,D], K [B,H,Sk,D], V [B,H,Sk,Dv].
+attention::AttentionShape shape_of(const HostTensor& q, const HostTensor& k, const HostTensor& v) {
+  for (const HostTensor* t : {&q, &k, &v}) {
+    if (t->shape.size() != 4) {
+      throw std::invalid_argument("attention input " + t->name + " has shape " +
+                                  plugins::shape_text(t->shape) + "; expected [B,H,S,D]");
+    }
+  }
+  if (k.shape[0] != q.shape[0] || v.shape[0] != q.shape[0] || k.shape[1] != q.shape[1] ||
+      v.shape[1] != q.shape[1] || v.shape[2] != k.shape[2] || k.shape[3] != q.shape[3]) {
+    throw std::invalid_argument("attention inputs Q " + plugins::shape_text(q.shape) + ", K " +
+                                plugins::shape_text(k.shape) + ", V " +
+                                plugins::shape_text(v.shape) +
+                                " do not fit together (grouped-query attention is not emulated)");
+  }
+  return {q.shape[0], q.shape[1], q.shape[2], k.shape[2], q.shape[3], v.shape[3]};
+}
+
+AttentionInputs inputs_of(const HostTensor& q, const HostTensor& k, const HostTensor& v) {
+  AttentionInputs in;
+  in.shape = shape_of(q, k, v);
+  in.q = values_of(q);
+  in.k = values_of(k);
+  in.v = values_of(v);
+  return in;
+}
+
+void write(HostTensor& tensor, const std::vector<double>& values) {
+  for (size_t i = 0; i < values.size(); ++i) set_value(tensor, static_cast<int64_t>(i), values[i]);
+}
+
+// The output format the kernel declares must be the tensor's.
+void check_output_format(const plugins::KernelInfo& kernel, const HostTensor& output) {
+  const std::string declared = attribute_text(kernel, "output_format", "");
+  if (!declared.empty() && !(parse_format(declared) == parse_format(output.format))) {
+    throw std::invalid_argument("kernel '" + kernel.name + "' declares output_format=" + declared +
+                                " but its output " + output.name + " is " + output.format);
+  }
+}
+
+void check_exp2_function(const EmulationCall& call) {
+  const std::string name = attribute_text(call.kernel, "exp2_function", "");
+  if (name.empty() || !call.plugin) return;
+  const auto& kernels = call.plugin->kernels;
+  const auto it = std::find_if(kernels.begin(), kernels.end(),
+                               [&](const plugins::KernelInfo& k) { return k.name == name; });
+  const std::string prefix = "kernel '" + call.kernel.name + "' takes exp2 from device function '" +
+                             name + "', which plugin '" + call.plugin->name;
+  if (it == kernels.end()) throw std::invalid_argument(prefix + "' does not have");
+  const auto accepts_fp32 = [&](const char* operand, bool output) {
+    const plugins::OperandInfo* o = it->operand(operand);
+    return o && o->is_output == output && o->shape.size() == 1 &&
+           std::find(o->formats.begin(), o->formats.end(), "fp32") != o->formats.end();
+  };
+  if (it->kind != plugins::KernelKind::kFunction || !accepts_fp32("x", false) ||
+      !accepts_fp32("y", true)) {
+    throw std::invalid_argument(prefix +
+                                "' does not offer as a function kernel of fp32 x [N] -> y [N]");
+  }
+}
+
+// run_attention, with the plugin's exp2 when the kernel names one.
+AttentionOutputs run(const EmulationCall& call, const AttentionInputs& in,
+                     const AttentionConfig& config) {
+  const std::string exp2 = attribute_text(call.kernel, "exp2_function", "");
+  if (exp2.empty()) return attention::run_attention(in, config);
+  if (!call.run_function) {
+    throw std::invalid_argument("kernel '" + call.kernel.name +
+                                "' takes exp2 from device function '" + exp2 +
+                                "'; emulating it needs the plugin to run that function");
+  }
+  return attention::run_attention_with_device_function(
+      in, config, [&](const std::vector<uint32_t>& x) { return call.run_function(exp2, x); });
+}
+
+AttentionOutputs reference_of(const AttentionInputs& in, const AttentionConfig& config) {
+  return attention::reference_attention(attention::round_inputs(in, config),
+                                        attention::softmax_scale(config, in.shape), config.causal,
+                                        config.threads);
+}
+
+}  // namespace
+
+AttentionConfig attention_config(const plugins::KernelInfo& kernel, const std::string& model,
+                                 const std::vector<NamedValue>& parameters,
+                                 const std::string& input_format,
+                                 const std::string& output_format) {
+  const std::string declared = attribute_text(kernel, "format", "");
+  if (!declared.empty() && !(parse_format(declared) == parse_format(input_format))) {
+    throw std::invalid_argument("kernel '" + kernel.name + "' declares format=" + declared +
+                                " but its input Q is " + input_format);
+  }
+  AttentionConfig c;
+  try {
+    c = attention::make_preset(model, parse_format(declared.empty() ? input_format : declared));
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("kernel '" + kernel.name + "': model '" + model +
+                                "' is not an attention preset: " + e.what());
+  }
+  c.block_rows = tile_attribute(kernel, "block_rows", c.block_rows);
+  c.block_cols = tile_attribute(kernel, "block_cols", c.block_cols);
+  const Format out = parse_format(output_format);
+  c.site(Site::kOOut).format = out;
+  c.site(Site::kGradOut).format = out;
+
+  for (const auto& p : parameters) {
+    if (std::find(kParameters.begin(), kParameters.end(), p.name) == kParameters.end()) {
+      std::string known;
+      for (const auto& k : kParameters) known += (known.empty() ? "" : ", ") + k;
+      throw std::invalid_argument("attention emulation does not know parameter '" + p.name +
+                                  "' (known: " + known + ")");
+    }
+  }
+  c.causal = bool_parameter(parameters, "causal");
+  if (const auto scale = number_parameter(parameters, "scale")) {
+    if (!(*scale > 0) || !std::isfinite(*scale))
+      throw bad_parameter(*find_parameter(parameters, "scale"), "a positive finite number");
+    c.scale = *scale;
+  }
+  c.beta_rowmax.enabled = bool_parameter(parameters, "beta_rowmax");
+  c.beta_rowmax.beta = number_parameter(parameters, "beta").value_or(2.0);
+  c.beta_rowmax.eps = number_parameter(parameters, "eps").value_or(1e-3);
+  if (!(c.beta_rowmax.beta > 0) || !std::isfinite(c.beta_rowmax.beta))
+    throw bad_parameter(*find_parameter(parameters, "beta"), "a positive finite number");
+  if (!(c.beta_rowmax.eps >= 0) || !std::isfinite(c.beta_rowmax.eps))
+    throw bad_parameter(*find_parameter(parameters, "eps"), "a non-negative finite number");
+  const int64_t bits = int_parameter(parameters, "sr_p_bits");
+  if (bits != 0) {
+    if (bits < 0 || bits > 32 || 32 % bits != 0)
+      throw bad_parameter(*find_parameter(parameters, "sr_p_bits"),
+                          "0 (off), 1, 2, 4, 8, 16 or 32");
+    attention::make_site_stochastic(c, Site::kPCast, static_cast<int>(bits));
+    c.tiled_random = true;
+  }
+  c.seed = static_cast<uint64_t>(int_parameter(parameters, "seed"));
+  return c;
+}
+
+void check_attention_call(const EmulationCall& call, const std::vector<HostTensor>& outputs) {
+  const bool forward = call.kernel.kind == plugins::KernelKind::kAttentionForward;
+  const HostTensor& q = required_input(call, "Q");
+  (void)shape_of(q, required_input(call, "K"), required_input(call, "V"));
+  const HostTensor& out = named(outputs, forward ? "O" : "dQ", call.kernel);
+  check_output_format(call.kernel, out);
+  if (!forward) {
+    for (const char* name : {"O", "dO", "LSE"}) (void)required_input(call, name);
+    for (const char* name : {"dK", "dV"}) {
+      const HostTensor& g = named(outputs, name, call.kernel);
+      if (g.format != out.format) {
+        throw std::invalid_argument("attention emulation writes dQ, dK, dV in one format; " +
+                                    out.format + " and " + g.format + " differ");
+      }
+    }
+  }
+  (void)attention_config(call.kernel, call.model, call.parameters, q.format, out.format);
+  check_exp2_function(call);
+}
+
+void emulate_attention_forward(const EmulationCall& call, std::vector<HostTensor>& outputs) {
+  check_attention_call(call, outputs);
+  const HostTensor& q = required_input(call, "Q");
+  HostTensor& o = named(outputs, "O", call.kernel);
+  HostTensor* lse = find_output(outputs, "LSE");
+  const AttentionConfig config =
+      attention_config(call.kernel, call.model, call.parameters, q.format, o.format);
+  const AttentionInputs in = inputs_of(q, required_input(call, "K"), required_input(call, "V"));
+  const AttentionOutputs out = run(call, in, config);
+  write(o, out.o);
+  if (lse) write(*lse, out.lse);
+  if (call.reference) {
+    const AttentionOutputs ref = reference_of(in, config);
+    (*call.reference)["O"] = ref.o;
+    if (lse) (*call.reference)["LSE"] = ref.lse;
+  }
+}
+
+void emulate_attention_backward(const EmulationCall& call, std::vector<HostTensor>& outputs) {
+  check_attention_call(call, outputs);
+  const HostTensor& q = required_input(call, "Q");
+  HostTensor& dq = named(outputs, "dQ", call.kernel);
+  HostTensor& dk = named(outputs, "dK", call.kernel);
+  HostTensor& dv = named(outputs, "dV", call.kernel);
+  const AttentionConfig config =
+      attention_config(call.kernel, call.model, call.parameters, q.format, dq.format);
+  AttentionInputs in = inputs_of(q, required_input(call, "K"), required_input(call, "V"));
+  in.d_out = values_of(required_input(call, "dO"));
+  in.o = values_of(required_input(call, "O"));
+  in.lse = values_of(required_input(call, "LSE"));
+  const AttentionOutputs out = run(call, in, config);
+  write(dq, out.dq);
+  write(dk, out.dk);
+  write(dv, out.dv);
+  if (call.reference) {
+    const AttentionOutputs ref = reference_of(in, config);
+    (*call.reference)["dQ"] = ref.dq;
+    (*call.reference)["dK"] = ref.dk;
+    (*call.reference)["dV"] = ref.dv;
+  }
+}
+
+void set_forward_inputs(const plugins::KernelInfo& kernel, const std::string& model,
+                        const std::set<std::string>& keep, plugins::KernelRequest& request) {
+  const auto input = [&](const std::string& name) -> HostTensor& {
+    for (auto& t : request.inputs) {
+      if (t.name == name) return t;
+    }
+    throw std::invalid_argument("kernel '" + kernel.name + "' has no input " + name);
+  };
+  if (keep.count("O") && keep.count("LSE")) return;
+  HostTensor& o = input("O");
+  HostTensor& lse = input("LSE");
+  const AttentionConfig config =
+      attention_config(kernel, model, request.parameters, input("Q").format, o.format);
+  const AttentionOutputs out =
+      attention::run_attention(inputs_of(input("Q"), input("K"), input("V")), config);
+  if (!keep.count("O")) write(o, out.o);
+  if (!keep.count("LSE")) write(lse, out.lse);
+}
+
+}  // namespace simprec::validate

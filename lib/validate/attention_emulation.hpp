@@ -1,0 +1,52 @@
+// Emulation of attention kernels: the model is an attention preset (lib/attention/preset.hpp,
+// e.g. "cuda-fa2") run by lib/attention on the kernel's inputs. The kernel describes itself
+// with attributes (all optional):
+//   format         the preset's low-precision format F (default: Q's format; must match it)
+//   output_format  O's format (forward) or dQ/dK/dV's (backward); must match the tensors
+//   block_rows, block_cols   the tiles (default: the preset's)
+//   exp2_function  a device-function kernel of the same plugin (x [N] fp32 -> y [N] fp32) whose
+//                  values replace exp2 (AttentionConfig::exp2_table); absent: correctly
+//                  rounded exp2
+// and understands the call parameters causal (bool), scale (float64; default 1/sqrt(D)),
+// beta_rowmax (bool), beta (float64, default 2), eps (float64, default 1e-3), sr_p_bits (int64:
+// 0 off, else stochastic rounding of P with tiled_random bits, a divisor of 32) and seed (int64).
+// Forward: Q, K, V -> O, LSE. Backward: Q, K, V, O, dO, LSE -> dQ, dK, dV, from the given O and
+// LSE. Both put reference_attention's exact outputs in call.reference.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "lib/attention/config.hpp"
+#include "lib/validate/kernel_emulation.hpp"
+#include "plugins/host/kernel_request.hpp"
+
+namespace simprec::validate {
+
+void emulate_attention_forward(const EmulationCall& call,
+                               std::vector<plugins::HostTensor>& outputs);
+void emulate_attention_backward(const EmulationCall& call,
+                                std::vector<plugins::HostTensor>& outputs);
+
+// Throws std::invalid_argument for a call the emulators refuse: a model that is not an
+// attention preset, attributes or parameters that do not fit, an exp2 function the plugin
+// (call.plugin, when given) does not offer as a function kernel of fp32 x and y.
+void check_attention_call(const EmulationCall& call,
+                          const std::vector<plugins::HostTensor>& outputs);
+
+// The configuration the emulators run: make_preset(model, F), then tiles, output format and
+// parameters as above. Throws std::invalid_argument saying what does not fit.
+attention::AttentionConfig attention_config(const plugins::KernelInfo& kernel,
+                                            const std::string& model,
+                                            const std::vector<plugins::NamedValue>& parameters,
+                                            const std::string& input_format,
+                                            const std::string& output_format);
+
+// A backward kernel's request gets O and LSE (those not named in `keep`) from the emulated
+// forward pass of `model` on its Q, K, V with its parameters, exp2 correctly rounded: inputs
+// that belong together, the same for the kernel and the emulation.
+void set_forward_inputs(const plugins::KernelInfo& kernel, const std::string& model,
+                        const std::set<std::string>& keep, plugins::KernelRequest& request);
+
+}  // namespace simprec::validate
