@@ -362,14 +362,16 @@ const RegisterCommand kRegistration([](CLI::App& app) {
   command->add_flag("--backward", opt->backward,
                     "with --generate: also generate dO and run the backward pass");
   command->add_option("--preset", opt->preset,
-                      "fp64, fp32, torch-math, fa2, paper-a, baseline-lp, flash-lp (default fa2)");
+                      "fp64, fp32, torch-math, fa2, paper-a, baseline-lp, flash-lp, torch-flash, "
+                      "torch-efficient, cuda-fa2 (default fa2)");
   command->add_option("--format", opt->format, "the preset's low-precision format (default bf16)");
   command->add_option(
       "--set", opt->sets,
-      "SITE=FORMAT:ROUNDING[:ACCUMULATION] (repeatable); also exp_impl=, algorithm=, pv_mode=");
+      "SITE=FORMAT:ROUNDING[:ACCUMULATION] (repeatable); also exp_impl=, algorithm=, pv_mode=, "
+      "norm=, rescale=, rowsum_lanes=");
   command->add_option("--mitigation", opt->mitigations,
-                      "beta-rowmax[:BETA[:EPS]], sr-p[:BITS], sr-o[:BITS], hp:SITE[:FORMAT], "
-                      "delta-dpp (repeatable)");
+                      "beta-rowmax[:BETA[:EPS]], sr-p[:BITS], sr-p-tiled[:BITS], sr-o[:BITS], "
+                      "hp:SITE[:FORMAT], delta-dpp (repeatable)");
   command->add_option("--tile", opt->tile, "BRxBC tile sizes (default 64x64)");
   command->add_flag("--causal", opt->causal, "causal mask");
   command->add_option("--scale", opt->scale, "softmax scale (default 1/sqrt(d))");
