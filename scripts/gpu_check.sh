@@ -8,7 +8,13 @@
 #      ground truth),
 #   3. validate every probe kernel against the emulation model it declares, bit for bit,
 #   4. re-measure the raw probes (scripts/gpu_probe.sh),
+#   5. the flash_gpu plugin: a sanity check against a double reference (flash_bench --check);
+#      `simprec validate` of every flash kernel x input kind x mitigation against the cuda-fa2
+#      emulation (forward, then the backward fed with the forward kernel's O and LSE); the bias
+#      experiment examples/gpu_bias.toml (kernel vs emulation, with and without mitigations);
+#      the benchmark beside PyTorch's SDPA backends (flash_bench, scripts/torch_sdpa_bench.py),
 # and write everything plus summary.txt into OUT_DIR (default: gpu_check_out).
+# SIMPREC_GPU_CHECK_PARTS (default "probe flash") chooses the parts after the gpu tests.
 #   scripts/gpu_check.sh [OUT_DIR]
 set -uo pipefail
 out=${1:-gpu_check_out}
@@ -37,7 +43,9 @@ else
   fi
   note "build ok"
 fi
-[ -f "$build/plugins/lib/gpu_probe.so" ] || { note "no gpu_probe plugin in $build (built without nvcc?)"; exit 1; }
+for so in gpu_probe flash_gpu; do
+  [ -f "$build/plugins/lib/$so.so" ] || { note "no $so plugin in $build (built without nvcc?)"; exit 1; }
+done
 
 note "== tests labelled gpu"
 # The programs directly rather than through ctest, so that a build copied to another path works.
@@ -48,9 +56,12 @@ for test in "$build"/bin/*_gpu_test; do
   note "$(basename "$test"): $(grep -E '^\[  (PASSED|FAILED)' "$out/$(basename "$test").log" | tr '\n' ' ')"
 done
 
+parts=${SIMPREC_GPU_CHECK_PARTS:-probe flash}
+status_validate=0
+status_flash=0
+if [[ " $parts " == *" probe "* ]]; then
 note "== validate: every gpu_probe matmul kernel against its declared model, bit for bit"
 plugin="$build/plugins/lib/gpu_probe.so"
-status_validate=0
 for kernel in $("$build/bin/simprec" plugins list "$plugin" 2>/dev/null | awk '$1 == "kernel" && $3 == "kind=matmul" {print $2}'); do
   for range in "-1 1" "-400 400"; do
     set -- $range
@@ -70,5 +81,11 @@ else
   note "probes FAILED (see probe.log)"
 fi
 
-note "== result: gpu tests $([ $status_tests -eq 0 ] && echo PASS || echo FAIL), validate $([ $status_validate -eq 0 ] && echo PASS || echo FAIL)"
-[ $status_tests -eq 0 ] && [ $status_validate -eq 0 ]
+fi
+
+if [[ " $parts " == *" flash "* ]]; then
+  bash "$repo/scripts/gpu_check_flash.sh" "$build" "$out" || status_flash=1
+fi
+
+note "== result: gpu tests $([ $status_tests -eq 0 ] && echo PASS || echo FAIL), validate $([ $status_validate -eq 0 ] && echo PASS || echo FAIL), flash $([ $status_flash -eq 0 ] && echo PASS || echo FAIL)"
+[ $status_tests -eq 0 ] && [ $status_validate -eq 0 ] && [ $status_flash -eq 0 ]

@@ -4,7 +4,11 @@ median of repeated runs, and prints one JSON object per case in flash_bench's fo
 scripts/gpu_check.sh can put simprec's kernels beside them from the same run.
 
     python3 scripts/torch_sdpa_bench.py [--batch 4] [--heads 16] [--seqlen 4096] [--dim 128]
-                                        [--iters 20] [--causal]
+                                        [--iters 20] [--causal] [--determinism]
+
+--determinism also runs each backend's backward pass twice on the same inputs and prints the
+fraction of dQ, dK, dV elements whose bits agree between the two runs (a backend that adds dQ
+with atomics need not agree with itself, which bounds any emulation's agreement with it).
 """
 import argparse
 import json
@@ -44,6 +48,7 @@ def main():
     parser.add_argument("--dim", type=int, default=128)
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument("--causal", action="store_true")
+    parser.add_argument("--determinism", action="store_true")
     a = parser.parse_args()
     torch.manual_seed(0)
     shape = (a.batch, a.heads, a.seqlen, a.dim)
@@ -71,6 +76,16 @@ def main():
                           "tflops": round(forward_flops / (fwd_ms * 1e-3) / 1e12, 1)}), flush=True)
         print(json.dumps({**common, "pass": "forward+backward", "ms": round(both_ms, 4),
                           "tflops": round(3.5 * forward_flops / (both_ms * 1e-3) / 1e12, 1)}), flush=True)
+        if a.determinism:
+            grads = []
+            with sdpa_kernel([backend]):
+                for _ in range(2):
+                    qg, kg, vg = (t.detach().requires_grad_() for t in (q, k, v))
+                    torch.nn.functional.scaled_dot_product_attention(qg, kg, vg, is_causal=a.causal).backward(d_o)
+                    grads.append([t.grad.view(torch.int16) for t in (qg, kg, vg)])
+            same = {name: round((x == y).double().mean().item(), 6)
+                    for name, x, y in zip(("dq", "dk", "dv"), grads[0], grads[1])}
+            print(json.dumps({"source": "torch", "kernel": name, "determinism": same}), flush=True)
 
 
 if __name__ == "__main__":
