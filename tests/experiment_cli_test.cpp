@@ -127,6 +127,34 @@ TEST(ExperimentValidation, WrongTypeAndBadValuesArePlaced) {
   }
 }
 
+TEST(ExperimentValidation, MitigationsAPluginKernelCannotTakeAreRefused) {
+  const auto dir = fresh_dir("plugin_mitigations");
+  const std::string plugin = std::string(SIMPREC_TEST_PLUGIN_DIR) + "/cpu_reference.so";
+  const std::string head =
+      "[inputs.a]\ngenerator = \"normal\"\nshape = [2, 1, 16, 8]\n"
+      "[implementations.x]\nplugin = \"" +
+      plugin + "\"\nkernel = \"attention_forward_f32\"\n";
+  struct Case {
+    std::string mitigation, expected;
+  };
+  const Case cases[] = {
+      {"beta-rowmax:2", "has no parameter 'beta_rowmax' for mitigation 'beta-rowmax:2'"},
+      {"sr-p:8", "has no parameter 'sr_p_bits'"},
+      {"hp:s", "cannot be passed to a plugin kernel"},
+      {"beta-rowmax:two", "'two' in 'beta-rowmax:two' is not a number"},
+  };
+  for (const auto& c : cases) {
+    const auto file = write(dir / "e.toml", head + "mitigations = [\"" + c.mitigation + "\"]\n");
+    const auto r = run_simprec("run " + file.string() + " --check");
+    EXPECT_NE(r.exit_code, 0) << c.mitigation;
+    EXPECT_NE(r.output.find("e.toml:"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(c.expected), std::string::npos) << c.mitigation << "\n-> " << r.output;
+  }
+  // Without mitigations the same implementation is valid.
+  const auto file = write(dir / "e.toml", head);
+  EXPECT_EQ(run_simprec("run " + file.string() + " --check").exit_code, 0);
+}
+
 TEST(ExperimentValidation, MalformedNpyFilesAreRefusedBeforeRunning) {
   const auto dir = fresh_dir("npy");
   write(dir / "q.npy", "this is not a numpy file");

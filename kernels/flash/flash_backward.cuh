@@ -23,8 +23,7 @@ __global__ void flash_backward_prepare(const BackwardParams p) {
   const int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (row >= static_cast<int64_t>(p.problems) * p.seqlen_q) return;
   const uint4* o = reinterpret_cast<const uint4*>(static_cast<const T*>(p.o) + row * kHeadDim);
-  const uint4* d_o =
-      reinterpret_cast<const uint4*>(static_cast<const T*>(p.d_o) + row * kHeadDim);
+  const uint4* d_o = reinterpret_cast<const uint4*>(static_cast<const T*>(p.d_o) + row * kHeadDim);
   float d = 0.f;
 #pragma unroll 4
   for (int c = 0; c < kHeadDim / 8; ++c) {
@@ -32,7 +31,8 @@ __global__ void flash_backward_prepare(const BackwardParams p) {
     const T* oe = reinterpret_cast<const T*>(&ov);
     const T* de = reinterpret_cast<const T*>(&dv);
 #pragma unroll
-    for (int e = 0; e < 8; ++e) d = __fmaf_rn(static_cast<float>(de[e]), static_cast<float>(oe[e]), d);
+    for (int e = 0; e < 8; ++e)
+      d = __fmaf_rn(static_cast<float>(de[e]), static_cast<float>(oe[e]), d);
   }
   p.delta[row] = d;
   p.shift[row] = mul_rn_f32(static_cast<double>(p.lse[row]), 1.4426950408889634);
@@ -93,8 +93,7 @@ __global__ void __launch_bounds__(kBlockN / 16 * 32) flash_backward_dkdv(const B
       const bool is_shift = i >= kBlockM / 4;
       const float* src = (is_shift ? p.shift : p.delta) + q_base + m * kBlockM;
       const int e = (i % (kBlockM / 4)) * 4;
-      cp_async_16(smem_address(s_vec + buf * 2 * kBlockM + (is_shift ? kBlockM : 0) + e),
-                  src + e);
+      cp_async_16(smem_address(s_vec + buf * 2 * kBlockM + (is_shift ? kBlockM : 0) + e), src + e);
     }
   };
   if (m_first < m_blocks) load_query_block(m_first, 0);

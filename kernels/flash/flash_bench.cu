@@ -94,10 +94,12 @@ int run_check() {
   int failures = 0;
   for (int dim : {64, 128}) {
     for (bool causal : {false, true}) {
-      const size_t count = static_cast<size_t>(heads) * n * dim, rows = static_cast<size_t>(heads) * n;
+      const size_t count = static_cast<size_t>(heads) * n * dim,
+                   rows = static_cast<size_t>(heads) * n;
       void *q, *k, *v, *o, *d_o, *dq, *dk, *dv;
       float *lse, *delta, *shift;
-      for (void** p : {&q, &k, &v, &o, &d_o, &dq, &dk, &dv}) check(cudaMalloc(p, count * 2), "malloc");
+      for (void** p : {&q, &k, &v, &o, &d_o, &dq, &dk, &dv})
+        check(cudaMalloc(p, count * 2), "malloc");
       for (float** p : {&lse, &delta, &shift}) check(cudaMalloc(p, rows * 4), "malloc");
       uint32_t salt = 7;
       for (void* p : {q, k, v, d_o})
@@ -155,8 +157,8 @@ int run_check() {
       const auto report = [&](const char* what, double err, double bound) {
         const bool ok = err <= bound;
         failures += !ok;
-        std::printf("check d=%d causal=%d %-28s rel-max-error %.3e (bound %.0e) %s\n", dim,
-                    causal, what, err, bound, ok ? "ok" : "FAIL");
+        std::printf("check d=%d causal=%d %-28s rel-max-error %.3e (bound %.0e) %s\n", dim, causal,
+                    what, err, bound, ok ? "ok" : "FAIL");
       };
       for (const TileConfig& tile : {simprec::flash::kTile64x64, simprec::flash::kTile128x64}) {
         for (int sr : {0, 8}) {
@@ -174,22 +176,27 @@ int run_check() {
         void *q8, *k8, *v8, *vt8;
         for (void** p : {&q8, &k8, &v8, &vt8}) check(cudaMalloc(p, count), "malloc");
         const unsigned blocks = static_cast<unsigned>((count + 255) / 256);
-        to_e4m3<<<blocks, 256>>>(static_cast<const __nv_bfloat16*>(q), static_cast<__nv_fp8_e4m3*>(q8), count);
-        to_e4m3<<<blocks, 256>>>(static_cast<const __nv_bfloat16*>(k), static_cast<__nv_fp8_e4m3*>(k8), count);
-        to_e4m3<<<blocks, 256>>>(static_cast<const __nv_bfloat16*>(v), static_cast<__nv_fp8_e4m3*>(v8), count);
+        to_e4m3<<<blocks, 256>>>(static_cast<const __nv_bfloat16*>(q),
+                                 static_cast<__nv_fp8_e4m3*>(q8), count);
+        to_e4m3<<<blocks, 256>>>(static_cast<const __nv_bfloat16*>(k),
+                                 static_cast<__nv_fp8_e4m3*>(k8), count);
+        to_e4m3<<<blocks, 256>>>(static_cast<const __nv_bfloat16*>(v),
+                                 static_cast<__nv_fp8_e4m3*>(v8), count);
         check(cudaDeviceSynchronize(), "to e4m3");
         std::vector<__nv_fp8_e4m3> h8(count), ht8(count);  // ht8: V^T
         const auto decode = [&](void* src) {
           check(cudaMemcpy(h8.data(), src, count, cudaMemcpyDeviceToHost), "copy");
           std::vector<double> out(count);
-          for (size_t i = 0; i < count; ++i) out[i] = static_cast<double>(static_cast<float>(h8[i]));
+          for (size_t i = 0; i < count; ++i)
+            out[i] = static_cast<double>(static_cast<float>(h8[i]));
           return out;
         };
         const std::vector<double> q8h = decode(q8), k8h = decode(k8), v8h = decode(v8);
         for (int h = 0; h < heads; ++h)
           for (int j = 0; j < n; ++j)
             for (int c = 0; c < dim; ++c)
-              ht8[(static_cast<size_t>(h) * dim + c) * n + j] = h8[(static_cast<size_t>(h) * n + j) * dim + c];
+              ht8[(static_cast<size_t>(h) * dim + c) * n + j] =
+                  h8[(static_cast<size_t>(h) * n + j) * dim + c];
         check(cudaMemcpy(vt8, ht8.data(), count, cudaMemcpyHostToDevice), "copy");
         std::vector<double> ro8(count);
         for (int h = 0; h < heads; ++h) {
@@ -214,14 +221,16 @@ int run_check() {
         ForwardParams f8 = f;
         f8.q = q8, f8.k = k8, f8.v = vt8;
         f8.sr_bits = 0;
-        check(simprec::flash::launch_forward(Element::kE4m3, dim, simprec::flash::kTile64x128, f8, nullptr),
+        check(simprec::flash::launch_forward(Element::kE4m3, dim, simprec::flash::kTile64x128, f8,
+                                             nullptr),
               "e4m3 forward");
         check(cudaDeviceSynchronize(), "e4m3 forward");
         report("O e4m3 64x128", relative_max_error(to_host(o, count), ro8), 1e-1);
         for (void* p : {q8, k8, v8, vt8}) cudaFree(p);
       }
       f.sr_bits = 0;
-      check(simprec::flash::launch_forward(Element::kBf16, dim, simprec::flash::kTile64x64, f, nullptr),
+      check(simprec::flash::launch_forward(Element::kBf16, dim, simprec::flash::kTile64x64, f,
+                                           nullptr),
             "forward");
       BackwardParams b;
       b.q = q, b.k = k, b.v = v, b.o = o, b.d_o = d_o, b.lse = lse;
@@ -257,13 +266,20 @@ int main(int argc, char** argv) {
       }
       return std::atoi(argv[++i]);
     };
-    if (a == "--batch") batch = next();
-    else if (a == "--heads") heads = next();
-    else if (a == "--seqlen") seqlen = next();
-    else if (a == "--dim") dim = next();
-    else if (a == "--iters") iters = next();
-    else if (a == "--causal") causal = true;
-    else if (a == "--check") return run_check();
+    if (a == "--batch")
+      batch = next();
+    else if (a == "--heads")
+      heads = next();
+    else if (a == "--seqlen")
+      seqlen = next();
+    else if (a == "--dim")
+      dim = next();
+    else if (a == "--iters")
+      iters = next();
+    else if (a == "--causal")
+      causal = true;
+    else if (a == "--check")
+      return run_check();
     else {
       std::fprintf(stderr, "flash_bench: unknown argument %s\n", a.c_str());
       return 2;
@@ -317,7 +333,9 @@ int main(int argc, char** argv) {
   for (const Variant& var : {Variant{"flash_fwd_bf16_64x64", simprec::flash::kTile64x64},
                              Variant{"flash_fwd_bf16_128x64", simprec::flash::kTile128x64}}) {
     const auto forward = [&](ForwardParams p) {
-      return [p, dim, var]() { return simprec::flash::launch_forward(Element::kBf16, dim, var.tile, p, nullptr); };
+      return [p, dim, var]() {
+        return simprec::flash::launch_forward(Element::kBf16, dim, var.tile, p, nullptr);
+      };
     };
     ForwardParams plain = f, beta = f, sr = f;
     beta.beta_rowmax = true;
@@ -331,12 +349,13 @@ int main(int argc, char** argv) {
         "forward for backward");
   check(cudaDeviceSynchronize(), "forward for backward");
   const double bwd_ms = median_ms(
-      [&]() { return simprec::flash::launch_backward(Element::kBf16, dim, 64, b, nullptr); }, iters);
+      [&]() { return simprec::flash::launch_backward(Element::kBf16, dim, 64, b, nullptr); },
+      iters);
   report("flash_bwd_bf16_64x64", "backward", "none", bwd_ms, 2.5 * forward_flops);
   const double fwd_bwd_ms = median_ms(
       [&]() {
-        const cudaError_t e = simprec::flash::launch_forward(Element::kBf16, dim,
-                                                             simprec::flash::kTile128x64, f, nullptr);
+        const cudaError_t e = simprec::flash::launch_forward(
+            Element::kBf16, dim, simprec::flash::kTile128x64, f, nullptr);
         if (e != cudaSuccess) return e;
         return simprec::flash::launch_backward(Element::kBf16, dim, 64, b, nullptr);
       },

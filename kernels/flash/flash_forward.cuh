@@ -40,8 +40,7 @@ struct ForwardConfig {
 };
 
 template <class Tag, int kHeadDim, int kBlockM, int kBlockN, int kWarps, bool kBeta, int kSrBits>
-__global__ void __launch_bounds__(kWarps * 32)
-    flash_forward_kernel(const ForwardParams p) {
+__global__ void __launch_bounds__(kWarps * 32) flash_forward_kernel(const ForwardParams p) {
   using Cfg = ForwardConfig<Tag, kHeadDim, kBlockM, kBlockN, kWarps>;
   using QTile = typename Cfg::QTile;
   using KTile = typename Cfg::KTile;
@@ -68,9 +67,9 @@ __global__ void __launch_bounds__(kWarps * 32)
           kRowBytes;
   const char* k_global =
       static_cast<const char*>(p.k) + static_cast<int64_t>(problem) * p.seqlen_k * kRowBytes;
-  const char* v_global =
-      static_cast<const char*>(p.v) +
-      static_cast<int64_t>(problem) * p.seqlen_k * (kFp8 ? kHeadDim : kHeadDim * 2);
+  const char* v_global = static_cast<const char*>(p.v) + static_cast<int64_t>(problem) *
+                                                             p.seqlen_k *
+                                                             (kFp8 ? kHeadDim : kHeadDim * 2);
   // Where key block jb of V starts, and the stride between V's stored rows.
   const int64_t v_stride = kFp8 ? p.seqlen_k : kHeadDim * 2;
   const auto v_block = [&](int jb) {
@@ -95,8 +94,8 @@ __global__ void __launch_bounds__(kWarps * 32)
 #pragma unroll
   for (int mt = 0; mt < kM; ++mt) {
 #pragma unroll
-    for (int n = 0; n < kDTiles; ++n) acc_o[mt][n][0] = acc_o[mt][n][1] = acc_o[mt][n][2] =
-        acc_o[mt][n][3] = 0.f;
+    for (int n = 0; n < kDTiles; ++n)
+      acc_o[mt][n][0] = acc_o[mt][n][1] = acc_o[mt][n][2] = acc_o[mt][n][3] = 0.f;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       m_run[mt][h] = -static_cast<Max>(kInf);
@@ -256,9 +255,9 @@ __global__ void __launch_bounds__(kWarps * 32)
 #pragma unroll
         for (int mt = 0; mt < kM; ++mt) {
 #pragma unroll
-          for (int half = 0; half < 2; ++half) {    // keys 0..15 or 16..31 of the step
+          for (int half = 0; half < 2; ++half) {  // keys 0..15 or 16..31 of the step
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {           // rows g and g + 8
+            for (int h = 0; h < 2; ++h) {  // rows g and g + 8
               const int tile = 4 * kk + 2 * half;
               const uint32_t mine = pa[mt][tile][h] | pa[mt][tile + 1][h] << 16;
               const uint32_t lo = __shfl_sync(0xffffffffu, mine, src_lo);
@@ -317,8 +316,8 @@ __global__ void __launch_bounds__(kWarps * 32)
       l = __fadd_rn(l, __shfl_xor_sync(0xffffffffu, l, 1));
       const float inv = __frcp_rn(l);
       const int row = m_block * kBlockM + warp_row0 + mt * 16 + g + 8 * h;
-      T* o_row = static_cast<T*>(p.o) + (static_cast<int64_t>(problem) * p.seqlen_q + row) *
-                                            kHeadDim;
+      T* o_row =
+          static_cast<T*>(p.o) + (static_cast<int64_t>(problem) * p.seqlen_q + row) * kHeadDim;
 #pragma unroll
       for (int n = 0; n < kDTiles; ++n) {
         const uint32_t packed = pack_rn(Out{}, __fmul_rn(acc_o[mt][n][2 * h], inv),
@@ -326,8 +325,8 @@ __global__ void __launch_bounds__(kWarps * 32)
         *reinterpret_cast<uint32_t*>(o_row + n * 8 + 2 * t) = packed;
       }
       if (t == 0 && p.lse) {
-        const double lse =
-            __dadd_rn(__dmul_rn(static_cast<double>(m_run[mt][h]), p.scale), log(static_cast<double>(l)));
+        const double lse = __dadd_rn(__dmul_rn(static_cast<double>(m_run[mt][h]), p.scale),
+                                     log(static_cast<double>(l)));
         p.lse[static_cast<int64_t>(problem) * p.seqlen_q + row] = __double2float_rn(lse);
       }
     }

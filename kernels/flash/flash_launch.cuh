@@ -39,10 +39,11 @@ cudaError_t forward(const ForwardParams& p, cudaStream_t stream) {
   if (p.sr_bits != 0 && p.sr_bits != 8) return cudaErrorInvalidValue;
   const int threads = Cfg::kThreads, smem = Cfg::kSmemBytes;
   if (p.beta_rowmax) {
-    return p.sr_bits ? launch(flash_forward_kernel<Tag, kHeadDim, kBlockM, kBlockN, kWarps, true, 8>,
-                              grid, threads, smem, stream, p)
-                     : launch(flash_forward_kernel<Tag, kHeadDim, kBlockM, kBlockN, kWarps, true, 0>,
-                              grid, threads, smem, stream, p);
+    return p.sr_bits
+               ? launch(flash_forward_kernel<Tag, kHeadDim, kBlockM, kBlockN, kWarps, true, 8>,
+                        grid, threads, smem, stream, p)
+               : launch(flash_forward_kernel<Tag, kHeadDim, kBlockM, kBlockN, kWarps, true, 0>,
+                        grid, threads, smem, stream, p);
   }
   return p.sr_bits ? launch(flash_forward_kernel<Tag, kHeadDim, kBlockM, kBlockN, kWarps, false, 8>,
                             grid, threads, smem, stream, p)

@@ -15,8 +15,8 @@ struct ForwardParams {
   float* lse = nullptr;  // [B, H, Nq]
   int problems = 0;      // B * H
   int seqlen_q = 0, seqlen_k = 0;
-  double scale = 0;        // softmax scale (for the LSE)
-  float scale_log2 = 0;    // fp32(scale * log2 e), the exponent's multiplier
+  double scale = 0;      // softmax scale (for the LSE)
+  float scale_log2 = 0;  // fp32(scale * log2 e), the exponent's multiplier
   bool causal = false;
   bool beta_rowmax = false;  // paper A's mitigation
   double beta = 2.0;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include "emulation/round.hpp"
 #include "lib/attention/attention.hpp"
@@ -175,8 +176,10 @@ OpenedKernel plugin_kernel(const ImplementationSpec& impl) {
 }
 
 // A plugin kernel's parameters for the implementation's mitigations: "beta-rowmax[:BETA[:EPS]]"
-// -> beta_rowmax, beta, eps; "sr-p[:BITS]" -> sr_p_bits (8 when BITS is not given) and the
-// case's seed. A mitigation the kernel has no parameter for is a FieldError.
+// -> beta_rowmax, beta, eps; "sr-p[:BITS]" or "sr-p-tiled[:BITS]" -> sr_p_bits (8 when BITS is
+// not given) and the case's seed (the kernel decides its own bit layout; sr-p-tiled is the
+// emulation's name for flash_gpu's). A mitigation the kernel has no parameter for is a
+// FieldError.
 std::vector<plugins::NamedValue> mitigation_parameters(const plugins::KernelInfo& kernel,
                                                        const ImplementationSpec& impl,
                                                        uint64_t seed) {
@@ -208,18 +211,21 @@ std::vector<plugins::NamedValue> mitigation_parameters(const plugins::KernelInfo
       }
     };
     if (parts[0] == "beta-rowmax" && parts.size() <= 3) {
+      const auto beta = parts.size() > 1 ? std::optional<double>(number(1)) : std::nullopt;
+      const auto eps = parts.size() > 2 ? std::optional<double>(number(2)) : std::nullopt;
       require("beta_rowmax");
       out.push_back({"beta_rowmax", true});
-      if (parts.size() > 1) out.push_back({"beta", number(1)});
-      if (parts.size() > 2) out.push_back({"eps", number(2)});
-    } else if (parts[0] == "sr-p" && parts.size() <= 2) {
+      if (beta) out.push_back({"beta", *beta});
+      if (eps) out.push_back({"eps", *eps});
+    } else if ((parts[0] == "sr-p" || parts[0] == "sr-p-tiled") && parts.size() <= 2) {
+      const auto bits = static_cast<int64_t>(parts.size() > 1 ? number(1) : 8);
       require("sr_p_bits");
-      out.push_back({"sr_p_bits", static_cast<int64_t>(parts.size() > 1 ? number(1) : 8)});
+      out.push_back({"sr_p_bits", bits});
       if (kernel.parameter("seed")) out.push_back({"seed", static_cast<int64_t>(seed)});
     } else {
       throw FieldError(field, "mitigation '" + text +
                                   "' cannot be passed to a plugin kernel (known: "
-                                  "beta-rowmax[:BETA[:EPS]], sr-p[:BITS])");
+                                  "beta-rowmax[:BETA[:EPS]], sr-p[:BITS], sr-p-tiled[:BITS])");
     }
   }
   return out;

@@ -59,9 +59,9 @@ const DLTensor& require(const SimprecRunArgs* args, const char* name, int ndim, 
     throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, std::string("missing tensor ") + name);
   const DLTensor& d = *t->tensor;
   if (d.ndim != ndim || d.dtype.bits != bits || d.dtype.lanes != 1) {
-    throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT,
-                  std::string(name) + ": expected " + std::to_string(ndim) + " dimensions of " +
-                      std::to_string(bits) + "-bit elements");
+    throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, std::string(name) + ": expected " +
+                                                      std::to_string(ndim) + " dimensions of " +
+                                                      std::to_string(bits) + "-bit elements");
   }
   return d;
 }
@@ -112,7 +112,9 @@ void require_device() {
 struct Shape4 {
   int64_t b, h, n, d;
 };
-Shape4 shape_of(const DLTensor& t) { return {t.shape[0], t.shape[1], t.shape[2], t.shape[3]}; }
+Shape4 shape_of(const DLTensor& t) {
+  return {t.shape[0], t.shape[1], t.shape[2], t.shape[3]};
+}
 
 struct AttentionEntry {
   const char* name;
@@ -157,7 +159,9 @@ double scale_of(const SimprecRunArgs* args, int64_t d) {
   return scale;
 }
 // fp32(scale * log2 e): the emulation's exponent multiplier, computed the same way.
-float scale_log2_of(double scale) { return static_cast<float>(scale * 1.4426950408889634); }
+float scale_log2_of(double scale) {
+  return static_cast<float>(scale * 1.4426950408889634);
+}
 
 SimprecStatus run_forward(const SimprecRunArgs* args, const AttentionEntry& e) {
   return guarded(args, [&] {
@@ -207,7 +211,8 @@ SimprecStatus run_forward(const SimprecRunArgs* args, const AttentionEntry& e) {
       const int64_t n = pr.nk, d = pr.d;
       for (int64_t b = 0; b < pr.b * pr.h; ++b)
         for (int64_t j = 0; j < n; ++j)
-          for (int64_t c = 0; c < d; ++c) v_transposed[(b * d + c) * n + j] = src[(b * n + j) * d + c];
+          for (int64_t c = 0; c < d; ++c)
+            v_transposed[(b * d + c) * n + j] = src[(b * n + j) * d + c];
       v_view.data = v_transposed.data();
     }
     Uploaded dq(q), dk(k), dv(v_view);
@@ -259,8 +264,8 @@ SimprecStatus run_backward(const SimprecRunArgs* args, const AttentionEntry& e) 
     require_device();
     Uploaded uq(q), uk(k), uv(v), uo(o), udo(d_out), ulse(lse);
     const size_t rows = static_cast<size_t>(pr.b * pr.h * pr.nq);
-    DeviceBuffer gq(bytes_of(grad_q)), gk(bytes_of(grad_k)), gv(bytes_of(grad_v)),
-        delta(rows * 4), shift(rows * 4);
+    DeviceBuffer gq(bytes_of(grad_q)), gk(bytes_of(grad_k)), gv(bytes_of(grad_v)), delta(rows * 4),
+        shift(rows * 4);
     p.q = uq.buffer.ptr;
     p.k = uk.buffer.ptr;
     p.v = uv.buffer.ptr;
@@ -272,8 +277,9 @@ SimprecStatus run_backward(const SimprecRunArgs* args, const AttentionEntry& e) 
     p.dv = gv.ptr;
     p.delta = static_cast<float*>(delta.ptr);
     p.shift = static_cast<float*>(shift.ptr);
-    check_cuda(flash::launch_backward(e.element, static_cast<int>(pr.d), e.tile.block_m, p, nullptr),
-               "flash backward launch");
+    check_cuda(
+        flash::launch_backward(e.element, static_cast<int>(pr.d), e.tile.block_m, p, nullptr),
+        "flash backward launch");
     check_cuda(cudaDeviceSynchronize(), "flash backward");
     download(gq, grad_q);
     download(gk, grad_k);
@@ -308,12 +314,16 @@ SimprecStatus run_ex2(const SimprecRunArgs* args) {
 
 // ---- descriptors ----
 
-#define FWD(NAME, FMT, OUT, ELEMENT, TILE, ROWS, COLS, WHAT)                                    \
-  {NAME, SIMPREC_KERNEL_ATTENTION_FORWARD, FMT, OUT, flash::Element::ELEMENT, flash::TILE, ROWS, \
-   COLS, "FlashAttention-2 forward, " WHAT ", " ROWS "x" COLS " tiles"}
-#define BWD(NAME, FMT, ELEMENT)                                                                 \
-  {NAME, SIMPREC_KERNEL_ATTENTION_BACKWARD, FMT, FMT, flash::Element::ELEMENT, flash::kTile64x64, \
-   "64", "64", "FlashAttention-2 backward, deterministic (dK/dV and dQ kernels), 64x64 tiles"}
+#define FWD(NAME, FMT, OUT, ELEMENT, TILE, ROWS, COLS, WHAT)                                      \
+  {                                                                                               \
+    NAME, SIMPREC_KERNEL_ATTENTION_FORWARD, FMT, OUT, flash::Element::ELEMENT, flash::TILE, ROWS, \
+        COLS, "FlashAttention-2 forward, " WHAT ", " ROWS "x" COLS " tiles"                       \
+  }
+#define BWD(NAME, FMT, ELEMENT)                                                                    \
+  {                                                                                                \
+    NAME, SIMPREC_KERNEL_ATTENTION_BACKWARD, FMT, FMT, flash::Element::ELEMENT, flash::kTile64x64, \
+        "64", "64", "FlashAttention-2 backward, deterministic (dK/dV and dQ kernels), 64x64 tiles" \
+  }
 #define MITIGATED "mma.sync m16n8k16; beta-rowmax and stochastic rounding of P per call"
 const AttentionEntry kAttention[] = {
     FWD("flash_fwd_bf16_64x64", "bf16", "bf16", kBf16, kTile64x64, "64", "64", MITIGATED),
@@ -375,7 +385,8 @@ struct Tables {
     parameters.reserve(16);
     attributes.reserve(8 * (kAttentionCount + 1));
     attribute_lists.reserve(kAttentionCount + 1);
-    parameters.push_back(parameter("causal", SIMPREC_VALUE_BOOL, "false", "mask keys after the query"));
+    parameters.push_back(
+        parameter("causal", SIMPREC_VALUE_BOOL, "false", "mask keys after the query"));
     parameters.push_back(parameter("scale", SIMPREC_VALUE_FLOAT64, "1/sqrt(D)", "softmax scale"));
     parameters.push_back(parameter("beta_rowmax", SIMPREC_VALUE_BOOL, "false",
                                    "paper A's mitigation: subtract beta*max (or 0) when a block's "
@@ -411,11 +422,11 @@ struct Tables {
       }
       operand_lists.push_back(ops);
       std::vector<const SimprecDimensionSpec*> dims;
-      dimensions.push_back({SIMPREC_DIMENSION_SPEC_STRUCT_SIZE, "Sq", e.tile.block_m, 0,
-                            e.tile.block_m});
+      dimensions.push_back(
+          {SIMPREC_DIMENSION_SPEC_STRUCT_SIZE, "Sq", e.tile.block_m, 0, e.tile.block_m});
       dims.push_back(&dimensions.back());
-      dimensions.push_back({SIMPREC_DIMENSION_SPEC_STRUCT_SIZE, "Sk", e.tile.block_n, 0,
-                            e.tile.block_n});
+      dimensions.push_back(
+          {SIMPREC_DIMENSION_SPEC_STRUCT_SIZE, "Sk", e.tile.block_n, 0, e.tile.block_n});
       dims.push_back(&dimensions.back());
       const bool fp8 = e.element == flash::Element::kE4m3;
       dimensions.push_back({SIMPREC_DIMENSION_SPEC_STRUCT_SIZE, "D", fp8 ? 128 : 64, 128, 64});
