@@ -436,7 +436,15 @@ struct Tables {
       for (const auto& [name, value] :
            {std::pair{"block_rows", e.block_rows}, std::pair{"block_cols", e.block_cols},
             std::pair{"format", e.format}, std::pair{"output_format", e.output_format},
-            std::pair{"exp2_function", "ex2_approx_ftz_f32"}}) {
+            std::pair{"exp2_function", "ex2_approx_ftz_f32"},
+            // What the preset's name stands for, for readers of `simprec plugins list`.
+            std::pair{"tensor_core_model", fp8 ? "tc:sm90-mma-e4m3"
+                                           : e.element == flash::Element::kBf16
+                                               ? "tc:sm90-mma-bf16"
+                                               : "tc:sm90-mma-fp16"},
+            std::pair{"exp",
+                      "ex2(fma(S, fp32(scale*log2e), -fp32(m*c))), rescale ex2(shift_old - shift)"},
+            std::pair{"row_sum", "four lanes, column j -> (j % 8) / 2, (l0 + l2) + (l1 + l3)"}}) {
         attributes.push_back(string_value(name, value));
         attrs.push_back(&attributes.back());
       }
