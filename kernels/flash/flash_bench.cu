@@ -362,5 +362,46 @@ int main(int argc, char** argv) {
       iters);
   report("flash_fwd_bf16_128x64+flash_bwd_bf16_64x64", "forward+backward", "none", fwd_bwd_ms,
          3.5 * forward_flops);
+
+  // The other kernels, unmitigated: fp16 on the same bits (values in (-2, 2), as fp16), and
+  // e4m3 on the inputs rounded to e4m3 (V stored transposed; transposing does not change the
+  // time, so the rounded V is timed as it lies).
+  for (const Variant& var : {Variant{"flash_fwd_fp16_64x64", simprec::flash::kTile64x64},
+                             Variant{"flash_fwd_fp16_128x64", simprec::flash::kTile128x64}}) {
+    const double ms = median_ms(
+        [&]() { return simprec::flash::launch_forward(Element::kFp16, dim, var.tile, f, nullptr); },
+        iters);
+    report(var.name, "forward", "none", ms, forward_flops);
+  }
+  check(simprec::flash::launch_forward(Element::kFp16, dim, simprec::flash::kTile64x64, f, nullptr),
+        "fp16 forward for backward");
+  report("flash_bwd_fp16_64x64", "backward", "none",
+         median_ms(
+             [&]() { return simprec::flash::launch_backward(Element::kFp16, dim, 64, b, nullptr); },
+             iters),
+         2.5 * forward_flops);
+  if (dim == 128) {
+    void *q8, *k8, *v8;
+    for (void** p : {&q8, &k8, &v8}) check(cudaMalloc(p, n), "malloc");
+    const unsigned blocks = static_cast<unsigned>((n + 255) / 256);
+    to_e4m3<<<blocks, 256>>>(static_cast<const __nv_bfloat16*>(q), static_cast<__nv_fp8_e4m3*>(q8),
+                             n);
+    to_e4m3<<<blocks, 256>>>(static_cast<const __nv_bfloat16*>(k), static_cast<__nv_fp8_e4m3*>(k8),
+                             n);
+    to_e4m3<<<blocks, 256>>>(static_cast<const __nv_bfloat16*>(v), static_cast<__nv_fp8_e4m3*>(v8),
+                             n);
+    check(cudaDeviceSynchronize(), "to e4m3");
+    ForwardParams f8 = f;
+    f8.q = q8, f8.k = k8, f8.v = v8;
+    report("flash_fwd_e4m3_64x128", "forward", "none",
+           median_ms(
+               [&]() {
+                 return simprec::flash::launch_forward(Element::kE4m3, dim,
+                                                       simprec::flash::kTile64x128, f8, nullptr);
+               },
+               iters),
+           forward_flops);
+    for (void* p : {q8, k8, v8}) cudaFree(p);
+  }
   return 0;
 }
