@@ -12,6 +12,10 @@ constexpr const char* kH100Evidence =
     "bit-exact on 1,048,576 H100 outputs (tests/data/tensor_core, tests/tensor_core_hw_test.cpp)";
 constexpr const char* kInferredEvidence =
     "not measured: inferred from the measured sibling instruction with the other input format";
+constexpr const char* kK8Evidence =
+    "bit-exact on 262,144 H100 outputs of K = 64 chains (one probe; a subset in "
+    "tests/data/tensor_core/mma_bf16_k8_h100.bin, tests/tensor_core_k8_test.cpp), and the "
+    "instruction of PyTorch's memory-efficient attention (tests/torch_sdpa_test.cpp)";
 constexpr const char* kLiteratureEvidence =
     "published model (Fasi et al. 2021; Khattak & Mikaitis 2025); not checked on hardware here";
 
@@ -54,6 +58,12 @@ const Spec kSpecs[] = {
    fp16, fp32, 16, 8, 16, 16, 25, rtz, 24, contiguous, first, false, true, kH100Evidence},
   {"tc:sm90-mma-fp16acc", "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16", "H100 (sm_90)",
    fp16, fp16, 16, 8, 16, 16, 25, rne, 11, contiguous, first, false, true, kH100Evidence},
+  // H100, mma.sync with k = 8: one block of 8 products plus C (as the k = 16 instruction with
+  // half its products zero).
+  {"tc:sm90-mma-bf16-k8", "mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32", "H100 (sm_90)",
+   bf16, fp32, 16, 8, 8, 8, 25, rtz, 24, contiguous, first, false, false, kK8Evidence},
+  {"tc:sm90-mma-fp16-k8", "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32", "H100 (sm_90)",
+   fp16, fp32, 16, 8, 8, 8, 25, rtz, 24, contiguous, first, false, false, kInferredEvidence},
   // H100, mma.sync on fp8: ptxas unpacks to fp16 and issues two HMMA.16816 (pairs of k
   // interleaved between them) from +0, then adds C with FADD/HADD.
   {"tc:sm90-mma-e4m3", "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", "H100 (sm_90)",
