@@ -70,6 +70,7 @@ struct RowShift {
   double offset = 0;  // natural: round(m*scale) or round(lse); exp2: round(m*c) or round(lse*log2
                       // e); exact: scale*m or lse
   bool valid = false;
+  ExpImpl impl = ExpImpl::kNatural;  // the pass's exp implementation
 };
 
 struct Engine {
@@ -77,6 +78,8 @@ struct Engine {
   AttentionShape shape;
   double scale;
   double scale_log2;  // c = scale*log2(e) rounded at exp_arg
+  double log2e;       // log2(e) rounded at exp_arg
+  ExpImpl bwd_exp_impl;
   std::array<SiteRounder, kSiteCount> r;
   std::vector<ProductSite> products;  // indexed through product_of
   std::array<int, kSiteCount> product_index{};
@@ -90,8 +93,9 @@ struct Engine {
     check_structure(config);
     scale = softmax_scale(config, s);
     lanes = config.rowsum_lanes;
+    const auto is_exp2 = [](ExpImpl e) { return e == ExpImpl::kExp2Fma || e == ExpImpl::kExp2; };
     const bool exp2_impl =
-        config.exp_impl == ExpImpl::kExp2Fma || config.exp_impl == ExpImpl::kExp2;
+        is_exp2(config.exp_impl) || is_exp2(config.bwd_exp_impl.value_or(config.exp_impl));
     device_exp2 = config.exp2_table && exp2_impl;
     const SiteSpec& p_cast = config.site(Site::kPCast);
     if (config.tiled_random && p_cast.rounding.mode == RoundingMode::kStochastic) {
@@ -107,9 +111,13 @@ struct Engine {
       }
     }
     scale_log2 = rd(Site::kExpArg, scale * std::numbers::log2e);
+    log2e = rd(Site::kExpArg, std::numbers::log2e);
+    bwd_exp_impl = config.bwd_exp_impl.value_or(config.exp_impl);
     rows_max = std::max(s.nq, s.nk);
     // Partial row sums take columns 0..lanes-1 (and the final combination 0..2) of their rows.
-    cols_max = std::max({s.nq, s.nk, s.d, s.dv, lanes > 1 ? int64_t{8} : int64_t{0}}) + 1;
+    // Warp-group row sums take columns up to 7 past a group's first column.
+    cols_max = std::max({s.nq, s.nk, s.d, s.dv, lanes > 1 ? int64_t{8} : int64_t{0}}) + 1 +
+               (config.rowsum_block == RowsumBlock::kWarpGroups ? 8 : 0);
     const int64_t tiles =
         std::max(s.nq, s.nk) / std::max(1, std::min(config.block_rows, config.block_cols)) + 2;
     steps_max =
@@ -122,12 +130,18 @@ struct Engine {
                                   std::to_string(c.rowsum_lanes));
     }
     if (c.algorithm != Algorithm::kFlash) return;
+    if (c.rowsum_block == RowsumBlock::kWarpGroups &&
+        (c.rowsum_lanes != 1 || c.pv_mode == PvMode::kPerBlock)) {
+      throw std::invalid_argument(
+          "rowsum_block=warp-groups needs rowsum_lanes=1 and pv_mode=fused");
+    }
     if (c.rowsum_lanes != 1 && c.pv_mode == PvMode::kPerBlock) {
       throw std::invalid_argument("rowsum_lanes=4 needs pv_mode=fused");
     }
-    if (c.rescale == RescaleImpl::kExp2Shift && c.exp_impl != ExpImpl::kExp2Fma &&
+    if (c.rescale != RescaleImpl::kExact && c.exp_impl != ExpImpl::kExp2Fma &&
         c.exp_impl != ExpImpl::kExp2) {
-      throw std::invalid_argument("rescale=exp2-shift needs exp_impl exp2-fma or exp2, not " +
+      throw std::invalid_argument("rescale=" + std::string(to_string(c.rescale)) +
+                                  " needs exp_impl exp2-fma or exp2, not " +
                                   std::string(to_string(c.exp_impl)));
     }
     const SiteSpec& p_cast = c.site(Site::kPCast);
@@ -261,27 +275,32 @@ class Head {
   RowShift shift_from_max(double m, int64_t i) const {
     if (m == -kInf) return {};
     const uint64_t index = e_.idx(p_, i, 0, 1);
-    switch (e_.cfg.exp_impl) {
+    const ExpImpl impl = e_.cfg.exp_impl;
+    switch (impl) {
       case ExpImpl::kExact:
-        return {e_.scale * m, true};
+        return {e_.scale * m, true, impl};
       case ExpImpl::kNatural:
-        return {mul_at(Site::kExpArg, m, e_.scale, index), true};
+        return {mul_at(Site::kExpArg, m, e_.scale, index), true, impl};
       case ExpImpl::kExp2Fma:
       case ExpImpl::kExp2:
-        return {mul_at(Site::kExpArg, m, e_.scale_log2, index), true};
+        return {mul_at(Site::kExpArg, m, e_.scale_log2, index), true, impl};
     }
     return {};
   }
   RowShift shift_from_lse(double lse, int64_t i) const {
     const uint64_t index = e_.idx(p_, i, 0, 2);
-    switch (e_.cfg.exp_impl) {
+    const ExpImpl impl = e_.bwd_exp_impl;
+    switch (impl) {
       case ExpImpl::kExact:
-        return {lse, true};
+        return {lse, true, impl};
       case ExpImpl::kNatural:
-        return {at(Site::kExpArg, lse, index), true};
+        return {at(Site::kExpArg, lse, index), true, impl};
       case ExpImpl::kExp2Fma:
-      case ExpImpl::kExp2:
-        return {mul_at(Site::kExpArg, lse, std::numbers::log2e, index), true};
+      case ExpImpl::kExp2: {
+        const double log2e =
+            e_.cfg.lse_log2e == LseLog2e::kFp32Log2e ? e_.log2e : std::numbers::log2e;
+        return {mul_at(Site::kExpArg, lse, log2e, index), true, impl};
+      }
     }
     return {};
   }
@@ -321,7 +340,7 @@ class Head {
   // Unnormalised probability of score s against the row shift, rounded at exp_arg and exp.
   double prob(double s, const RowShift& shift, uint64_t index) const {
     if (!shift.valid || s == -kInf) return 0.0;
-    switch (e_.cfg.exp_impl) {
+    switch (shift.impl) {
       case ExpImpl::kExact: {
         const double arg = e_.scale * s - shift.offset;
         RoundingContext ctx(e_.r[static_cast<int>(Site::kExp)].format(),
@@ -416,6 +435,11 @@ class Head {
             double alpha;
             if (e_.cfg.rescale == RescaleImpl::kExact) {
               alpha = at(Site::kORescale, std::exp(e_.scale * (m[i] - m_new)), ri);
+            } else if (e_.cfg.rescale == RescaleImpl::kExp2Diff) {
+              const double diff = add_at(Site::kORescale, m[i], -m_new, ri + dv + 2);
+              const double arg = mul_at(Site::kORescale, diff, e_.scale_log2,
+                                        e_.idx(p_, gi, 1, tile * (dv + 3) + dv + 2));
+              alpha = exp2_at(Site::kORescale, arg, ri);
             } else {
               const double arg =
                   add_at(Site::kORescale, shift[i].offset, -next_shift.offset, ri + dv + 2);
@@ -434,6 +458,8 @@ class Head {
           const uint64_t si = e_.idx(p_, gi, 0, 3 + tile * (bc_max + 1));
           if (lanes > 1) {
             add_to_lanes(prow, bc, li, gi, tile, terms.data());
+          } else if (e_.cfg.rowsum_block == RowsumBlock::kWarpGroups) {
+            add_warp_groups(prow, bc, li, gi, tile, terms.data());
           } else if (e_.cfg.pv_mode == PvMode::kFused) {
             li[0] = e_.product(Site::kRowsum).sum(prow, bc, li[0], si, trace(Site::kRowsum));
           } else {  // the block's sum rounded, then added to l like the block's P.V to O
@@ -471,9 +497,34 @@ class Head {
                      : mul_at(Site::kONorm, acc[i * dv + c], inv, e_.idx(p_, gi, c, 1));
           o_[gi * dv + c] = at(Site::kOOut, normalised, e_.idx(p_, gi, c, 0));
         }
-        lse_[gi] = at(Site::kLse, m[i] * e_.scale + std::log(li), e_.idx(p_, gi, 0, 0));
+        lse_[gi] = log_sum_exp(m[i], shift[i], li, gi);
       }
     }
+  }
+
+  // The forward pass's LSE from the row max m (its shift) and the row sum l (config.hpp, LseImpl).
+  double log_sum_exp(double m, const RowShift& shift, double l, int64_t gi) const {
+    const uint64_t index = e_.idx(p_, gi, 0, 0);
+    switch (e_.cfg.lse_impl) {
+      case LseImpl::kExact:
+        break;
+      case LseImpl::kFmaLog: {
+        // fma(m, scale, round(log l)): m*scale exactly, plus the rounded log, one rounding.
+        const double log_l = at(Site::kLse, std::log(l), index + 1);
+        double ph, pl, h, l1, hi, lo;
+        two_prod(m, e_.scale, ph, pl);
+        two_sum(ph, log_l, h, l1);
+        two_sum(h, l1 + pl, hi, lo);
+        return at_exact(Site::kLse, hi, lo, index);
+      }
+      case LseImpl::kShiftDivLog2e:
+        if (shift.valid && (shift.impl == ExpImpl::kExp2 || shift.impl == ExpImpl::kExp2Fma)) {
+          const double natural = div_at(Site::kLse, shift.offset, e_.log2e, index + 1);
+          return add_at(Site::kLse, natural, at(Site::kLse, std::log(l), index + 2), index);
+        }
+        break;
+    }
+    return at(Site::kLse, m * e_.scale + std::log(l), index);
   }
 
   // Adds one block row of P to the 4 partial row sums: partial t takes the block's columns j
@@ -489,6 +540,32 @@ class Head {
       }
       partial[t] = e_.product(Site::kRowsum)
                        .sum(terms, n, partial[t], e_.idx(p_, gi, t, step), trace(Site::kRowsum));
+    }
+  }
+
+  // Adds one block row of P to the row sum l as the memory-efficient kernel does: per group of 32
+  // columns (a warp's), 4 lane sums from zero (lane t takes the group's columns j with
+  // (j % 8) / 2 == t, in order), combined (l0 + l1) + (l2 + l3); the groups' sums are added to l
+  // in order. Every addition rounds at rowsum.
+  void add_warp_groups(const double* prow, int64_t bc, double* l, int64_t gi, int64_t tile,
+                       double* terms) const {
+    const uint64_t step = 3 + tile * (e_.cfg.block_cols + 1);
+    for (int64_t g0 = 0; g0 < bc; g0 += 32) {
+      const int64_t g1 = std::min(bc, g0 + 32);
+      double lane[4];
+      for (int t = 0; t < 4; ++t) {
+        int64_t n = 0;
+        for (int64_t j = g0 + 2 * t; j < g1; j += 8) {
+          terms[n++] = prow[j];
+          if (j + 1 < g1) terms[n++] = prow[j + 1];
+        }
+        lane[t] = e_.product(Site::kRowsum)
+                      .sum(terms, n, 0.0, e_.idx(p_, gi, g0 + t, step), trace(Site::kRowsum));
+      }
+      const double low = add_at(Site::kRowsum, lane[0], lane[1], e_.idx(p_, gi, g0 + 4, step));
+      const double high = add_at(Site::kRowsum, lane[2], lane[3], e_.idx(p_, gi, g0 + 5, step));
+      const double group = add_at(Site::kRowsum, low, high, e_.idx(p_, gi, g0 + 6, step));
+      l[0] = add_at(Site::kRowsum, l[0], group, e_.idx(p_, gi, g0 + 7, step));
     }
   }
 
@@ -542,11 +619,13 @@ class Head {
     }
   }
 
-  // dS = P o (dP - D), rounded at ds (the difference, then the product), then cast at ds_cast.
+  // dS = P o (dP - D), rounded at ds (the difference, then the product; with grad_scale=ds
+  // then its product with the softmax scale), then cast at ds_cast.
   double dscore(double p, double dp, double d, uint64_t index) const {
     if (p == 0) return 0.0;
     const double diff = add_at(Site::kDs, dp, -d, index);
-    const double ds = mul_at(Site::kDs, p, diff, index + 1);
+    double ds = mul_at(Site::kDs, p, diff, index + 1);
+    if (e_.cfg.grad_scale == GradScale::kScaleDs) ds = mul_at(Site::kDs, ds, e_.scale, index + 2);
     return at(Site::kDsCast, ds, index);
   }
 
@@ -561,12 +640,7 @@ class Head {
     for (int64_t i = 0; i < nq; ++i) shift[i] = shift_from_lse(lse_[i], i);
     // Preprocess: D per query row.
     if (e_.cfg.delta_mode == DeltaMode::kFromOutput) {
-      for (int64_t i = 0; i < nq; ++i) {
-        double di = 0.0;
-        e_.product(Site::kD).gemm(1, 1, dv, do_ + i * dv, dv, o_ + i * dv, 1, &di, 1, false,
-                                  e_.imap(p_, i, 0, 0), trace(Site::kD));
-        delta_[i] = di;
-      }
+      for (int64_t i = 0; i < nq; ++i) delta_[i] = delta_from_output(i);
     } else {
       std::fill(delta_, delta_ + nq, 0.0);
       int64_t tile = 0;
@@ -586,15 +660,14 @@ class Head {
         }
       }
     }
-    int64_t tile = 0;
-    for (int64_t j0 = 0; j0 < nk; j0 += bc_max, ++tile) {
-      const int64_t j1 = std::min(nk, j0 + bc_max), bc = j1 - j0;
-      dk_acc.assign(bc * d, 0.0);
-      dv_acc.assign(bc * dv, 0.0);
-      int64_t qtile = 0;
-      for (int64_t i0 = 0; i0 < nq; i0 += br_max, ++qtile) {
-        const int64_t i1 = std::min(nq, i0 + br_max), br = i1 - i0;
-        if (e_.cfg.causal && j0 > i1 - 1) continue;
+    dk_acc.assign(nk * d, 0.0);
+    dv_acc.assign(nk * dv, 0.0);
+    const bool dq_partials = e_.cfg.dq_mode == DqMode::kBlockPartials;
+    std::vector<double> dq_part(dq_partials ? br_max * d : 0);
+    for (const auto& [tile, qtile] : backward_schedule()) {
+      const int64_t j0 = tile * bc_max, j1 = std::min(nk, j0 + bc_max), bc = j1 - j0;
+      const int64_t i0 = qtile * br_max, i1 = std::min(nq, i0 + br_max), br = i1 - i0;
+      {
         recompute_p(i0, i1, j0, j1, s.data(), p.data(), shift, tile);
         // dV += P~^T dO
         for (int64_t i = 0; i < br; ++i) {
@@ -603,42 +676,157 @@ class Head {
           }
         }
         e_.product(Site::kDvAcc)
-            .gemm(bc, dv, br, pc_t.data(), br, do_ + i0 * dv, dv, dv_acc.data(), dv, true,
+            .gemm(bc, dv, br, pc_t.data(), br, do_ + i0 * dv, dv, dv_acc.data() + j0 * dv, dv, true,
                   e_.imap(p_, j0, 0, qtile * (br_max + 1)), trace(Site::kDvAcc), nullptr,
                   f32(do32_, i0 * dv));
         // dP = dO V^T
         e_.product(Site::kDp).gemm(br, bc, dv, do_ + i0 * dv, dv, vt.data() + j0, nk, dp.data(), bc,
                                    false, e_.imap(p_, i0, j0, 0), trace(Site::kDp),
                                    f32(do32_, i0 * dv), f32(vt32_, j0));
+        const bool cast_p = e_.cfg.ds_p == DsProb::kCast;
         for (int64_t i = 0; i < br; ++i) {
           for (int64_t j = 0; j < bc; ++j) {
-            const double x = dscore(p[i * bc + j], dp[i * bc + j], delta_[i0 + i],
-                                    e_.idx(p_, i0 + i, j0 + j, 0));
+            const double x = dscore(cast_p ? pc_t[j * br + i] : p[i * bc + j], dp[i * bc + j],
+                                    delta_[i0 + i], e_.idx(p_, i0 + i, j0 + j, 0));
             ds[i * bc + j] = x;
             ds_t[j * br + i] = x;
           }
         }
-        // dQ += dS~ K (scaled at the end); dK += dS~^T Q
+        // dQ += dS~ K (scaled at the end); dK += dS~^T Q. With block partials, the key block's
+        // product is chained from zero and then added to dQ with one rounding at dq_acc.
+        double* dq_block = dq_acc.data() + i0 * d;
         e_.product(Site::kDqAcc)
-            .gemm(br, d, bc, ds.data(), bc, k_ + j0 * d, d, dq_acc.data() + i0 * d, d, true,
-                  e_.imap(p_, i0, 0, tile * (bc_max + 1)), trace(Site::kDqAcc), nullptr,
-                  f32(k32_, j0 * d));
+            .gemm(br, d, bc, ds.data(), bc, k_ + j0 * d, d, dq_partials ? dq_part.data() : dq_block,
+                  d, !dq_partials, e_.imap(p_, i0, 0, tile * (bc_max + 1)), trace(Site::kDqAcc),
+                  nullptr, f32(k32_, j0 * d));
+        if (dq_partials) {
+          for (int64_t x = 0; x < br * d; ++x) {
+            dq_block[x] = add_at(Site::kDqAcc, dq_block[x], dq_part[x],
+                                 e_.idx(p_, i0 + x / d, x % d, tile * (bc_max + 1) + bc_max));
+          }
+        }
         e_.product(Site::kDkAcc)
-            .gemm(bc, d, br, ds_t.data(), br, q_ + i0 * d, d, dk_acc.data(), d, true,
+            .gemm(bc, d, br, ds_t.data(), br, q_ + i0 * d, d, dk_acc.data() + j0 * d, d, true,
                   e_.imap(p_, j0, 0, qtile * (br_max + 1)), trace(Site::kDkAcc), nullptr,
                   f32(q32_, i0 * d));
       }
-      for (int64_t x = 0; x < bc * d; ++x) {
-        dk_[j0 * d + x] =
-            mul_at(Site::kGradOut, dk_acc[x], e_.scale, e_.idx(p_, j0 + x / d, x % d, 1));
-      }
-      for (int64_t x = 0; x < bc * dv; ++x) {
-        dv_[j0 * dv + x] = at(Site::kGradOut, dv_acc[x], e_.idx(p_, j0 + x / dv, x % dv, 2));
-      }
+    }
+    for (int64_t x = 0; x < nk * d; ++x) {
+      dk_[x] = scaled_grad(Site::kDkAcc, dk_acc[x], e_.idx(p_, x / d, x % d, 1));
+    }
+    for (int64_t x = 0; x < nk * dv; ++x) {
+      dv_[x] = at(Site::kGradOut, dv_acc[x], e_.idx(p_, x / dv, x % dv, 2));
     }
     for (int64_t x = 0; x < nq * d; ++x) {
-      dq_[x] = mul_at(Site::kGradOut, dq_acc[x], e_.scale, e_.idx(p_, x / d, x % d, 0));
+      dq_[x] = scaled_grad(Site::kDqAcc, dq_acc[x], e_.idx(p_, x / d, x % d, 0));
     }
+  }
+
+  // dQ or dK from its accumulator (at site `acc`) as grad_scale says: scale*acc rounded once at
+  // grad_out; acc*scale rounded at acc, then cast at grad_out; or acc cast (dS carried the scale).
+  double scaled_grad(Site acc, double value, uint64_t index) const {
+    switch (e_.cfg.grad_scale) {
+      case GradScale::kExactProduct:
+        return mul_at(Site::kGradOut, value, e_.scale, index);
+      case GradScale::kFp32ThenCast:
+        return at(Site::kGradOut, mul_at(acc, value, e_.scale, index), index);
+      case GradScale::kScaleDs:
+        return at(Site::kGradOut, value, index);
+    }
+    return 0.0;
+  }
+
+  // The (key block, query block) pairs of the flash backward pass in the order they run
+  // (config.hpp, QueryOrder): each key block's query blocks in its own order; with split keys,
+  // across key blocks by step, ties by key block.
+  std::vector<std::pair<int64_t, int64_t>> backward_schedule() const {
+    const int64_t br_max = e_.cfg.block_rows, bc_max = e_.cfg.block_cols;
+    const int64_t q_tiles = (s_.nq + br_max - 1) / br_max, k_tiles = (s_.nk + bc_max - 1) / bc_max;
+    QueryOrder order = e_.cfg.query_order;
+    // PyTorch's split-keys heuristic: enough parallelism and few keys run a single split.
+    if (order == QueryOrder::kSplitKeys && s_.problems() >= 256 && s_.nk <= 2 * bc_max) {
+      order = QueryOrder::kAscending;
+    }
+    struct Step {
+      int64_t step, tile, qtile;
+    };
+    std::vector<Step> steps;
+    for (int64_t tile = 0; tile < k_tiles; ++tile) {
+      const int64_t j0 = tile * bc_max;
+      std::vector<int64_t> visible;
+      for (int64_t qtile = 0; qtile < q_tiles; ++qtile) {
+        const int64_t i1 = std::min(s_.nq, (qtile + 1) * br_max);
+        if (!(e_.cfg.causal && j0 > i1 - 1)) visible.push_back(qtile);
+      }
+      if (order == QueryOrder::kDescending) std::reverse(visible.begin(), visible.end());
+      if (order == QueryOrder::kSplitKeys && !e_.cfg.causal) {
+        std::rotate(visible.begin(), visible.begin() + tile % q_tiles, visible.end());
+      }
+      for (size_t at = 0; at < visible.size(); ++at) {
+        steps.push_back({static_cast<int64_t>(at), tile, visible[at]});
+      }
+    }
+    // Split keys run the key blocks side by side, so dQ sees them in the order they reach it;
+    // otherwise the key blocks come one after the other (dQ of a query block sees them in
+    // increasing order: FlashAttention-2's order of its atomic adds is left to the hardware).
+    if (order == QueryOrder::kSplitKeys) {
+      std::stable_sort(steps.begin(), steps.end(),
+                       [](const Step& a, const Step& b) { return a.step < b.step; });
+    }
+    std::vector<std::pair<int64_t, int64_t>> pairs;
+    pairs.reserve(steps.size());
+    for (const Step& x : steps) pairs.emplace_back(x.tile, x.qtile);
+    return pairs;
+  }
+
+  // D_i = rowsum(dO o O) in the order delta_sum gives (config.hpp, DeltaSum), each addition
+  // rounded at d (the threads' partial sums by d's accumulation model).
+  double delta_from_output(int64_t i) const {
+    const int64_t dv = s_.dv;
+    const double* dorow = do_ + i * dv;
+    const double* orow = o_ + i * dv;
+    if (e_.cfg.delta_sum == DeltaSum::kSequential) {
+      double di = 0.0;
+      e_.product(Site::kD).gemm(1, 1, dv, dorow, dv, orow, 1, &di, 1, false, e_.imap(p_, i, 0, 0),
+                                trace(Site::kD));
+      return di;
+    }
+    int threads = 1, chunk = 8;
+    if (e_.cfg.delta_sum == DeltaSum::kFa2) {
+      const int64_t g = dv % 128 == 0 ? 128 : dv % 64 == 0 ? 64 : 32;
+      threads = static_cast<int>(g / 8);
+    } else {
+      threads = std::max(1, e_.cfg.block_cols / 32);
+      if (dv % 8 != 0) chunk = 1;
+    }
+    std::vector<double> partial(threads), a, b;
+    for (int t = 0; t < threads; ++t) {
+      a.clear();
+      b.clear();
+      for (int64_t c0 = static_cast<int64_t>(t) * chunk; c0 < dv; c0 += int64_t{threads} * chunk) {
+        for (int64_t c = c0; c < std::min(dv, c0 + chunk); ++c) {
+          a.push_back(dorow[c]);
+          b.push_back(orow[c]);
+        }
+      }
+      partial[t] = 0.0;
+      e_.product(Site::kD).gemm(1, 1, static_cast<int64_t>(a.size()), a.data(),
+                                static_cast<int64_t>(a.size()), b.data(), 1, &partial[t], 1, false,
+                                e_.imap(p_, i, t, 0), trace(Site::kD));
+    }
+    // Butterfly all-reduce: after each step thread t holds its value plus thread (t ^ offset)'s.
+    std::vector<int> offsets;
+    for (int o = 1; o < threads; o *= 2) offsets.push_back(o);
+    if (e_.cfg.delta_sum == DeltaSum::kFa2) std::reverse(offsets.begin(), offsets.end());
+    std::vector<double> next(threads);
+    for (size_t k = 0; k < offsets.size(); ++k) {
+      for (int t = 0; t < threads; ++t) {
+        next[t] = add_at(Site::kD, partial[t], partial[t ^ offsets[k]],
+                         e_.idx(p_, i, t, 1 + static_cast<int64_t>(k)));
+      }
+      partial.swap(next);
+    }
+    return partial[0];
   }
 
   // P of rows [i0, i1) x keys [j0, j1) recomputed from the log-sum-exp.
@@ -685,8 +873,7 @@ class Head {
           .gemm(br, d, nk, ds.data(), nk, k_, d, acc.data(), d, false, e_.imap(p_, i0, 0, 0),
                 trace(Site::kDqAcc), nullptr, f32(k32_, 0));
       for (int64_t x = 0; x < br * d; ++x) {
-        dq_[i0 * d + x] =
-            mul_at(Site::kGradOut, acc[x], e_.scale, e_.idx(p_, i0 + x / d, x % d, 0));
+        dq_[i0 * d + x] = scaled_grad(Site::kDqAcc, acc[x], e_.idx(p_, i0 + x / d, x % d, 0));
       }
     }
     acc.assign(nk * d, 0.0);
@@ -694,7 +881,7 @@ class Head {
         .gemm(nk, d, nq, ds_t.data(), nq, q_, d, acc.data(), d, false, e_.imap(p_, 0, 0, 0),
               trace(Site::kDkAcc), nullptr, f32(q32_, 0));
     for (int64_t x = 0; x < nk * d; ++x)
-      dk_[x] = mul_at(Site::kGradOut, acc[x], e_.scale, e_.idx(p_, x / d, x % d, 1));
+      dk_[x] = scaled_grad(Site::kDkAcc, acc[x], e_.idx(p_, x / d, x % d, 1));
     acc.assign(nk * dv, 0.0);
     e_.product(Site::kDvAcc)
         .gemm(nk, dv, nq, pc_t.data(), nq, do_, dv, acc.data(), dv, false, e_.imap(p_, 0, 0, 0),

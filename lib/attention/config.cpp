@@ -82,7 +82,15 @@ std::string_view to_string(PvMode m) {
   return m == PvMode::kFused ? "fused" : "per-block";
 }
 std::string_view to_string(RescaleImpl r) {
-  return r == RescaleImpl::kExact ? "exact" : "exp2-shift";
+  switch (r) {
+    case RescaleImpl::kExact:
+      return "exact";
+    case RescaleImpl::kExp2Shift:
+      return "exp2-shift";
+    case RescaleImpl::kExp2Diff:
+      return "exp2-diff";
+  }
+  return "?";
 }
 
 ExpImpl parse_exp_impl(std::string_view text) {
@@ -109,7 +117,7 @@ void apply_override(AttentionConfig& config, std::string_view assignment) {
   const std::string_view key = assignment.substr(0, eq);
   const std::string_view value = assignment.substr(eq + 1);
   // Structural choices share the syntax: exp_impl=, algorithm=, pv_mode=, norm=, rescale=,
-  // rowsum_lanes=.
+  // rowsum_lanes=, and the flash backward pass's keys (config.hpp).
   if (key == "exp_impl") {
     config.exp_impl = parse_exp_impl(value);
   } else if (key == "algorithm") {
@@ -121,10 +129,47 @@ void apply_override(AttentionConfig& config, std::string_view assignment) {
     config.norm_mode = parse_choice<NormMode>(
         key, value, {{"reciprocal", NormMode::kReciprocal}, {"divide", NormMode::kDivide}});
   } else if (key == "rescale") {
-    config.rescale = parse_choice<RescaleImpl>(
-        key, value, {{"exact", RescaleImpl::kExact}, {"exp2-shift", RescaleImpl::kExp2Shift}});
+    config.rescale = parse_choice<RescaleImpl>(key, value,
+                                               {{"exact", RescaleImpl::kExact},
+                                                {"exp2-shift", RescaleImpl::kExp2Shift},
+                                                {"exp2-diff", RescaleImpl::kExp2Diff}});
   } else if (key == "rowsum_lanes") {
     config.rowsum_lanes = parse_choice<int>(key, value, {{"1", 1}, {"4", 4}});
+  } else if (key == "rowsum_block") {
+    config.rowsum_block = parse_choice<RowsumBlock>(
+        key, value,
+        {{"running", RowsumBlock::kRunning}, {"warp-groups", RowsumBlock::kWarpGroups}});
+  } else if (key == "lse_impl") {
+    config.lse_impl = parse_choice<LseImpl>(key, value,
+                                            {{"exact", LseImpl::kExact},
+                                             {"fma-log", LseImpl::kFmaLog},
+                                             {"shift-div-log2e", LseImpl::kShiftDivLog2e}});
+  } else if (key == "bwd_exp_impl") {
+    config.bwd_exp_impl = value == "same" ? std::nullopt : std::optional(parse_exp_impl(value));
+  } else if (key == "delta_sum") {
+    config.delta_sum = parse_choice<DeltaSum>(key, value,
+                                              {{"sequential", DeltaSum::kSequential},
+                                               {"fa2", DeltaSum::kFa2},
+                                               {"mem-eff", DeltaSum::kMemEff}});
+  } else if (key == "query_order") {
+    config.query_order = parse_choice<QueryOrder>(key, value,
+                                                  {{"ascending", QueryOrder::kAscending},
+                                                   {"descending", QueryOrder::kDescending},
+                                                   {"split-keys", QueryOrder::kSplitKeys}});
+  } else if (key == "dq") {
+    config.dq_mode = parse_choice<DqMode>(
+        key, value, {{"chained", DqMode::kChained}, {"block-partials", DqMode::kBlockPartials}});
+  } else if (key == "grad_scale") {
+    config.grad_scale = parse_choice<GradScale>(key, value,
+                                                {{"exact", GradScale::kExactProduct},
+                                                 {"fp32-then-cast", GradScale::kFp32ThenCast},
+                                                 {"ds", GradScale::kScaleDs}});
+  } else if (key == "ds_p") {
+    config.ds_p =
+        parse_choice<DsProb>(key, value, {{"exp", DsProb::kExp}, {"cast", DsProb::kCast}});
+  } else if (key == "lse_log2e") {
+    config.lse_log2e = parse_choice<LseLog2e>(
+        key, value, {{"exact", LseLog2e::kExact}, {"fp32", LseLog2e::kFp32Log2e}});
   } else {
     const Site site = parse_site(key);
     SiteSpec spec = parse_site_spec(value);
@@ -224,6 +269,23 @@ nlohmann::json to_json(const AttentionConfig& config) {
   if (config.rescale != RescaleImpl::kExact) j["rescale"] = to_string(config.rescale);
   if (config.rowsum_lanes != 1) j["rowsum_lanes"] = config.rowsum_lanes;
   if (config.tiled_random) j["tiled_random"] = true;
+  if (config.rowsum_block != RowsumBlock::kRunning) j["rowsum_block"] = "warp-groups";
+  if (config.lse_impl != LseImpl::kExact) {
+    j["lse_impl"] = config.lse_impl == LseImpl::kFmaLog ? "fma-log" : "shift-div-log2e";
+  }
+  if (config.bwd_exp_impl) j["bwd_exp_impl"] = to_string(*config.bwd_exp_impl);
+  if (config.delta_sum != DeltaSum::kSequential) {
+    j["delta_sum"] = config.delta_sum == DeltaSum::kFa2 ? "fa2" : "mem-eff";
+  }
+  if (config.query_order != QueryOrder::kAscending) {
+    j["query_order"] = config.query_order == QueryOrder::kDescending ? "descending" : "split-keys";
+  }
+  if (config.dq_mode != DqMode::kChained) j["dq"] = "block-partials";
+  if (config.grad_scale != GradScale::kExactProduct) {
+    j["grad_scale"] = config.grad_scale == GradScale::kFp32ThenCast ? "fp32-then-cast" : "ds";
+  }
+  if (config.ds_p != DsProb::kExp) j["ds_p"] = "cast";
+  if (config.lse_log2e != LseLog2e::kExact) j["lse_log2e"] = "fp32";
   if (config.exp2_table) j["exp2_table_size"] = config.exp2_table->size();
   if (config.beta_rowmax.enabled) {
     j["beta_rowmax"] = {{"beta", config.beta_rowmax.beta}, {"eps", config.beta_rowmax.eps}};

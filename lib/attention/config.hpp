@@ -43,7 +43,26 @@ enum class NormMode : uint8_t { kReciprocal, kDivide };
 //               shifts round(m*c) rounded at o_rescale, then exp2 rounded at o_rescale (or the
 //               device's exp2, see exp2_table): what a kernel computing exp2f(shift_old -
 //               shift_new) does. Needs exp_impl exp2-fma or exp2.
-enum class RescaleImpl : uint8_t { kExact, kExp2Shift };
+//   kExp2Diff:  alpha = exp2(round(round(m_old - m_new) * c)), the difference of the raw maxima
+//               and its product with c each rounded at o_rescale, then exp2 at o_rescale: what
+//               FlashAttention-2's softmax_rescale_o computes. Needs exp_impl exp2-fma or exp2.
+enum class RescaleImpl : uint8_t { kExact, kExp2Shift, kExp2Diff };
+
+// How a key block's P enters flash attention's row sum l (rowsum_lanes = 1 only): kRunning adds
+// the block's columns to l in order; kWarpGroups sums each group of 32 columns in 4 lanes from
+// zero (lane t: columns j with (j % 8) / 2 == t), combines them (l0 + l1) + (l2 + l3) and adds the
+// groups to l in order (the memory-efficient kernel's iterative_softmax).
+enum class RowsumBlock : uint8_t { kRunning, kWarpGroups };
+
+// How flash attention's forward pass forms the LSE from the row max m and the row sum l, each
+// rounding at lse:
+//   kExact:        round(m*scale + log l) (log in double).
+//   kFmaLog:       round(m*scale + round(log l)): FlashAttention-2's fma(m, scale, __logf(l)).
+//   kShiftDivLog2e: round(round(shift / log2e') + round(log l)) with shift = round(m*c) the exp2
+//                  shift and log2e' = log2(e) rounded at exp_arg: the memory-efficient kernel's
+//                  mi / kLog2e + logf(s_prime). Needs an exp2 exp_impl (else kExact).
+// The device's __logf and logf are approximations; log here is libm's, rounded at lse.
+enum class LseImpl : uint8_t { kExact, kFmaLog, kShiftDivLog2e };
 
 std::string_view to_string(Algorithm a);
 std::string_view to_string(ExpImpl e);
@@ -65,6 +84,54 @@ struct BetaRowmax {
 // the variant paper A found stable (standard attention always uses it, as autograd does).
 enum class DeltaMode : uint8_t { kFromOutput, kFromDpP };
 
+// The order in which a flash backward kernel adds the products of D = rowsum(dO o O), each
+// addition rounded at d (kFromOutput only):
+//   kSequential: one dot product over the row in column order (d's accumulation model).
+//   kFa2:        FlashAttention-2's dot_do_o: T = G/8 threads per row, G = 128, 64 or 32 (the
+//                largest that divides dv); thread t sums, in column order from zero, the chunks of
+//                8 columns c with c % T == t; then a butterfly all-reduce with offsets T/2, ..., 1.
+//   kMemEff:     the memory-efficient kernel's computeDelta: T = Bc/32 threads per row (its
+//                128 threads per 64 queries at 64x64 tiles), chunks of 8 columns (1 when dv is not
+//                a multiple of 8) dealt out the same way; the butterfly's offsets are 1, ..., T/2.
+enum class DeltaSum : uint8_t { kSequential, kFa2, kMemEff };
+
+// The order of the flash backward pass over (key/value block, query block) pairs, which fixes the
+// order in which dK and dV accumulate over query blocks and dQ over key blocks:
+//   kAscending:  each key block takes the query blocks in increasing order (dQ of a query block
+//                sees the key blocks in increasing order).
+//   kDescending: each key block takes the query blocks from the last to the first
+//                (FlashAttention-2's compute_dq_dk_dv_1colblock).
+//   kSplitKeys:  the memory-efficient kernel with split keys: the thread block of key block s
+//                starts at query block s (mod the number of query blocks) and wraps around; dQ of a
+//                query block sees the key blocks in the order the blocks reach it (key block s at
+//                step (i - s) mod n, ties by s). Causal masks start every key block at its first
+//                visible query block. With B*H >= 256 and Nk <= 2*Bc PyTorch's heuristic runs one
+//                split, and run_attention takes kAscending, as that kernel does.
+enum class QueryOrder : uint8_t { kAscending, kDescending, kSplitKeys };
+
+// How dQ accumulates across key blocks: kChained continues the dq_acc product chain from the
+// previous key block's accumulator; kBlockPartials chains each key block's product from zero and
+// adds it to dQ with one rounding at dq_acc's format (FlashAttention-2's fp32 atomicAdd into
+// dq_accum, in key-block order: the kernel's own order is nondeterministic).
+enum class DqMode : uint8_t { kChained, kBlockPartials };
+
+// Where the softmax scale enters the gradients dQ and dK:
+//   kExactProduct: grad_out rounds scale*acc once.
+//   kFp32ThenCast: acc*scale rounded at the accumulator's site (dq_acc, dk_acc), then cast at
+//                  grad_out (FlashAttention-2's epilogues and convert_dQ).
+//   kScaleDs:      dS*scale rounded at ds before the cast at ds_cast; the accumulators are cast
+//                  unscaled (the memory-efficient kernel).
+enum class GradScale : uint8_t { kExactProduct, kFp32ThenCast, kScaleDs };
+
+// The P that dS = P o (dP - D) multiplies: kExp, P as rounded at exp (FlashAttention-2's fp32
+// scores); kCast, P as cast at p_cast_bwd (the memory-efficient kernel keeps P in F).
+enum class DsProb : uint8_t { kExp, kCast };
+
+// How the backward pass of an exp2 exp_impl turns the LSE into its shift: kExact rounds the
+// exact lse*log2(e) at exp_arg; kFp32Log2e multiplies by log2(e) rounded at exp_arg first
+// (FlashAttention-2: lse * float(M_LOG2E)).
+enum class LseLog2e : uint8_t { kExact, kFp32Log2e };
+
 struct AttentionConfig {
   std::string preset = "fp64";
   Format low_precision = formats::fp64;  // the preset's format parameter; also the I/O format
@@ -74,12 +141,24 @@ struct AttentionConfig {
   NormMode norm_mode = NormMode::kReciprocal;
   DeltaMode delta_mode = DeltaMode::kFromOutput;
   RescaleImpl rescale = RescaleImpl::kExact;
+  LseImpl lse_impl = LseImpl::kExact;
+  // The flash backward pass's structure (see the enums above); the defaults are the fa2 model.
+  // bwd_exp_impl, when set, is the exp implementation of the backward pass (the forward pass's
+  // exp_impl otherwise).
+  std::optional<ExpImpl> bwd_exp_impl;
+  DeltaSum delta_sum = DeltaSum::kSequential;
+  QueryOrder query_order = QueryOrder::kAscending;
+  DqMode dq_mode = DqMode::kChained;
+  GradScale grad_scale = GradScale::kExactProduct;
+  DsProb ds_p = DsProb::kExp;
+  LseLog2e lse_log2e = LseLog2e::kExact;
   // Flash attention's row sum l as this many partial sums (1 or 4). With 4, column j of a key
   // block (j counted from the block's first column) goes to partial (j % 8) / 2, the mma.sync
   // accumulator layout of a thread quad; each partial is rescaled by alpha and adds its block
   // terms in column order at rowsum; at the end l = (l0 + l2) + (l1 + l3), each sum rounded at
   // rowsum (the quad's butterfly all-reduce). Standard attention ignores it.
   int rowsum_lanes = 1;
+  RowsumBlock rowsum_block = RowsumBlock::kRunning;
   std::array<SiteSpec, kSiteCount> sites{};
   int block_rows = 64;  // Br
   int block_cols = 64;  // Bc
@@ -107,8 +186,13 @@ struct AttentionConfig {
 };
 
 // "SITE=FORMAT:ROUNDING[:ACCUMULATION]"; also the structural keys exp_impl=, algorithm=,
-// pv_mode=, norm=, rescale=exact|exp2-shift, rowsum_lanes=1|4. Throws std::invalid_argument on
-// unknown sites, formats, modes or accumulation models.
+// pv_mode=, norm=, rescale=exact|exp2-shift|exp2-diff, rowsum_lanes=1|4,
+// rowsum_block=running|warp-groups,
+// lse_impl=exact|fma-log|shift-div-log2e, and for the flash
+// backward pass bwd_exp_impl=(an exp_impl)|same, delta_sum=sequential|fa2|mem-eff,
+// query_order=ascending|descending|split-keys, dq=chained|block-partials,
+// grad_scale=exact|fp32-then-cast|ds, ds_p=exp|cast, lse_log2e=exact|fp32. Throws
+// std::invalid_argument on unknown sites, formats, modes or accumulation models.
 void apply_override(AttentionConfig& config, std::string_view assignment);
 
 // "beta-rowmax[:beta[:eps]]", "sr-p[:bits]", "sr-p-tiled[:bits]" (sr-p with tiled_random),

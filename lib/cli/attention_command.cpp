@@ -368,7 +368,9 @@ const RegisterCommand kRegistration([](CLI::App& app) {
   command->add_option(
       "--set", opt->sets,
       "SITE=FORMAT:ROUNDING[:ACCUMULATION] (repeatable); also exp_impl=, algorithm=, pv_mode=, "
-      "norm=, rescale=, rowsum_lanes=");
+      "norm=, rescale=, rowsum_lanes=, rowsum_block=, lse_impl=, and the backward pass's "
+      "bwd_exp_impl=, delta_sum=, query_order=, dq=, grad_scale=, ds_p=, lse_log2e= "
+      "(docs/attention.md)");
   command->add_option("--mitigation", opt->mitigations,
                       "beta-rowmax[:BETA[:EPS]], sr-p[:BITS], sr-p-tiled[:BITS], sr-o[:BITS], "
                       "hp:SITE[:FORMAT], delta-dpp (repeatable)");
