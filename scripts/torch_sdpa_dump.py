@@ -9,6 +9,7 @@ seeded generator, rounds them to the dtype, and runs forward and backward throug
 backend (flash, efficient, cudnn, math) that accepts them. It writes, under OUT_DIR/KIND/:
     q.npy k.npy v.npy do.npy                  inputs as uint16 bit patterns of the dtype
     BACKEND_o.npy BACKEND_dq.npy ...          outputs as uint16 bit patterns
+    flash_lse.npy efficient_lse.npy           the forward passes' LSE (float32, B x H x N)
 and OUT_DIR/summary.json (versions, device, which backends ran, errors). Compare with
     simprec attention --q q.npy --k k.npy --v v.npy --do do.npy --input-format bf16 --preset P ...
 """
@@ -99,6 +100,19 @@ def main():
                 results[backend] = "ok"
             except Exception as e:  # a backend that refuses these inputs is recorded, not fatal
                 results[backend] = f"{type(e).__name__}: {e}"
+        # The LSE each forward pass saves for its backward pass (the same kernels as above).
+        qc, kc, vc = (t.cuda() for t in (q, k, v))
+        for backend, forward in [
+            ("flash", lambda: torch.ops.aten._scaled_dot_product_flash_attention(
+                qc, kc, vc, 0.0, False, False)[1]),
+            ("efficient", lambda: torch.ops.aten._scaled_dot_product_efficient_attention(
+                qc, kc, vc, None, True, 0.0, False)[1]),
+        ]:
+            try:
+                lse = forward().float()[..., : shape[2]]
+                np.save(os.path.join(folder, f"{backend}_lse.npy"), lse.cpu().numpy())
+            except Exception as e:
+                results[backend + "_lse"] = f"{type(e).__name__}: {e}"
         summary["kinds"][kind] = results
         print(kind, results, flush=True)
     with open(os.path.join(args.out, "summary.json"), "w") as f:

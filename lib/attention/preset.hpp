@@ -26,5 +26,8 @@ std::string fa2_tensor_core_accumulation(const Format& f);
 // The cuda-fa2 preset's: mma.sync for every format (tc:sm90-mma-e4m3 / -e5m2 for FP8), as
 // simprec's flash_gpu kernels issue it.
 std::string cuda_fa2_tensor_core_accumulation(const Format& f);
+// The torch-efficient preset's: mma.sync m16n8k8 (tc:sm90-mma-bf16-k8 / -fp16-k8), the
+// instruction CUTLASS issues in PyTorch's memory-efficient kernels; fa2's for other formats.
+std::string mem_eff_tensor_core_accumulation(const Format& f);
 
 }  // namespace simprec::attention
