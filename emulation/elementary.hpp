@@ -9,6 +9,7 @@
 // under 4 ulps of double.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "emulation/round.hpp"
@@ -23,5 +24,14 @@ uint64_t log(RoundingContext& ctx, uint64_t a);
 uint64_t exp_of(RoundingContext& ctx, double x);
 uint64_t exp2_of(RoundingContext& ctx, double x);
 uint64_t log_of(RoundingContext& ctx, double x);
+
+// exp of a float correctly rounded to fp32 with round-to-nearest-even (what exp_of gives in that
+// format and mode), fast: the C library's double exp rounded to float, unless that double lies
+// within 4 ulps of a float rounding boundary, where exp_of decides.
+float exp_fp32(float x);
+// y[i] = exp_fp32(x[i]) for i < n; x == y is allowed. With AVX-512, 16 at a time: a double exp
+// (relative error below 2^-48) rounded to float, the rare argument whose double result lies
+// within 2^10 ulps of a rounding boundary (about 1 in 2^18) recomputed by exp_fp32.
+void exp_fp32(const float* x, float* y, size_t n);
 
 }  // namespace simprec
