@@ -14,6 +14,7 @@
 
 #include "emulation/elementary.hpp"
 #include "emulation/tiled_random.hpp"
+#include "lib/attention/float_flash.hpp"
 #include "lib/attention/product.hpp"
 
 namespace simprec::attention {
@@ -937,7 +938,8 @@ AttentionInputs round_inputs(const AttentionInputs& inputs, const AttentionConfi
   return rounded;
 }
 
-AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const AttentionConfig& config) {
+AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const AttentionConfig& config,
+                               FastPath fast_path) {
   raw_inputs.validate();
   if (config.block_rows < 1 || config.block_cols < 1) {
     throw std::invalid_argument("tile sizes must be positive");
@@ -960,7 +962,9 @@ AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const Attentio
   }
   std::vector<std::array<tracing::SiteTrace, kSiteCount>> traces(config.trace ? s.problems() : 0);
   std::vector<std::vector<uint32_t>> misses(s.problems());
+  const bool float_flash = fast_path == FastPath::kAllowed && float_flash_applies(config);
   parallel_problems(s.problems(), config.threads, [&](int64_t p) {
+    if (float_flash && run_float_flash(config, inputs, out, p)) return;
     Head head(engine, inputs, out, p, config.trace ? &traces[p] : nullptr, &misses[p]);
     if (!inputs.has_forward()) head.forward();
     if (inputs.has_grad()) head.backward();

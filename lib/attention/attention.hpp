@@ -54,9 +54,15 @@ double softmax_scale(const AttentionConfig& config, const AttentionShape& shape)
 // The inputs as rounded at the `input` site (what both the emulation and the reference see).
 AttentionInputs round_inputs(const AttentionInputs& inputs, const AttentionConfig& config);
 
+// How run_attention may compute: kAllowed takes the float fast path (float_flash.hpp) for the
+// configurations it computes bit-identically (the fp32 preset); kSiteBySite rounds site by site
+// everywhere, for tests of that fast path.
+enum class FastPath : uint8_t { kAllowed, kSiteBySite };
+
 // Runs the configured algorithm on `inputs` (rounded at the input site first). Parallel over
 // batch x heads with config.threads threads; bit-identical for any thread count.
-AttentionOutputs run_attention(const AttentionInputs& inputs, const AttentionConfig& config);
+AttentionOutputs run_attention(const AttentionInputs& inputs, const AttentionConfig& config,
+                               FastPath fast_path = FastPath::kAllowed);
 
 // run_attention with the device's exp2: runs, evaluates the arguments the table lacked in one
 // call of `exp2`, adds them to a copy of config.exp2_table (or a new table) and runs again until

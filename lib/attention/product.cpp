@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <utility>
 #include <vector>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include "emulation/bulk.hpp"
 #include "emulation/round.hpp"
@@ -68,6 +72,90 @@ void float_sequential(int64_t m, int64_t n, int64_t k, const float* a, int64_t l
       for (int64_t x = 0; x < n; ++x) row[x] = std::fmaf(av, bv[x], row[x]);
     }
   }
+}
+
+#if defined(__AVX512F__)
+namespace {
+
+// Rows i0..i0+MR of C, columns j..j+31 (the lanes of mask0 and mask1), over the whole k loop.
+template <int MR>
+void float_sequential_block(int64_t k, const float* a, int64_t a_row, int64_t a_col, const float* b,
+                            int64_t ldb, float* c, int64_t ldc, __mmask16 mask0, __mmask16 mask1) {
+  // Fully unrolled loops over r, so that GCC keeps acc in registers (otherwise it also stores
+  // the array to the stack at every step of the k loop).
+  __m512 acc[MR][2];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    acc[r][0] = _mm512_maskz_loadu_ps(mask0, c + r * ldc);
+    acc[r][1] = _mm512_maskz_loadu_ps(mask1, c + r * ldc + 16);
+  }
+  for (int64_t kk = 0; kk < k; ++kk) {
+    const __m512 b0 = _mm512_maskz_loadu_ps(mask0, b + kk * ldb);
+    const __m512 b1 = _mm512_maskz_loadu_ps(mask1, b + kk * ldb + 16);
+    const float* ak = a + kk * a_col;
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const __m512 av = _mm512_set1_ps(ak[r * a_row]);
+      acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    _mm512_mask_storeu_ps(c + r * ldc, mask0, acc[r][0]);
+    _mm512_mask_storeu_ps(c + r * ldc + 16, mask1, acc[r][1]);
+  }
+}
+
+// float_sequential_block<rows> for 1 <= rows <= sizeof...(MR) (the row tail of a tile).
+template <int... MR>
+void float_sequential_rows(int rows, std::integer_sequence<int, MR...>, int64_t k, const float* a,
+                           int64_t a_row, int64_t a_col, const float* b, int64_t ldb, float* c,
+                           int64_t ldc, __mmask16 mask0, __mmask16 mask1) {
+  ((rows == MR + 1
+        ? float_sequential_block<MR + 1>(k, a, a_row, a_col, b, ldb, c, ldc, mask0, mask1)
+        : void()),
+   ...);
+}
+
+// The first `count` of 16 lanes (none for count <= 0).
+__mmask16 lanes(int64_t count) {
+  return static_cast<__mmask16>(count >= 16 ? 0xffff : count <= 0 ? 0 : (1u << count) - 1);
+}
+
+}  // namespace
+#endif
+
+void float_sequential_strided(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_row,
+                              int64_t a_col, const float* b, int64_t ldb, float* c, int64_t ldc) {
+#if defined(__AVX512F__)
+  constexpr int kRows = 8, kCols = 32;
+  for (int64_t i = 0; i < m; i += kRows) {
+    const int rows = static_cast<int>(std::min<int64_t>(kRows, m - i));
+    for (int64_t j = 0; j < n; j += kCols) {
+      // Columns j..j + cols - 1: the first 16 in mask0's lanes, the rest in mask1's.
+      const int64_t cols = std::min<int64_t>(kCols, n - j);
+      const __mmask16 mask0 = lanes(cols), mask1 = lanes(cols - 16);
+      const float* ai = a + i * a_row;
+      float* ci = c + i * ldc + j;
+      if (rows == kRows) {
+        float_sequential_block<kRows>(k, ai, a_row, a_col, b + j, ldb, ci, ldc, mask0, mask1);
+      } else {
+        float_sequential_rows(rows, std::make_integer_sequence<int, kRows - 1>{}, k, ai, a_row,
+                              a_col, b + j, ldb, ci, ldc, mask0, mask1);
+      }
+    }
+  }
+#else
+  for (int64_t i = 0; i < m; ++i) {
+    float* __restrict row = c + i * ldc;
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const float av = a[i * a_row + kk * a_col];
+      const float* __restrict bv = b + kk * ldb;
+      for (int64_t x = 0; x < n; ++x) row[x] = std::fmaf(av, bv[x], row[x]);
+    }
+  }
+#endif
 }
 
 ProductSite::ProductSite(Site site, const SiteSpec& spec, uint64_t seed)
