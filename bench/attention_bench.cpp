@@ -5,8 +5,13 @@
 //   with one fp32 fma per term at its product sites;
 //   fa2_tc: fa2 as the preset defines it, the tensor-core model tc:sm90-mma-bf16 at every fp32
 //   product site
-//   EigenFloat/Forward: standard attention in float with Eigen matrix products
-// The README's ratios divide Emulated by FlashFloat (fa2) and by EigenFloat (fp32).
+//   EmulatedBackward_fp32: the fp32 preset's backward pass alone (given O and LSE)
+//   EigenFloat/Forward, /Backward: standard attention in float with Eigen matrix products (the
+//   backward pass from the stored P)
+//   EigenFlashFloat/Forward, /Backward: the emulation's flash algorithm (64 x 64 tiles) in float,
+//   each tile's products an Eigen matrix product
+// The README's ratios divide Emulated by FlashFloat (fa2), and fp32 by EigenFloat and by
+// EigenFlashFloat.
 #include <benchmark/benchmark.h>
 
 #include <Eigen/Dense>
@@ -177,26 +182,157 @@ void BM_FlashFloatBackward(benchmark::State& state) {
 }
 BENCHMARK(BM_FlashFloatBackward)->Unit(benchmark::kMillisecond)->Iterations(2);
 
+using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// Standard attention in float with Eigen matrix products: P = softmax(scale Q K^T) row by row,
+// O = P V.
+void eigen_forward(const Problem& pr, RowMatrix& p, RowMatrix& o) {
+  const int64_t n = bench_n();
+  const Eigen::Map<const RowMatrix> q(pr.q.data(), n, kD), k(pr.k.data(), n, kD),
+      v(pr.v.data(), n, kD);
+  const float scale = static_cast<float>(1.0 / std::sqrt(double(kD)));
+  p.noalias() = q * k.transpose();
+  for (int64_t i = 0; i < n; ++i) {
+    const float mx = p.row(i).maxCoeff();
+    p.row(i) = ((p.row(i).array() - mx) * scale).exp();
+    p.row(i) /= p.row(i).sum();
+  }
+  o.noalias() = p * v;
+}
+
 void BM_EigenFloatForward(benchmark::State& state) {
-  using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   const Problem& pr = problem();
   const int64_t n = bench_n();
-  const Eigen::Map<const Mat> q(pr.q.data(), n, kD), k(pr.k.data(), n, kD), v(pr.v.data(), n, kD);
-  const float scale = static_cast<float>(1.0 / std::sqrt(double(kD)));
-  Mat s(n, n), o(n, kD);
+  RowMatrix p(n, n), o(n, kD);
   Eigen::setNbThreads(1);
   for (auto _ : state) {
-    s.noalias() = q * k.transpose();
-    for (int64_t i = 0; i < n; ++i) {
-      const float mx = s.row(i).maxCoeff();
-      s.row(i) = ((s.row(i).array() - mx) * scale).exp();
-      s.row(i) /= s.row(i).sum();
-    }
-    o.noalias() = s * v;
+    eigen_forward(pr, p, o);
     benchmark::DoNotOptimize(o.data());
   }
 }
 BENCHMARK(BM_EigenFloatForward)->Unit(benchmark::kMillisecond)->Iterations(2);
+
+// Standard attention's backward pass in float with Eigen matrix products, from the forward
+// pass's normalised P (as autograd keeps it): dV = P^T dO, dP = dO V^T, D = rowsum(dO o O),
+// dS = P o (dP - D), dQ = scale dS K, dK = scale dS^T Q.
+void eigen_backward(const Problem& pr, const RowMatrix& p, const RowMatrix& o, RowMatrix& ds,
+                    RowMatrix& dq, RowMatrix& dk, RowMatrix& dv) {
+  const int64_t n = bench_n();
+  const Eigen::Map<const RowMatrix> q(pr.q.data(), n, kD), k(pr.k.data(), n, kD),
+      v(pr.v.data(), n, kD), d_out(pr.d_out.data(), n, kD);
+  const float scale = static_cast<float>(1.0 / std::sqrt(double(kD)));
+  const Eigen::VectorXf delta = (d_out.array() * o.array()).rowwise().sum();
+  dv.noalias() = p.transpose() * d_out;
+  ds.noalias() = d_out * v.transpose();
+  ds = p.array() * (ds.array().colwise() - delta.array());
+  dq.noalias() = ds * k;
+  dq *= scale;
+  dk.noalias() = ds.transpose() * q;
+  dk *= scale;
+}
+
+void BM_EigenFloatBackward(benchmark::State& state) {
+  const Problem& pr = problem();
+  const int64_t n = bench_n();
+  Eigen::setNbThreads(1);
+  RowMatrix p(n, n), o(n, kD), ds(n, n), dq(n, kD), dk(n, kD), dv(n, kD);
+  eigen_forward(pr, p, o);
+  for (auto _ : state) {
+    eigen_backward(pr, p, o, ds, dq, dk, dv);
+    benchmark::DoNotOptimize(dq.data());
+    benchmark::DoNotOptimize(dk.data());
+    benchmark::DoNotOptimize(dv.data());
+  }
+}
+BENCHMARK(BM_EigenFloatBackward)->Unit(benchmark::kMillisecond)->Iterations(2);
+
+// FlashAttention-2 in float with Eigen: the emulation's tiled algorithm (64 x 64 tiles, the
+// running max and sum, P = exp(scale S - scale m)), each tile's products an Eigen GEMM.
+void eigen_flash_forward(const Problem& pr, RowMatrix& o, Eigen::VectorXf& lse) {
+  const int64_t n = bench_n();
+  const Eigen::Map<const RowMatrix> q(pr.q.data(), n, kD), k(pr.k.data(), n, kD),
+      v(pr.v.data(), n, kD);
+  const float scale = static_cast<float>(1.0 / std::sqrt(double(kD)));
+  RowMatrix s(kBr, kBc), acc(kBr, kD);
+  Eigen::VectorXf m(kBr), l(kBr);
+  o.resize(n, kD);
+  lse.resize(n);
+  for (int64_t i0 = 0; i0 < n; i0 += kBr) {
+    acc.setZero();
+    m.setConstant(-INFINITY);
+    l.setZero();
+    for (int64_t j0 = 0; j0 < n; j0 += kBc) {
+      s.noalias() = q.middleRows(i0, kBr) * k.middleRows(j0, kBc).transpose();
+      const Eigen::VectorXf m_new = m.cwiseMax(s.rowwise().maxCoeff());
+      const Eigen::ArrayXf alpha = ((m - m_new).array() * scale).exp();
+      s = ((s.array().colwise() - m_new.array()) * scale).exp();
+      l = (l.array() * alpha).matrix() + s.rowwise().sum();
+      acc = acc.array().colwise() * alpha;
+      acc.noalias() += s * v.middleRows(j0, kBc);
+      m = m_new;
+    }
+    o.middleRows(i0, kBr) = acc.array().colwise() / l.array();
+    lse.segment(i0, kBr) = m * scale + l.array().log().matrix();
+  }
+}
+
+void BM_EigenFlashFloatForward(benchmark::State& state) {
+  const Problem& pr = problem();
+  Eigen::setNbThreads(1);
+  RowMatrix o;
+  Eigen::VectorXf lse;
+  for (auto _ : state) {
+    eigen_flash_forward(pr, o, lse);
+    benchmark::DoNotOptimize(o.data());
+  }
+}
+BENCHMARK(BM_EigenFlashFloatForward)->Unit(benchmark::kMillisecond)->Iterations(2);
+
+// Its backward pass, FA2's loops (key/value tiles outside, query tiles inside), P recomputed from
+// the LSE, dQ and dK scaled at the end.
+void eigen_flash_backward(const Problem& pr, const RowMatrix& o, const Eigen::VectorXf& lse,
+                          RowMatrix& dq, RowMatrix& dk, RowMatrix& dv) {
+  const int64_t n = bench_n();
+  const Eigen::Map<const RowMatrix> q(pr.q.data(), n, kD), k(pr.k.data(), n, kD),
+      v(pr.v.data(), n, kD), d_out(pr.d_out.data(), n, kD);
+  const float scale = static_cast<float>(1.0 / std::sqrt(double(kD)));
+  RowMatrix p(kBr, kBc), dp(kBr, kBc), dk_acc(kBc, kD), dv_acc(kBc, kD);
+  dq.setZero(n, kD);
+  dk.resize(n, kD);
+  dv.resize(n, kD);
+  const Eigen::VectorXf delta = (d_out.array() * o.array()).rowwise().sum();
+  for (int64_t j0 = 0; j0 < n; j0 += kBc) {
+    dk_acc.setZero();
+    dv_acc.setZero();
+    for (int64_t i0 = 0; i0 < n; i0 += kBr) {
+      p.noalias() = q.middleRows(i0, kBr) * k.middleRows(j0, kBc).transpose();
+      p = ((p.array() * scale).colwise() - lse.segment(i0, kBr).array()).exp();
+      dv_acc.noalias() += p.transpose() * d_out.middleRows(i0, kBr);
+      dp.noalias() = d_out.middleRows(i0, kBr) * v.middleRows(j0, kBc).transpose();
+      dp = p.array() * (dp.array().colwise() - delta.segment(i0, kBr).array());
+      dq.middleRows(i0, kBr).noalias() += dp * k.middleRows(j0, kBc);
+      dk_acc.noalias() += dp.transpose() * q.middleRows(i0, kBr);
+    }
+    dk.middleRows(j0, kBc) = dk_acc * scale;
+    dv.middleRows(j0, kBc) = dv_acc;
+  }
+  dq *= scale;
+}
+
+void BM_EigenFlashFloatBackward(benchmark::State& state) {
+  const Problem& pr = problem();
+  Eigen::setNbThreads(1);
+  RowMatrix o, dq, dk, dv;
+  Eigen::VectorXf lse;
+  eigen_flash_forward(pr, o, lse);
+  for (auto _ : state) {
+    eigen_flash_backward(pr, o, lse, dq, dk, dv);
+    benchmark::DoNotOptimize(dq.data());
+    benchmark::DoNotOptimize(dk.data());
+    benchmark::DoNotOptimize(dv.data());
+  }
+}
+BENCHMARK(BM_EigenFlashFloatBackward)->Unit(benchmark::kMillisecond)->Iterations(2);
 
 void emulated(benchmark::State& state, const char* preset, bool backward,
               bool tensor_core = false) {
@@ -219,6 +355,26 @@ void emulated(benchmark::State& state, const char* preset, bool backward,
     benchmark::DoNotOptimize(out.o.data());
   }
 }
+// The backward pass alone: run_attention given O and LSE (from the same configuration's
+// forward pass) skips the forward pass.
+void emulated_backward(benchmark::State& state, const char* preset) {
+  const Problem& pr = problem();
+  AttentionConfig c = make_preset(preset);
+  c.threads = 1;
+  c.block_rows = kBr;
+  c.block_cols = kBc;
+  AttentionInputs in = pr.inputs;
+  const AttentionOutputs forward = run_attention(in, c);
+  in.o = forward.o;
+  in.lse = forward.lse;
+  for (auto _ : state) {
+    const AttentionOutputs out = run_attention(in, c);
+    benchmark::DoNotOptimize(out.dq.data());
+  }
+}
+void BM_EmulatedBackward_fp32(benchmark::State& s) {
+  emulated_backward(s, "fp32");
+}
 void BM_EmulatedForward_fa2(benchmark::State& s) {
   emulated(s, "fa2", false);
 }
@@ -237,7 +393,8 @@ void BM_EmulatedForwardBackward_fa2_tc(benchmark::State& s) {
 BENCHMARK(BM_EmulatedForward_fa2)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_EmulatedForward_fa2_tc)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_EmulatedForwardBackward_fa2_tc)->Unit(benchmark::kMillisecond)->Iterations(1);
-BENCHMARK(BM_EmulatedForward_fp32)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_EmulatedForward_fp32)->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK(BM_EmulatedBackward_fp32)->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK(BM_EmulatedForwardBackward_fa2)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace
