@@ -95,7 +95,9 @@ uint32_t block_fma(const TensorCoreModel& model, const Operand* a, const Operand
     emax = std::max(emax, e);
   }
   if (emax == INT_MIN) {
-    // Only zeros: -0 when every term is -0 (IEEE 754's rule for exact zero sums).
+    // Only zeros: -0 when every term is -0 (IEEE 754's rule for exact zero sums), unless the
+    // hardware gives +0 for every zero.
+    if (model.zero_is_always_positive) return 0u;
     bool all_negative = c.negative;
     for (int i = 0; i < count; ++i) all_negative &= a[i].negative != b[i].negative;
     return all_negative ? static_cast<uint32_t>(acc.sign_mask()) : 0u;

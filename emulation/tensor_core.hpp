@@ -71,6 +71,10 @@ struct TensorCoreModel {
   // significand bits it keeps (the accumulator's precision unless narrower).
   RoundingMode block_rounding = RoundingMode::kTowardZero;
   int block_result_precision = 24;
+  // The sign of an exact zero result: IEEE 754's rule (-0 only when every term, C included, is
+  // -0) or always +0, as measured for mma.sync with fp32 accumulators on the H100 (a -0 C plus
+  // -0 products gives +0).
+  bool zero_is_always_positive = false;
   // Whether the hardware was checked bit for bit (tests/tensor_core_hw_test.cpp) or the preset
   // comes from the literature.
   bool verified = false;

@@ -133,6 +133,10 @@ TensorCoreModel make_model(const Spec& s) {
   m.c_entry = s.c_entry;
   if (s.through_fp16) m.datapath_input = formats::fp16;
   m.block_rounding = s.block_rounding;
+  // Measured on the H100 (docs/tensor_cores.md, "Signed zeros"): mma.sync m16n8k16 with fp32
+  // accumulators returns +0 for a -0 C plus -0 products.
+  m.zero_is_always_positive = std::string_view(s.name) == "tc:sm90-mma-bf16" ||
+                              std::string_view(s.name) == "tc:sm90-mma-fp16";
   m.block_result_precision = s.block_result_precision;
   m.verified = s.verified;
   m.evidence = s.evidence;

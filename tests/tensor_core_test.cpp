@@ -94,12 +94,36 @@ TEST(TensorCoreModel, SpecialValues) {
   const uint16_t a[2] = {bits_of(formats::bf16, 0.0), 0};
   const uint16_t b[2] = {0x7f80, 0};  // 0 * inf
   EXPECT_EQ(tensor_core_dot(m, a, 1, b, 1, 2, 0), 0x7fffffffu);
-  // Exact cancellation gives +0; a whole instruction of -0 terms and C = -0 gives -0 (a
-  // shorter K is padded with +0 products, as a zero-filled tile would be).
+  // Exact cancellation gives +0; so does a whole instruction of -0 terms with C = -0 on the
+  // H100's mma.sync (measured, below), where IEEE 754 would give -0. A model without that
+  // measurement keeps IEEE's rule.
   EXPECT_EQ(fp32_bits(static_cast<float>(dot_with_ones(m, {1.0, -1.0}, 0.0))), 0u);
   EXPECT_EQ(fp32_bits(static_cast<float>(dot_with_ones(m, std::vector<double>(16, -0.0), -0.0))),
-            0x80000000u);
-  EXPECT_EQ(fp32_bits(static_cast<float>(dot_with_ones(m, {-0.0}, -0.0))), 0u);
+            0u);
+  const TensorCoreModel& wgmma = tensor_core_model("tc:sm90-wgmma-bf16");
+  EXPECT_EQ(
+      fp32_bits(static_cast<float>(dot_with_ones(wgmma, std::vector<double>(16, -0.0), -0.0))),
+      0x80000000u);
+}
+
+// Recorded on an H100 (tests/data/tensor_core/signed_zeros/README.md): every combination of
+// +-0 products and a +-0 C gives +0 through mma.sync with fp32 accumulators.
+TEST(TensorCoreModel, SignedZerosAsTheH100GivesThem) {
+  const std::filesystem::path dir =
+      std::filesystem::path(__FILE__).parent_path() / "data" / "tensor_core" / "signed_zeros";
+  const NpyArray a = read_npy(dir / "A.npy"), b = read_npy(dir / "B.npy"),
+                 c = read_npy(dir / "C.npy"), d = read_npy(dir / "D_h100.npy");
+  const auto c_bits = c.as<uint32_t>();
+  const auto d_bits = d.as<uint32_t>();
+  ASSERT_EQ(d_bits.size(), 128u);
+  int negative_c = 0;
+  for (uint32_t x : c_bits) negative_c += x == 0x80000000u;
+  EXPECT_EQ(negative_c, 64);  // the case IEEE's rule would turn into -0 is there
+  for (const char* name : {"tc:sm90-mma-bf16", "tc:sm90-mma-fp16"}) {
+    const auto out = tensor_core_gemm(tensor_core_model(name), a.as<uint16_t>(), b.as<uint16_t>(),
+                                      c_bits, 16, 8, 16);
+    for (size_t i = 0; i < out.size(); ++i) EXPECT_EQ(out[i], d_bits[i]) << name << " " << i;
+  }
 }
 
 TEST(TensorCoreModel, Fp8MmaSyncAddsCLastWithRoundToNearest) {
