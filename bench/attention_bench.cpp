@@ -1,6 +1,8 @@
 // Speed of the emulated attention against plain-float implementations of the same algorithms,
 // one head, one thread: N = 4096, d = 128 by default (SIMPREC_ATTN_BENCH_N overrides N).
-//   FlashFloat/Forward, FlashFloat/Backward: the FA2 tiled algorithm in plain float (fmaf, exp2f)
+//   FlashFloat/Forward, FlashFloat/Backward: the FA2 tiled algorithm in plain float at its best
+//   reasonable speed, laid out as the emulation's float fast path (float_flash.cpp) with the
+//   same register-blocked GEMM and a vectorised float exp2 (not bit-reproducible)
 //   Emulated/fa2, Emulated/fp32: run_attention with the preset (bf16 inputs), threads = 1, fa2
 //   with one fp32 fma per term at its product sites;
 //   fa2_tc: fa2 as the preset defines it, the tensor-core model tc:sm90-mma-bf16 at every fp32
@@ -15,6 +17,8 @@
 #include <benchmark/benchmark.h>
 
 #include <Eigen/Dense>
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <numbers>
@@ -57,22 +61,48 @@ const Problem& problem() {
   return p;
 }
 
-// C (m x n, ldc) += A (m x k, lda) B (k x n, ldb), each output accumulated in order of k with
-// The emulation's own order-preserving float kernel (c has row stride n in every call here), so
-// that the comparison is like for like.
-void gemm_float(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-                int64_t ldb, float* c, int64_t ldc) {
-  if (ldc != n) std::abort();
-  float_sequential(m, n, k, a, lda, b, ldb, c);
+// 2^x in plain float for the baseline, no rounding guarantee: 2^x = 2^n 2^f with n = round(x),
+// |f| <= 1/2, 2^f by its Taylor polynomial of degree 6 (truncation below 2^-23 relative), 0 below
+// 2^-126 (no subnormals). A plain loop over arrays, which the compiler vectorises (16 lanes).
+void exp2_float(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float xi = std::max(x[i], -127.0f);
+    const float t = xi + 0x1.8p23f;  // round(x) in the low bits of t
+    const float f = xi - (t - 0x1.8p23f);
+    float p = 1.5403530e-4f;
+    for (const float c :
+         {1.3333558e-3f, 9.6181291e-3f, 5.5504109e-2f, 2.4022651e-1f, 6.9314718e-1f, 1.0f}) {
+      p = std::fmaf(p, f, c);
+    }
+    const int32_t scale = (std::bit_cast<int32_t>(t) - std::bit_cast<int32_t>(0x1.8p23f)) << 23;
+    y[i] = xi < -126.0f ? 0.0f : std::bit_cast<float>(std::bit_cast<int32_t>(p) + scale);
+  }
 }
 
-// FA2 forward in plain float, the same loop structure as the emulation's fp32 fast path.
+// Rows [i0, i0 + kBr) of x (n x cols) as cols x kBr blocks, one after another (the right operand
+// of a transposed tile product, as in float_flash.cpp).
+std::vector<float> tiles_transposed(const std::vector<float>& x, int64_t cols) {
+  const int64_t n = bench_n();
+  std::vector<float> t(x.size());
+  for (int64_t i0 = 0; i0 < n; i0 += kBr) {
+    for (int64_t i = 0; i < kBr; ++i) {
+      for (int64_t c = 0; c < cols; ++c) t[i0 * cols + c * kBr + i] = x[(i0 + i) * cols + c];
+    }
+  }
+  return t;
+}
+
+// FlashAttention-2's forward pass in plain float, laid out as the emulation's float fast path
+// (lib/attention/float_flash.cpp) lays it out: S^T = K_tile Q_tile^T (so that the per-row softmax
+// work runs across rows in vector lanes), P^T = 2^(S^T c - m c), O += P V, the products through
+// float_sequential_strided (the fast path's register-blocked GEMM), exp2 by exp2_float. N must be
+// a multiple of the tile sizes.
 void flash_forward_float(const Problem& pr, std::vector<float>& o, std::vector<float>& lse) {
   const int64_t n = bench_n(), d = kD;
+  const float scale = static_cast<float>(1.0 / std::sqrt(double(d)));
   const float c = static_cast<float>(1.0 / std::sqrt(double(d)) * std::numbers::log2e);
-  std::vector<float> kt(d * n), s(kBr * kBc), acc(kBr * d), m(kBr), l(kBr);
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t x = 0; x < d; ++x) kt[x * n + j] = pr.k[j * d + x];
+  const std::vector<float> qt = tiles_transposed(pr.q, d);
+  std::vector<float> st(kBc * kBr), acc(kBr * d), m(kBr), l(kBr), mc(kBr), alpha(kBr);
   o.assign(n * d, 0.f);
   lse.assign(n, 0.f);
   for (int64_t i0 = 0; i0 < n; i0 += kBr) {
@@ -80,85 +110,131 @@ void flash_forward_float(const Problem& pr, std::vector<float>& o, std::vector<f
     std::fill(m.begin(), m.end(), -INFINITY);
     std::fill(l.begin(), l.end(), 0.f);
     for (int64_t j0 = 0; j0 < n; j0 += kBc) {
-      std::fill(s.begin(), s.end(), 0.f);
-      gemm_float(kBr, kBc, d, pr.q.data() + i0 * d, d, kt.data() + j0, n, s.data(), kBc);
-      for (int i = 0; i < kBr; ++i) {
-        float* __restrict row = s.data() + i * kBc;
-        float mx = m[i];
-        for (int j = 0; j < kBc; ++j) mx = std::max(mx, row[j]);
-        const float alpha = std::exp2f((m[i] - mx) * c);
-        const float mc = mx * c;
-        m[i] = mx;
-        float sum = l[i] * alpha;
-        for (int64_t x = 0; x < d; ++x) acc[i * d + x] *= alpha;
-        for (int j = 0; j < kBc; ++j) {
-          row[j] = std::exp2f(std::fmaf(row[j], c, -mc));
-          sum += row[j];
-        }
-        l[i] = sum;
+      std::fill(st.begin(), st.end(), 0.f);
+      float_sequential_strided(kBc, kBr, d, pr.k.data() + j0 * d, d, 1, qt.data() + i0 * d, kBr,
+                               st.data(), kBr);
+      float* __restrict mx = alpha.data();  // the new max, then alpha's argument
+      for (int i = 0; i < kBr; ++i) mx[i] = m[i];
+      for (int j = 0; j < kBc; ++j) {
+        const float* __restrict s = st.data() + j * kBr;
+        for (int i = 0; i < kBr; ++i) mx[i] = std::max(mx[i], s[i]);
       }
-      gemm_float(kBr, d, kBc, s.data(), kBc, pr.v.data() + j0 * d, d, acc.data(), d);
+      for (int i = 0; i < kBr; ++i) {
+        mc[i] = mx[i] * c;
+        const float m_old = m[i];
+        m[i] = mx[i];
+        alpha[i] = (m_old - m[i]) * c;
+      }
+      exp2_float(alpha.data(), alpha.data(), kBr);
+      for (int j = 0; j < kBc; ++j) {
+        float* __restrict s = st.data() + j * kBr;
+        for (int i = 0; i < kBr; ++i) s[i] = std::fmaf(s[i], c, -mc[i]);
+      }
+      exp2_float(st.data(), st.data(), kBc * kBr);
+      for (int i = 0; i < kBr; ++i) l[i] *= alpha[i];
+      for (int j = 0; j < kBc; ++j) {
+        const float* __restrict p = st.data() + j * kBr;
+        for (int i = 0; i < kBr; ++i) l[i] += p[i];
+      }
+      for (int i = 0; i < kBr; ++i) {
+        float* __restrict row = acc.data() + i * d;
+        for (int64_t x = 0; x < d; ++x) row[x] *= alpha[i];
+      }
+      float_sequential_strided(kBr, d, kBc, st.data(), 1, kBr, pr.v.data() + j0 * d, d, acc.data(),
+                               d);
     }
     for (int i = 0; i < kBr; ++i) {
       const float inv = 1.f / l[i];
       for (int64_t x = 0; x < d; ++x) o[(i0 + i) * d + x] = acc[i * d + x] * inv;
-      lse[i0 + i] = m[i] * static_cast<float>(1.0 / std::sqrt(double(d))) + std::log(l[i]);
+      lse[i0 + i] = m[i] * scale + std::log(l[i]);
     }
   }
 }
 
-// FA2 backward in plain float (outer loop over key/value tiles, as the emulation).
+// Its backward pass, laid out as float_flash.cpp's: D = rowsum(dO o O); key tiles in groups of 4
+// outside, query tiles inside; P^T recomputed from the LSE, dV += P^T dO, dP^T = V dO^T,
+// dS^T = P o (dP - D), dQ += dS K, dK += dS^T Q; dQ and dK scaled at the end.
 void flash_backward_float(const Problem& pr, const std::vector<float>& o,
                           const std::vector<float>& lse, std::vector<float>& dq,
                           std::vector<float>& dk, std::vector<float>& dv) {
   const int64_t n = bench_n(), d = kD;
   const float scale = static_cast<float>(1.0 / std::sqrt(double(d)));
   const float c = static_cast<float>(scale * std::numbers::log2e);
-  std::vector<float> kt(d * n), vt(d * n), delta(n), s(kBr * kBc), pt(kBc * kBr), dp(kBr * kBc),
-      ds(kBr * kBc), dst(kBc * kBr), dk_acc(kBc * d), dv_acc(kBc * d);
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t x = 0; x < d; ++x)
-      kt[x * n + j] = pr.k[j * d + x], vt[x * n + j] = pr.v[j * d + x];
+  constexpr int64_t kKeyGroup = 4;
+  const std::vector<float> qt = tiles_transposed(pr.q, d), dot = tiles_transposed(pr.d_out, d);
+  std::vector<float> delta(n), lse2(n), st(kBc * kBr), dpt(kBc * kBr), dk_acc(kKeyGroup * kBc * d),
+      dv_acc(kKeyGroup * kBc * d);
   for (int64_t i = 0; i < n; ++i) {
     float acc = 0;
     for (int64_t x = 0; x < d; ++x) acc = std::fmaf(pr.d_out[i * d + x], o[i * d + x], acc);
     delta[i] = acc;
+    lse2[i] = lse[i] * static_cast<float>(std::numbers::log2e);
   }
   dq.assign(n * d, 0.f);
   dk.assign(n * d, 0.f);
   dv.assign(n * d, 0.f);
-  const auto gemm = gemm_float;
-  for (int64_t j0 = 0; j0 < n; j0 += kBc) {
+  for (int64_t g0 = 0; g0 < n; g0 += kKeyGroup * kBc) {
+    const int64_t g1 = std::min(n, g0 + kKeyGroup * kBc);
     std::fill(dk_acc.begin(), dk_acc.end(), 0.f);
     std::fill(dv_acc.begin(), dv_acc.end(), 0.f);
     for (int64_t i0 = 0; i0 < n; i0 += kBr) {
-      std::fill(s.begin(), s.end(), 0.f);
-      gemm(kBr, kBc, d, pr.q.data() + i0 * d, d, kt.data() + j0, n, s.data(), kBc);
-      for (int i = 0; i < kBr; ++i) {
-        const float lc = lse[i0 + i] * static_cast<float>(std::numbers::log2e);
+      for (int64_t j0 = g0; j0 < g1; j0 += kBc) {
+        float* dk_tile = dk_acc.data() + (j0 - g0) * d;
+        float* dv_tile = dv_acc.data() + (j0 - g0) * d;
+        std::fill(st.begin(), st.end(), 0.f);
+        float_sequential_strided(kBc, kBr, d, pr.k.data() + j0 * d, d, 1, qt.data() + i0 * d, kBr,
+                                 st.data(), kBr);
         for (int j = 0; j < kBc; ++j) {
-          const float p = std::exp2f(std::fmaf(s[i * kBc + j], c, -lc));
-          s[i * kBc + j] = p;
-          pt[j * kBr + i] = p;
+          float* __restrict s = st.data() + j * kBr;
+          const float* __restrict shift = lse2.data() + i0;
+          for (int i = 0; i < kBr; ++i) s[i] = std::fmaf(s[i], c, -shift[i]);
         }
-      }
-      gemm(kBc, d, kBr, pt.data(), kBr, pr.d_out.data() + i0 * d, d, dv_acc.data(), d);
-      std::fill(dp.begin(), dp.end(), 0.f);
-      gemm(kBr, kBc, d, pr.d_out.data() + i0 * d, d, vt.data() + j0, n, dp.data(), kBc);
-      for (int i = 0; i < kBr; ++i) {
+        exp2_float(st.data(), st.data(), kBc * kBr);  // P^T
+        float_sequential_strided(kBc, d, kBr, st.data(), kBr, 1, pr.d_out.data() + i0 * d, d,
+                                 dv_tile, d);
+        std::fill(dpt.begin(), dpt.end(), 0.f);
+        float_sequential_strided(kBc, kBr, d, pr.v.data() + j0 * d, d, 1, dot.data() + i0 * d, kBr,
+                                 dpt.data(), kBr);
         for (int j = 0; j < kBc; ++j) {
-          const float x = s[i * kBc + j] * (dp[i * kBc + j] - delta[i0 + i]);
-          ds[i * kBc + j] = x;
-          dst[j * kBr + i] = x;
+          const float* __restrict p = st.data() + j * kBr;
+          float* __restrict ds = dpt.data() + j * kBr;
+          const float* __restrict di = delta.data() + i0;
+          for (int i = 0; i < kBr; ++i) ds[i] = p[i] * (ds[i] - di[i]);
         }
+        float_sequential_strided(kBr, d, kBc, dpt.data(), 1, kBr, pr.k.data() + j0 * d, d,
+                                 dq.data() + i0 * d, d);
+        float_sequential_strided(kBc, d, kBr, dpt.data(), kBr, 1, pr.q.data() + i0 * d, d, dk_tile,
+                                 d);
       }
-      gemm(kBr, d, kBc, ds.data(), kBc, pr.k.data() + j0 * d, d, dq.data() + i0 * d, d);
-      gemm(kBc, d, kBr, dst.data(), kBr, pr.q.data() + i0 * d, d, dk_acc.data(), d);
     }
-    for (int64_t x = 0; x < kBc * d; ++x)
-      dk[j0 * d + x] = dk_acc[x] * scale, dv[j0 * d + x] = dv_acc[x];
+    for (int64_t x = 0; x < (g1 - g0) * d; ++x) {
+      dk[g0 * d + x] = dk_acc[x] * scale;
+      dv[g0 * d + x] = dv_acc[x];
+    }
   }
   for (auto& x : dq) x *= scale;
+}
+
+// The fp32 preset's outputs (correctly rounded fp32 flash attention) on the bench's problem, to
+// report how far the baseline's results are from them (counter max_rel_diff: the largest
+// absolute difference over the tensor's largest magnitude).
+const AttentionOutputs& fp32_reference() {
+  static const AttentionOutputs out = [] {
+    AttentionConfig c = make_preset("fp32");
+    c.threads = 1;
+    c.block_rows = kBr;
+    c.block_cols = kBc;
+    return run_attention(problem().inputs, c);
+  }();
+  return out;
+}
+double max_rel_diff(const std::vector<float>& x, const std::vector<double>& reference) {
+  double diff = 0, magnitude = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    diff = std::max(diff, std::fabs(x[i] - reference[i]));
+    magnitude = std::max(magnitude, std::fabs(reference[i]));
+  }
+  return diff / magnitude;
 }
 
 void BM_FlashFloatForward(benchmark::State& state) {
@@ -168,6 +244,7 @@ void BM_FlashFloatForward(benchmark::State& state) {
     flash_forward_float(pr, o, lse);
     benchmark::DoNotOptimize(o.data());
   }
+  state.counters["max_rel_diff"] = max_rel_diff(o, fp32_reference().o);
 }
 BENCHMARK(BM_FlashFloatForward)->Unit(benchmark::kMillisecond)->Iterations(2);
 
@@ -179,6 +256,9 @@ void BM_FlashFloatBackward(benchmark::State& state) {
     flash_backward_float(pr, o, lse, dq, dk, dv);
     benchmark::DoNotOptimize(dq.data());
   }
+  const AttentionOutputs& ref = fp32_reference();
+  state.counters["max_rel_diff"] =
+      std::max({max_rel_diff(dq, ref.dq), max_rel_diff(dk, ref.dk), max_rel_diff(dv, ref.dv)});
 }
 BENCHMARK(BM_FlashFloatBackward)->Unit(benchmark::kMillisecond)->Iterations(2);
 
