@@ -5,6 +5,8 @@
 // target (>= 99% of elements bit-identical) or tighter where the emulation does better.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 
@@ -145,3 +147,51 @@ TEST(TorchSdpa, ControlsWithoutTheKernelsStructureAgreeLess) {
 }
 
 }  // namespace
+
+// Bias: PyTorch's mean signed error against the exact reference, beside what its preset
+// predicts, on every input kind and output. With >= 99% of the elements bit-identical the two
+// means may differ only by a fraction of their spread; the spread used is the standard error of
+// the mean over elements (errors within a row are correlated, so it is a scale, not a test of
+// significance). Printed for docs/attention.md.
+TEST(TorchSdpa, PresetsPredictPyTorchsBias) {
+  struct Pair {
+    const char* backend;
+    const char* preset;
+  };
+  for (const Pair& pair : {Pair{"flash", "torch-flash"}, Pair{"efficient", "torch-efficient"},
+                           Pair{"cudnn", "torch-flash"}}) {
+    for (const char* kind : {"normal", "repeated-max", "low-rank"}) {
+      const attention::AttentionConfig config = attention::make_preset(pair.preset, formats::bf16);
+      const attention::AttentionInputs rounded = attention::round_inputs(load(kind), config);
+      const attention::AttentionOutputs ref = attention::reference_attention(
+          rounded, attention::softmax_scale(config, rounded.shape), false);
+      const attention::AttentionOutputs emu = attention::run_attention(load(kind), config);
+      const fs::path dir = kData / kind;
+      const std::pair<const char*, const std::vector<double>*> outputs[] = {
+          {"o", &emu.o}, {"dq", &emu.dq}, {"dk", &emu.dk}, {"dv", &emu.dv}};
+      const std::vector<double>* refs[] = {&ref.o, &ref.dq, &ref.dk, &ref.dv};
+      for (size_t k = 0; k < 4; ++k) {
+        const auto& [name, emulated] = outputs[k];
+        std::vector<double> torch =
+            read_npy(dir / (std::string(pair.backend) + "_" + name + ".npy")).to_doubles();
+        for (double& x : torch) x = decode(formats::bf16, static_cast<uint64_t>(x));
+        const std::vector<double>& exact = *refs[k];
+        ASSERT_EQ(torch.size(), exact.size());
+        double sum_t = 0, sum_e = 0, sum_sq = 0;
+        for (size_t i = 0; i < exact.size(); ++i) {
+          const double et = torch[i] - exact[i], ee = (*emulated)[i] - exact[i];
+          sum_t += et;
+          sum_e += ee;
+          sum_sq += et * et;
+        }
+        const double n = static_cast<double>(exact.size());
+        const double bias_t = sum_t / n, bias_e = sum_e / n;
+        const double se = std::sqrt(std::max(0.0, sum_sq / n - bias_t * bias_t) / n);
+        std::printf("bias %-9s %-12s %-2s pytorch %+.4e emulated %+.4e (se %.2e)\n", pair.backend,
+                    kind, name, bias_t, bias_e, se);
+        EXPECT_LE(std::abs(bias_t - bias_e), 0.25 * se)
+            << pair.backend << " " << kind << " " << name;
+      }
+    }
+  }
+}
