@@ -133,31 +133,22 @@ TEST(ElementaryOfDouble, RandomAndExactCases) {
   EXPECT_EQ(bad.count, 0u) << bad.report();
 }
 
-// exp_fp32, scalar and batch, against the oracle's fp32 nearest-even exp: random float bit
-// patterns, random arguments over the range where the result is neither 0 nor inf (subnormal
-// results included), and the edges. Bits must agree (NaN: any NaN).
-TEST(ExpFp32, AgreesWithMpfrOnRandomArgumentsAndEdges) {
+// scalar(x) and batch(x) (of a function f, correctly rounded to fp32 nearest-even) against
+// the oracle's f(x): bits must agree (NaN: any NaN).
+void expect_fp32_function_agrees_with_mpfr(const std::vector<float>& x, float (*scalar)(float),
+                                           void (*batch)(const float*, float*, size_t),
+                                           int (*f)(mpfr_ptr, mpfr_srcptr, mpfr_rnd_t)) {
   oracle::Oracle o(formats::fp32);
-  std::mt19937_64 rng(123);
-  std::vector<float> x = {0.0f,       -0.0f,       1.0f,      -1.0f,      0x1p-149f,
-                          -0x1p-149f, 88.72283f,   88.72284f, -87.33654f, -87.33655f,
-                          -103.9720f, -103.97208f, 89.0f,     -104.0f,    INFINITY,
-                          -INFINITY,  NAN,         0x1p-25f,  -0x1p-25f,  0x1.fffffep127f};
-  for (int i = 0; i < 1 << 15; ++i) {
-    x.push_back(std::bit_cast<float>(static_cast<uint32_t>(rng())));
-    x.push_back(static_cast<float>(static_cast<double>(rng() >> 11) * 0x1p-53 * 193.0 - 104.0));
-  }
-  std::vector<float> batch(x.size());
-  exp_fp32(x.data(), batch.data(), x.size());
+  std::vector<float> y(x.size());
+  batch(x.data(), y.data(), x.size());
   mpfr_t mx;
   mpfr_init2(mx, 64);
   oracle::Mismatches bad;
   for (size_t i = 0; i < x.size(); ++i) {
     mpfr_set_d(mx, x[i], MPFR_RNDN);
-    const uint64_t expected = o.round(RoundingMode::kNearestEven, [&](mpfr_ptr r, mpfr_rnd_t rnd) {
-      return mpfr_exp(r, mx, rnd);
-    });
-    for (const float got : {exp_fp32(x[i]), batch[i]}) {
+    const uint64_t expected = o.round(RoundingMode::kNearestEven,
+                                      [&](mpfr_ptr r, mpfr_rnd_t rnd) { return f(r, mx, rnd); });
+    for (const float got : {scalar(x[i]), y[i]}) {
       const uint32_t bits = std::bit_cast<uint32_t>(got);
       if (bits != expected && !(std::isnan(got) && oracle::is_nan(o.spec(), expected))) {
         bad.add("x=" + oracle::hex(std::bit_cast<uint32_t>(x[i])) + ": expected " +
@@ -167,6 +158,22 @@ TEST(ExpFp32, AgreesWithMpfrOnRandomArgumentsAndEdges) {
   }
   mpfr_clear(mx);
   EXPECT_EQ(bad.count, 0u) << bad.report();
+}
+
+// exp_fp32, scalar and batch, against the oracle's fp32 nearest-even exp: random float bit
+// patterns, random arguments over the range where the result is neither 0 nor inf (subnormal
+// results included), and the edges. Bits must agree (NaN: any NaN).
+TEST(ExpFp32, AgreesWithMpfrOnRandomArgumentsAndEdges) {
+  std::mt19937_64 rng(123);
+  std::vector<float> x = {0.0f,       -0.0f,       1.0f,      -1.0f,      0x1p-149f,
+                          -0x1p-149f, 88.72283f,   88.72284f, -87.33654f, -87.33655f,
+                          -103.9720f, -103.97208f, 89.0f,     -104.0f,    INFINITY,
+                          -INFINITY,  NAN,         0x1p-25f,  -0x1p-25f,  0x1.fffffep127f};
+  for (int i = 0; i < 1 << 15; ++i) {
+    x.push_back(std::bit_cast<float>(static_cast<uint32_t>(rng())));
+    x.push_back(static_cast<float>(static_cast<double>(rng() >> 11) * 0x1p-53 * 193.0 - 104.0));
+  }
+  expect_fp32_function_agrees_with_mpfr(x, exp_fp32, exp_fp32, mpfr_exp);
 }
 
 // Every float in (-2, -1] (2^23 arguments, about 30 of which fall back from the batch form's
@@ -182,6 +189,50 @@ TEST(ExpFp32, BatchInPlaceAgreesWithExpOfOnABinade) {
   size_t bad = 0;
   for (size_t i = 0; i < x.size(); ++i) {
     bad += static_cast<uint32_t>(exp_of(ctx, x[i])) != std::bit_cast<uint32_t>(y[i]);
+  }
+  EXPECT_EQ(bad, 0u);
+}
+
+// exp2_fp32, scalar and batch, against the oracle's fp32 nearest-even exp2: random float bit
+// patterns, random arguments over the range where the result is neither 0 nor inf (subnormal
+// results included), and the edges (-150: 2^-150 ties to the even 0).
+TEST(Exp2Fp32, AgreesWithMpfrOnRandomArgumentsAndEdges) {
+  std::mt19937_64 rng(321);
+  std::vector<float> x = {0.0f,           -0.0f,          1.0f,        -1.0f,           0x1p-149f,
+                          -0x1p-149f,     127.0f,         127.99999f,  128.0f,          -126.0f,
+                          -126.0001f,     -149.0f,        -149.99998f, -150.0f,         -150.00002f,
+                          INFINITY,       -INFINITY,      NAN,         0x1p-25f,        -0x1p-25f,
+                          0.5f,           -0.5f,          0x1.8p-5f,   0x1.fffffep127f, -3.1415927f,
+                          0x1.853a6ep-9f, -0x1.e7526ep-6f};
+  for (int i = 0; i < 1 << 15; ++i) {
+    x.push_back(std::bit_cast<float>(static_cast<uint32_t>(rng())));
+    x.push_back(static_cast<float>(static_cast<double>(rng() >> 11) * 0x1p-53 * 280.0 - 151.0));
+  }
+  expect_fp32_function_agrees_with_mpfr(x, exp2_fp32, exp2_fp32, mpfr_exp2);
+  // exp2_fp32_libm, batch, against the C library's double exp2 rounded to float.
+  std::vector<float> libm(x.size());
+  exp2_fp32_libm(x.data(), libm.data(), x.size());
+  size_t bad_libm = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float expected = static_cast<float>(std::exp2(static_cast<double>(x[i])));
+    bad_libm += std::bit_cast<uint32_t>(libm[i]) != std::bit_cast<uint32_t>(expected) &&
+                !(std::isnan(libm[i]) && std::isnan(expected));
+  }
+  EXPECT_EQ(bad_libm, 0u);
+}
+
+// Every float in (-2, -1] through the batch form, in place, against exp2_of.
+TEST(Exp2Fp32, BatchInPlaceAgreesWithExp2OfOnABinade) {
+  std::vector<float> x(size_t{1} << 23), y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = std::bit_cast<float>(std::bit_cast<uint32_t>(-1.0f) + static_cast<uint32_t>(i));
+  }
+  y = x;
+  exp2_fp32(y.data(), y.data(), y.size());
+  RoundingContext ctx(formats::fp32, Rounding{});
+  size_t bad = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    bad += static_cast<uint32_t>(exp2_of(ctx, x[i])) != std::bit_cast<uint32_t>(y[i]);
   }
   EXPECT_EQ(bad, 0u);
 }
