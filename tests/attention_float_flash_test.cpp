@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lib/attention/attention.hpp"
+#include "lib/attention/device_function.hpp"
 #include "lib/attention/float_flash.hpp"
 #include "lib/attention/preset.hpp"
 #include "lib/attention/product.hpp"
@@ -74,6 +75,32 @@ void expect_fast_path_taken(const AttentionInputs& in, const AttentionConfig& c)
   for (int64_t p = 0; p < s.problems(); ++p) EXPECT_TRUE(run_float_flash(c, rounded, out, p));
 }
 
+// The fast path (which must take every problem) against the site-by-site path, bit for bit:
+// forward and backward with 1 and 3 threads, forward only, and when `from_given` a backward pass
+// from the site-by-site path's O and LSE.
+void expect_fast_path_equals_site_by_site(const AttentionInputs& in, AttentionConfig c,
+                                          const std::string& what, bool from_given = false) {
+  expect_fast_path_taken(in, c);
+  c.threads = 1;
+  const AttentionOutputs general = run_attention(in, c, FastPath::kSiteBySite);
+  for (const unsigned threads : {1u, 3u}) {
+    c.threads = threads;
+    expect_same_outputs(run_attention(in, c), general,
+                        what + " threads " + std::to_string(threads));
+  }
+  AttentionInputs forward_only = in;
+  forward_only.d_out.clear();
+  expect_same_outputs(run_attention(forward_only, c),
+                      run_attention(forward_only, c, FastPath::kSiteBySite),
+                      what + " forward only");
+  if (!from_given) return;
+  AttentionInputs given = in;
+  given.o = general.o;
+  given.lse = general.lse;
+  expect_same_outputs(run_attention(given, c), run_attention(given, c, FastPath::kSiteBySite),
+                      what + " given O and LSE");
+}
+
 struct Case {
   std::string kind;
   AttentionShape shape;
@@ -107,20 +134,44 @@ TEST(FloatFlash, ForwardAndBackwardBitIdenticalToSiteBySite) {
                                std::to_string(k.bc) + " " + k.format.name() +
                                (causal ? " causal" : "");
       SCOPED_TRACE(what);
-      expect_fast_path_taken(in, c);
-      c.threads = 1;
-      const AttentionOutputs general = run_attention(in, c, FastPath::kSiteBySite);
-      for (const unsigned threads : {1u, 3u}) {
-        c.threads = threads;
-        expect_same_outputs(run_attention(in, c), general,
-                            what + " threads " + std::to_string(threads));
+      expect_fast_path_equals_site_by_site(in, c, what);
+    }
+  }
+}
+
+// The fa2 preset at F = bf16, its products accumulated one fmaf per term (`sequential`) and with
+// its tensor-core model: bit-identical to the site-by-site path, forward and backward, causal or
+// not, 1 and 3 threads, forward only, and a backward pass from a given O and LSE.
+TEST(FloatFlash, Fa2BitIdenticalToSiteBySite) {
+  const Case cases[] = {
+      {"normal", {2, 2, 150, 150, 48, 48}, 64, 64, formats::bf16, 0},
+      {"normal", {1, 2, 150, 230, 40, 24}, 32, 48, formats::bf16, 0},
+      {"peaky", {2, 1, 200, 200, 64, 64}, 64, 64, formats::bf16, 3.0},
+      {"repeated-max", {2, 1, 192, 192, 64, 64}, 64, 64, formats::bf16, 0},
+      {"sinks", {1, 1, 100, 100, 32, 32}, 16, 128, formats::bf16, 0},
+  };
+  int index = 0;
+  for (const bool tensor_core : {false, true}) {
+    for (const Case& k : cases) {
+      for (const bool causal : {false, true}) {
+        const AttentionInputs in = make_inputs(k.kind, k.shape, 70 + index++);
+        AttentionConfig c = make_preset("fa2", k.format);
+        if (!tensor_core) {
+          for (const char* site : {"s", "pv_acc", "dp", "dq_acc", "dk_acc", "dv_acc"}) {
+            apply_override(c, std::string(site) + "=fp32:rne:sequential");
+          }
+        }
+        c.block_rows = k.br;
+        c.block_cols = k.bc;
+        c.causal = causal;
+        if (k.scale != 0) c.scale = k.scale;
+        const std::string what = std::string(tensor_core ? "tensor core " : "fmaf ") + k.kind +
+                                 " " + std::to_string(k.shape.nq) + "x" +
+                                 std::to_string(k.shape.nk) + " tiles " + std::to_string(k.br) +
+                                 "x" + std::to_string(k.bc) + (causal ? " causal" : "");
+        SCOPED_TRACE(what);
+        expect_fast_path_equals_site_by_site(in, c, what, true);
       }
-      // Forward only.
-      AttentionInputs forward_only = in;
-      forward_only.d_out.clear();
-      expect_same_outputs(run_attention(forward_only, c),
-                          run_attention(forward_only, c, FastPath::kSiteBySite),
-                          what + " forward only");
     }
   }
 }
@@ -152,7 +203,24 @@ TEST(FloatFlash, BackwardFromAGivenForwardPass) {
   expect_same_outputs(run_attention(not_floats, c), general, "given O not floats");
 }
 
-TEST(FloatFlash, AppliesToTheFp32PresetOnly) {
+TEST(FloatFlash, AppliesToTheFp32AndBf16Fa2Presets) {
+  AttentionConfig fa2 = make_preset("fa2");
+  EXPECT_TRUE(float_flash_applies(fa2));
+  for (const char* site : {"s", "pv_acc", "dp", "dq_acc", "dk_acc", "dv_acc"}) {
+    apply_override(fa2, std::string(site) + "=fp32:rne:sequential");
+  }
+  EXPECT_TRUE(float_flash_applies(fa2));
+  for (const char* change : {"s=fp32:rne:tc:sm90-mma-bf16", "p_cast=bf16:sr", "exp_impl=exp2",
+                             "rescale=exp2-shift", "bwd_exp_impl=natural", "lse_log2e=fp32",
+                             "grad_out=fp16", "p_cast=fp32", "rowsum_lanes=4"}) {
+    AttentionConfig c = fa2;
+    apply_override(c, change);
+    EXPECT_FALSE(float_flash_applies(c)) << change;
+  }
+  AttentionConfig with_table = make_preset("fa2");
+  with_table.exp2_table = std::make_shared<DeviceFunctionTable>();
+  EXPECT_FALSE(float_flash_applies(with_table));
+  EXPECT_FALSE(float_flash_applies(make_preset("fa2", formats::fp16)));
   for (const Format& f : {formats::bf16, formats::fp16, formats::e4m3fn, formats::fp32}) {
     AttentionConfig c = make_preset("fp32", f);
     EXPECT_TRUE(float_flash_applies(c)) << f.name();
@@ -163,7 +231,8 @@ TEST(FloatFlash, AppliesToTheFp32PresetOnly) {
     EXPECT_TRUE(float_flash_applies(c)) << f.name();
   }
   EXPECT_FALSE(float_flash_applies(make_preset("fp32", formats::fp64)));
-  for (const char* preset : {"fp64", "torch-math", "fa2", "paper-a", "flash-lp", "cuda-fa2"}) {
+  for (const char* preset : {"fp64", "torch-math", "paper-a", "flash-lp", "cuda-fa2", "torch-flash",
+                             "torch-efficient"}) {
     EXPECT_FALSE(float_flash_applies(make_preset(preset))) << preset;
   }
   AttentionConfig traced = make_preset("fp32");

@@ -1,8 +1,13 @@
 #include "lib/attention/float_flash.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
+#include <numbers>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 #if defined(__AVX512F__) && defined(__AVX512DQ__)
 #include <immintrin.h>
@@ -10,6 +15,7 @@
 #endif
 
 #include "emulation/elementary.hpp"
+#include "emulation/tensor_core.hpp"
 #include "lib/attention/product.hpp"
 
 namespace simprec::attention {
@@ -30,7 +36,7 @@ bool to_floats(const double* x, int64_t n, std::vector<float>& out) {
 
 // a * b rounded once to fp32 (nearest even) from the exact product hi + lo, as
 // SiteRounder::round_exact rounds it: through round-to-odd at double precision.
-float mul_rounded(float a, double b) {
+float mul_rounded(double a, double b) {
   const double hi = a * b;
   const double lo = std::fma(static_cast<double>(a), b, -hi);
   return static_cast<float>(lo == 0.0 ? hi : SiteRounder::to_odd(hi, lo));
@@ -60,6 +66,66 @@ void mul_rounded(const float* x, double b, float* out, int64_t n) {
   for (; i < n; ++i) out[i] = mul_rounded(x[i], b);
 }
 
+// x[i] rounded to bf16 nearest-even, as a float, in place: adding 0x7fff plus the last kept bit
+// to the bits carries into the kept half exactly when the dropped half is above the midpoint, or
+// at it with the kept half odd; subnormals and overflow to inf come out right the same way (x
+// finite).
+void round_to_bf16(float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t u = std::bit_cast<uint32_t>(x[i]);
+    x[i] = std::bit_cast<float>((u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u);
+  }
+}
+
+// The configurations the path computes: the fp32 preset's, and the fa2 preset's at F = bf16 with
+// its product sites accumulating one fmaf per term (`sequential`) or with its tensor-core model.
+enum class Numerics : uint8_t { kFp32, kFa2Fmaf, kFa2TensorCore };
+
+// fa2's tensor-core model at F = bf16.
+constexpr std::string_view kFa2TensorCore = "tc:sm90-mma-bf16";
+
+std::optional<Numerics> numerics_of(const AttentionConfig& config) {
+  if (config.trace) return std::nullopt;
+  // The configuration the fast path computes, with the given values of what it supports: equal
+  // when their reports are. to_json records every option that changes results (reports must),
+  // so an option added later keeps its configurations off this path until it learns them.
+  const auto supported = [&config](Numerics numerics) {
+    AttentionConfig c;
+    c.preset = config.preset;
+    c.low_precision = config.low_precision;
+    c.algorithm = Algorithm::kFlash;
+    c.exp_impl = numerics == Numerics::kFp32 ? ExpImpl::kNatural : ExpImpl::kExp2Fma;
+    for (SiteSpec& site : c.sites) site = SiteSpec{formats::fp32, Rounding{}, "sequential"};
+    if (numerics != Numerics::kFp32) {
+      for (Site s : {Site::kPCast, Site::kOOut, Site::kPCastBwd, Site::kDsCast, Site::kGradOut}) {
+        c.site(s) = SiteSpec{formats::bf16, Rounding{}, "sequential"};
+      }
+    }
+    if (numerics == Numerics::kFa2TensorCore) {
+      for (Site s : {Site::kS, Site::kPvAcc, Site::kDp, Site::kDqAcc, Site::kDkAcc, Site::kDvAcc}) {
+        c.site(s).accumulation = std::string(kFa2TensorCore);
+      }
+    }
+    c.site(Site::kInput) = config.site(Site::kInput);
+    c.block_rows = config.block_rows;
+    c.block_cols = config.block_cols;
+    c.causal = config.causal;
+    c.scale = config.scale;
+    c.seed = config.seed;
+    c.mitigations = config.mitigations;
+    c.overrides = config.overrides;
+    // exp2 values come from the table where one is given: only the natural exp ignores it.
+    if (numerics == Numerics::kFp32) c.exp2_table = config.exp2_table;
+    return to_json(c);
+  };
+  const auto json = to_json(config);
+  if (config.exp2_table && config.exp_impl != ExpImpl::kNatural) return std::nullopt;
+  for (const Numerics n : {Numerics::kFp32, Numerics::kFa2Fmaf, Numerics::kFa2TensorCore}) {
+    if (supported(n) == json) return n;
+  }
+  return std::nullopt;
+}
+
 // A problem's tensors as floats, with the transposed tiles the products read: the S^T tile of
 // query tile [i0, i0 + br) is K_tile Q_tile^T, whose right operand is the d x br block of qt at
 // qt + i0 * d (and likewise dO^T's blocks for dP^T = V_tile dO_tile^T).
@@ -67,17 +133,74 @@ struct Problem {
   int64_t nq, nk, d, dv, br_max, bc_max;
   double scale;
   bool causal;
+  // fa2: P = exp2(fmaf(s, c, -round(m c))) with c = round(scale log2 e), P cast to bf16 before
+  // P.V and dV, O and dS cast to bf16, dQ and dK rounded once to bf16 from acc * scale.
+  bool fa2;
+  float c;
+  const TensorCoreModel* tensor_core;  // the products' model, or nullptr: one fmaf per term
+  SiteRounder grad_out;
   std::vector<float> q, k, v, d_out, qt, d_out_t;
 
-  Problem(const AttentionConfig& c, const AttentionShape& s)
+  Problem(const AttentionConfig& config, const AttentionShape& s, Numerics numerics)
       : nq(s.nq),
         nk(s.nk),
         d(s.d),
         dv(s.dv),
-        br_max(c.block_rows),
-        bc_max(c.block_cols),
-        scale(softmax_scale(c, s)),
-        causal(c.causal) {}
+        br_max(config.block_rows),
+        bc_max(config.block_cols),
+        scale(softmax_scale(config, s)),
+        causal(config.causal),
+        fa2(numerics != Numerics::kFp32),
+        c(static_cast<float>(scale * std::numbers::log2e)),
+        tensor_core(numerics == Numerics::kFa2TensorCore ? &tensor_core_model(kFa2TensorCore)
+                                                         : nullptr),
+        grad_out(config.site(Site::kGradOut), config.seed, Site::kGradOut) {}
+
+  // c (m x n, row stride ldc) += A B with a(i, kk) = a[i * a_row + kk * a_col] and B row-major
+  // (k x n, ldb), at a product site: one fmaf per term in order of k, or the tensor-core model
+  // on the operands' bf16 encodings (every operand here is a bf16 value: an input, P or dS
+  // cast, and c an fp32 value), which computes element (i, j) from row i of A, column j of B
+  // and c(i, j) alone, as the site-by-site path's gemm does from the same operands in whatever
+  // layout it holds them.
+  void product(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_row, int64_t a_col,
+               const float* b, int64_t ldb, float* c_out, int64_t ldc) const {
+    if (!tensor_core) {
+      float_sequential_strided(m, n, k, a, a_row, a_col, b, ldb, c_out, ldc);
+      return;
+    }
+    thread_local std::vector<uint16_t> abits, bbits;
+    thread_local std::vector<uint32_t> cbits;
+    const auto top = [](float x) {
+      return static_cast<uint16_t>(std::bit_cast<uint32_t>(x) >> 16);
+    };
+    abits.resize(m * k);
+    bbits.resize(k * n);
+    cbits.resize(m * n);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t kk = 0; kk < k; ++kk) abits[i * k + kk] = top(a[i * a_row + kk * a_col]);
+    }
+    for (int64_t kk = 0; kk < k; ++kk) {
+      for (int64_t j = 0; j < n; ++j) bbits[kk * n + j] = top(b[kk * ldb + j]);
+    }
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j)
+        cbits[i * n + j] = std::bit_cast<uint32_t>(c_out[i * ldc + j]);
+    }
+    const std::vector<uint32_t> result =
+        tensor_core_gemm(*tensor_core, abits, bbits, cbits, static_cast<int>(m),
+                         static_cast<int>(n), static_cast<int>(k), 1);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) c_out[i * ldc + j] = std::bit_cast<float>(result[i * n + j]);
+    }
+  }
+
+  // The row shift of the exponent from the row max m (forward pass): round(m scale), or for fa2
+  // round(m c).
+  float shift_from_max(float m) const { return mul_rounded(m, fa2 ? c : scale); }
+  // The same from the log-sum-exp (backward pass): round(lse), or for fa2 round(lse log2 e).
+  float shift_from_lse(double lse) const {
+    return fa2 ? mul_rounded(lse, std::numbers::log2e) : static_cast<float>(lse);
+  }
 
   // Rows [i0, i0 + br) of x (rows x cols) as cols x br blocks, one after another.
   std::vector<float> tile_transposed(const std::vector<float>& x, int64_t cols) const {
@@ -95,17 +218,28 @@ struct Problem {
   // S^T (bc x br) of query tile [i0, i0 + br) and key tile [j0, j0 + bc), masked keys -inf.
   void scores(int64_t i0, int64_t br, int64_t j0, int64_t bc, float* st) const {
     std::fill(st, st + bc * br, 0.0f);
-    float_sequential_strided(bc, br, d, k.data() + j0 * d, d, 1, qt.data() + i0 * d, br, st, br);
+    product(bc, br, d, k.data() + j0 * d, d, 1, qt.data() + i0 * d, br, st, br);
     if (!causal || j0 + bc - 1 <= i0) return;
     for (int64_t j = 0; j < bc; ++j) {
       for (int64_t i = 0; i < std::min(br, j0 + j - i0); ++i) st[j * br + i] = -kInf;
     }
   }
 
-  // P^T from S^T: exp(round(s * scale) - shift[i]) at fp32, 0 for masked keys; in place.
+  // P^T from S^T: exp(round(s * scale) - shift[i]) at fp32, or for fa2 exp2(fmaf(s, c,
+  // -shift[i])) (s c is exact in float's fma, then one rounding, as the site's fma), 0 for masked
+  // keys; in place.
   void probabilities(float* st, int64_t bc, int64_t br, const float* shift,
                      std::vector<float>& arg) const {
     arg.resize(bc * br);
+    if (fa2) {
+      for (int64_t j = 0; j < bc; ++j) {
+        const float* __restrict s = st + j * br;
+        float* __restrict a = arg.data() + j * br;
+        for (int64_t i = 0; i < br; ++i) a[i] = std::fmaf(s[i], c, -shift[i]);  // -inf masked
+      }
+      exp2_fp32_libm(arg.data(), st, static_cast<size_t>(bc * br));
+      return;
+    }
     mul_rounded(st, scale, arg.data(), bc * br);
     for (int64_t j = 0; j < bc; ++j) {
       const float* __restrict s = st + j * br;
@@ -133,7 +267,7 @@ struct Problem {
         shift[i] = kInf;
         continue;
       }
-      const float next_shift = mul_rounded(m_new, scale);
+      const float next_shift = shift_from_max(m_new);
       if (m[i] != -kInf && m_new != m[i]) {
         const double diff = static_cast<double>(m[i]) - static_cast<double>(m_new);
         const float alpha = static_cast<float>(std::exp(scale * diff));
@@ -150,12 +284,12 @@ struct Problem {
       float* __restrict li = l;
       for (int64_t i = 0; i < br; ++i) li[i] += p[i];
     }
-    float_sequential_strided(br, dv, bc, st, 1, br, v.data() + j0 * dv, dv, acc, dv);
+    if (fa2) round_to_bf16(st, bc * br);  // p_cast
+    product(br, dv, bc, st, 1, br, v.data() + j0 * dv, dv, acc, dv);
   }
 
-  void forward(double* o_out, double* lse_out, std::vector<float>& o, std::vector<float>& lse) {
+  void forward(double* o_out, double* lse_out, std::vector<float>& o) {
     o.assign(nq * dv, 0.0f);
-    lse.assign(nq, 0.0f);
     std::vector<float> st(bc_max * br_max), arg, acc(br_max * dv), m(br_max), l(br_max),
         shift(br_max), block_max(br_max);
     for (int64_t i0 = 0; i0 < nq; i0 += br_max) {
@@ -172,17 +306,17 @@ struct Problem {
         const int64_t gi = i0 + i;
         const double li = l[i];
         const float inv = static_cast<float>(1.0 / li);
-        for (int64_t c = 0; c < dv; ++c) {
-          o[gi * dv + c] = acc[i * dv + c] * inv;
-          o_out[gi * dv + c] = o[gi * dv + c];
-        }
-        lse[gi] = static_cast<float>(static_cast<double>(m[i]) * scale + std::log(li));
-        lse_out[gi] = lse[gi];
+        float* __restrict orow = o.data() + gi * dv;
+        for (int64_t x = 0; x < dv; ++x) orow[x] = acc[i * dv + x] * inv;
+        if (fa2) round_to_bf16(orow, dv);  // o_out
+        for (int64_t x = 0; x < dv; ++x) o_out[gi * dv + x] = orow[x];
+        lse_out[gi] = static_cast<float>(static_cast<double>(m[i]) * scale + std::log(li));
       }
     }
   }
 
-  void backward(const std::vector<float>& o, const std::vector<float>& lse, double* dq_out,
+  // shift: the rows' exponent shifts from their log-sum-exp (shift_from_lse).
+  void backward(const std::vector<float>& o, const std::vector<float>& shift, double* dq_out,
                 double* dk_out, double* dv_out, double* delta_out) const {
     std::vector<float> delta(nq);
     for (int64_t i = 0; i < nq; ++i) {
@@ -196,7 +330,7 @@ struct Problem {
     // accumulation keeps its order: dK and dV of a key tile take the query tiles in increasing
     // order, dQ of a query tile the key tiles.
     constexpr int64_t kKeyGroup = 4;
-    std::vector<float> st(bc_max * br_max), dpt(bc_max * br_max), arg, dq_acc(nq * d, 0.0f),
+    std::vector<float> st(bc_max * br_max), pct, dpt(bc_max * br_max), arg, dq_acc(nq * d, 0.0f),
         dk_acc(kKeyGroup * bc_max * d), dv_acc(kKeyGroup * bc_max * dv);
     for (int64_t g0 = 0; g0 < nk; g0 += kKeyGroup * bc_max) {
       const int64_t g1 = std::min(nk, g0 + kKeyGroup * bc_max);
@@ -210,14 +344,19 @@ struct Problem {
           float* dk_tile = dk_acc.data() + (j0 - g0) * d;
           float* dv_tile = dv_acc.data() + (j0 - g0) * dv;
           scores(i0, br, j0, bc, st.data());
-          probabilities(st.data(), bc, br, lse.data() + i0, arg);  // st now holds P^T
-          // dV += P^T dO
-          float_sequential_strided(bc, dv, br, st.data(), br, 1, d_out.data() + i0 * dv, dv,
-                                   dv_tile, dv);
+          probabilities(st.data(), bc, br, shift.data() + i0, arg);  // st now holds P^T
+          // dV += P^T dO (fa2: P cast at p_cast_bwd)
+          const float* pc = st.data();
+          if (fa2) {
+            pct.assign(st.begin(), st.begin() + bc * br);
+            round_to_bf16(pct.data(), bc * br);
+            pc = pct.data();
+          }
+          product(bc, dv, br, pc, br, 1, d_out.data() + i0 * dv, dv, dv_tile, dv);
           // dP^T = V dO^T
           std::fill(dpt.begin(), dpt.begin() + bc * br, 0.0f);
-          float_sequential_strided(bc, br, dv, v.data() + j0 * dv, dv, 1, d_out_t.data() + i0 * dv,
-                                   br, dpt.data(), br);
+          product(bc, br, dv, v.data() + j0 * dv, dv, 1, d_out_t.data() + i0 * dv, br, dpt.data(),
+                  br);
           // dS^T = P o (dP - D), into dpt
           for (int64_t j = 0; j < bc; ++j) {
             const float* __restrict p = st.data() + j * br;
@@ -225,54 +364,49 @@ struct Problem {
             const float* __restrict di = delta.data() + i0;
             for (int64_t i = 0; i < br; ++i) ds[i] = p[i] == 0.0f ? 0.0f : p[i] * (ds[i] - di[i]);
           }
+          if (fa2) round_to_bf16(dpt.data(), bc * br);  // ds_cast
           // dQ += dS K (dS read through its transpose); dK += dS^T Q
-          float_sequential_strided(br, d, bc, dpt.data(), 1, br, k.data() + j0 * d, d,
-                                   dq_acc.data() + i0 * d, d);
-          float_sequential_strided(bc, d, br, dpt.data(), br, 1, q.data() + i0 * d, d, dk_tile, d);
+          product(br, d, bc, dpt.data(), 1, br, k.data() + j0 * d, d, dq_acc.data() + i0 * d, d);
+          product(bc, d, br, dpt.data(), br, 1, q.data() + i0 * d, d, dk_tile, d);
         }
       }
       const int64_t keys = g1 - g0;
-      mul_rounded(dk_acc.data(), scale, dk_acc.data(), keys * d);
-      for (int64_t x = 0; x < keys * d; ++x) dk_out[g0 * d + x] = dk_acc[x];
-      for (int64_t x = 0; x < keys * dv; ++x) dv_out[g0 * dv + x] = dv_acc[x];
+      scaled_grad(dk_acc.data(), keys * d, dk_out + g0 * d);
+      for (int64_t x = 0; x < keys * dv; ++x) {
+        dv_out[g0 * dv + x] = fa2 ? grad_out(dv_acc[x]) : dv_acc[x];
+      }
     }
-    mul_rounded(dq_acc.data(), scale, dq_acc.data(), nq * d);
-    for (int64_t x = 0; x < nq * d; ++x) dq_out[x] = dq_acc[x];
+    scaled_grad(dq_acc.data(), nq * d, dq_out);
+  }
+
+  // out[x] = acc[x] * scale rounded once at grad_out (fp32, or bf16 for fa2) from the exact
+  // product; acc is overwritten.
+  void scaled_grad(float* acc, int64_t n, double* out) const {
+    if (fa2) {
+      for (int64_t x = 0; x < n; ++x) {
+        const double hi = acc[x] * scale;
+        out[x] = grad_out.round_exact(hi, std::fma(static_cast<double>(acc[x]), scale, -hi));
+      }
+      return;
+    }
+    mul_rounded(acc, scale, acc, n);
+    for (int64_t x = 0; x < n; ++x) out[x] = acc[x];
   }
 };
 
 }  // namespace
 
 bool float_flash_applies(const AttentionConfig& config) {
-  if (config.trace) return false;
-  // The configuration the fast path computes, with the given values of what it supports: equal
-  // when their reports are. to_json records every option that changes results (reports must),
-  // so an option added later keeps its configurations off this path until it learns them.
-  AttentionConfig supported;
-  supported.preset = config.preset;
-  supported.low_precision = config.low_precision;
-  supported.algorithm = Algorithm::kFlash;
-  supported.exp_impl = ExpImpl::kNatural;
-  for (SiteSpec& site : supported.sites) site = SiteSpec{formats::fp32, Rounding{}, "sequential"};
-  supported.site(Site::kInput) = config.site(Site::kInput);
-  supported.block_rows = config.block_rows;
-  supported.block_cols = config.block_cols;
-  supported.causal = config.causal;
-  supported.scale = config.scale;
-  supported.seed = config.seed;
-  supported.mitigations = config.mitigations;
-  supported.overrides = config.overrides;
-  supported.exp2_table = config.exp2_table;  // read by the exp2 implementations only
-  return to_json(supported) == to_json(config);
+  return numerics_of(config).has_value();
 }
 
 bool run_float_flash(const AttentionConfig& config, const AttentionInputs& inputs,
                      AttentionOutputs& out, int64_t p) {
   const AttentionShape& s = inputs.shape;
-  Problem pr(config, s);
+  Problem pr(config, s, *numerics_of(config));
   const int64_t nq = s.nq, nk = s.nk, d = s.d, dv = s.dv;
   const bool forward = !inputs.has_forward();
-  std::vector<float> o, lse;
+  std::vector<float> o, shift(nq);
   bool floats = to_floats(inputs.q.data() + p * nq * d, nq * d, pr.q) &&
                 to_floats(inputs.k.data() + p * nk * d, nk * d, pr.k) &&
                 to_floats(inputs.v.data() + p * nk * dv, nk * dv, pr.v);
@@ -280,17 +414,17 @@ bool run_float_flash(const AttentionConfig& config, const AttentionInputs& input
     floats = floats && to_floats(inputs.d_out.data() + p * nq * dv, nq * dv, pr.d_out);
     if (!forward) {
       floats = floats && to_floats(inputs.o.data() + p * nq * dv, nq * dv, o);
-      // The backward pass's shift is the LSE rounded at exp_arg.
-      lse.resize(nq);
-      for (int64_t i = 0; i < nq; ++i) lse[i] = static_cast<float>(inputs.lse[p * nq + i]);
     }
   }
   if (!floats) return false;
   pr.qt = pr.tile_transposed(pr.q, d);
-  if (forward) pr.forward(out.o.data() + p * nq * dv, out.lse.data() + p * nq, o, lse);
+  if (forward) pr.forward(out.o.data() + p * nq * dv, out.lse.data() + p * nq, o);
   if (inputs.has_grad()) {
+    // The LSE as the backward pass reads it: the forward pass's, or the given one.
+    const double* lse = forward ? out.lse.data() + p * nq : inputs.lse.data() + p * nq;
+    for (int64_t i = 0; i < nq; ++i) shift[i] = pr.shift_from_lse(lse[i]);
     pr.d_out_t = pr.tile_transposed(pr.d_out, dv);
-    pr.backward(o, lse, out.dq.data() + p * nq * d, out.dk.data() + p * nk * d,
+    pr.backward(o, shift, out.dq.data() + p * nq * d, out.dk.data() + p * nk * d,
                 out.dv.data() + p * nk * dv, out.delta.data() + p * nq);
   }
   return true;

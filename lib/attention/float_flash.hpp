@@ -10,6 +10,13 @@
 // products run through float_sequential_strided on tiles laid out for it (S and P transposed, so
 // that the per-row work runs across rows in vector lanes), and the results are bit-identical to
 // the site-by-site path (tests/attention_float_flash_test.cpp).
+// Also the fa2 preset at F = bf16, its products `sequential` or its tensor-core model
+// tc:sm90-mma-bf16 (on bf16 values every rounding but the tensor-core model's is a float
+// operation or a double rounded once too): the exponent
+// argument is fmaf(s, c, -shift), exp2 is exp2_fp32_libm (libm's double exp2 rounded to float, as
+// the site path computes it), P, O and dS are cast to bf16 on the float bits, dQ and dK rounded
+// once from the exact acc * scale at grad_out, and with the tensor-core model each tile's product
+// goes through tensor_core_gemm.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +25,7 @@
 
 namespace simprec::attention {
 
-// Whether `config` is such a configuration (tracing off: a trace records every rounding).
+// Whether `config` is one of these configurations (tracing off: a trace records every rounding).
 bool float_flash_applies(const AttentionConfig& config);
 
 // Problem p (batch x heads index) of `inputs` (as rounded at `input`) into `out`: the forward
