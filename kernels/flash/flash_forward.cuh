@@ -80,9 +80,25 @@ __global__ void __launch_bounds__(kWarps * 32) flash_forward_kernel(const Forwar
   const int last_row = min(p.seqlen_q, (m_block + 1) * kBlockM) - 1;
   if (p.causal) n_blocks = min(n_blocks, last_row / kBlockN + 1);  // blocks with j0 <= i1 - 1
 
+  // With 16 rows per warp there are registers for the next block's scores: its products are
+  // issued before this block's softmax, so that the tensor cores work while the softmax runs
+  // (software pipelining; the arithmetic and its order are unchanged).
+  constexpr bool kPipelined = kM == 1 && !kFp8;
+  const auto load_k = [&](int j, int buf) {
+    KTile::template load<Cfg::kThreads>(sk0 + buf * KTile::kBytes,
+                                        k_global + static_cast<int64_t>(j) * kBlockN * kRowBytes,
+                                        kRowBytes, tid);
+  };
+  const auto load_v = [&](int j, int buf) {
+    VTile::template load<Cfg::kThreads>(sv0 + buf * VTile::kBytes, v_block(j), v_stride, tid);
+  };
   QTile::template load<Cfg::kThreads>(sq, q_global, kRowBytes, tid);
-  KTile::template load<Cfg::kThreads>(sk0, k_global, kRowBytes, tid);
-  VTile::template load<Cfg::kThreads>(sv0, v_block(0), v_stride, tid);
+  load_k(0, 0);
+  if constexpr (kPipelined) {
+    cp_async_commit();  // Q and K_0 first
+    if (n_blocks > 1) load_k(1, 1);
+  }
+  load_v(0, 0);
   cp_async_commit();
 
   const int warp_row0 = warp * 16 * kM;  // first row of this warp within the CTA's tile
@@ -104,26 +120,13 @@ __global__ void __launch_bounds__(kWarps * 32) flash_forward_kernel(const Forwar
     }
   }
 
-  for (int jb = 0; jb < n_blocks; ++jb) {
-    const int buf = jb & 1;
-    const uint32_t sk = sk0 + buf * KTile::kBytes, sv = sv0 + buf * VTile::kBytes;
-    cp_async_wait<0>();
-    __syncthreads();
-    if (jb + 1 < n_blocks) {
-      const int64_t next = static_cast<int64_t>(jb + 1) * kBlockN * kRowBytes;
-      KTile::template load<Cfg::kThreads>(sk0 + (buf ^ 1) * KTile::kBytes, k_global + next,
-                                          kRowBytes, tid);
-      VTile::template load<Cfg::kThreads>(sv0 + (buf ^ 1) * VTile::kBytes, v_block(jb + 1),
-                                          v_stride, tid);
-      cp_async_commit();
-    }
-
-    // ---- S = Q K^T ----
-    float s[kM][kNTiles][4];
+  // S = Q K^T of the block in shared memory at sk: an mma chain over d from zero.
+  const auto scores = [&](float(&out)[kM][kNTiles][4], uint32_t sk) {
 #pragma unroll
     for (int mt = 0; mt < kM; ++mt)
 #pragma unroll
-      for (int n = 0; n < kNTiles; ++n) s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.f;
+      for (int n = 0; n < kNTiles; ++n)
+        out[mt][n][0] = out[mt][n][1] = out[mt][n][2] = out[mt][n][3] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < kRowBytes / 32; ++kk) {  // one mma k-step: 32 bytes of d
       uint32_t a[kM][4];
@@ -139,10 +142,39 @@ __global__ void __launch_bounds__(kWarps * 32) flash_forward_kernel(const Forwar
         ldmatrix_x4(b, sk + KTile::offset(key, kk * 32 + ((lane / 8) % 2) * 16));
 #pragma unroll
         for (int mt = 0; mt < kM; ++mt) {
-          mma(Tag{}, s[mt][2 * np], a[mt], b[0], b[1]);
-          mma(Tag{}, s[mt][2 * np + 1], a[mt], b[2], b[3]);
+          mma(Tag{}, out[mt][2 * np], a[mt], b[0], b[1]);
+          mma(Tag{}, out[mt][2 * np + 1], a[mt], b[2], b[3]);
         }
       }
+    }
+  };
+
+  float s[kM][kNTiles][4];
+  if constexpr (kPipelined) {
+    cp_async_wait<1>();  // Q and K_0
+    __syncthreads();
+    scores(s, sk0);
+  }
+  for (int jb = 0; jb < n_blocks; ++jb) {
+    const int buf = jb & 1;
+    const uint32_t sv = sv0 + buf * VTile::kBytes;
+    float s_next[kM][kNTiles][4];
+    cp_async_wait<0>();
+    __syncthreads();
+    if constexpr (kPipelined) {
+      // Present: V_jb and K_jb+1. Free: V's other buffer (V_jb-1, used last iteration) and
+      // K_jb's (its scores are in s).
+      if (jb + 1 < n_blocks) load_v(jb + 1, buf ^ 1);
+      if (jb + 2 < n_blocks) load_k(jb + 2, buf);
+      cp_async_commit();
+      if (jb + 1 < n_blocks) scores(s_next, sk0 + (buf ^ 1) * KTile::kBytes);
+    } else {
+      if (jb + 1 < n_blocks) {
+        load_k(jb + 1, buf ^ 1);
+        load_v(jb + 1, buf ^ 1);
+        cp_async_commit();
+      }
+      scores(s, sk0 + buf * KTile::kBytes);
     }
 
     // ---- softmax of the block ----
@@ -301,6 +333,14 @@ __global__ void __launch_bounds__(kWarps * 32) flash_forward_kernel(const Forwar
           }
         }
       }
+    }
+    if constexpr (kPipelined) {
+#pragma unroll
+      for (int mt = 0; mt < kM; ++mt)
+#pragma unroll
+        for (int n = 0; n < kNTiles; ++n)
+#pragma unroll
+          for (int r = 0; r < 4; ++r) s[mt][n][r] = s_next[mt][n][r];
     }
   }
 
