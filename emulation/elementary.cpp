@@ -232,20 +232,6 @@ void exp2_fp32(const float* x, float* y, size_t n) {
   for (; i < n; ++i) y[i] = exp2_fp32(x[i]);
 }
 
-float exp2_fp32_libm(float x) {
-  return static_cast<float>(std::exp2(static_cast<double>(x)));
-}
-
-void exp2_fp32_libm(const float* x, float* y, size_t n) {
-  size_t i = 0;
-#if defined(SIMPREC_EXP_FP32_AVX512)
-  // Where the batch's double decides the rounding, so does the C library's (within 1 ulp).
-  i = fp32_batch(x, y, n, -126.0, 127.0, -150.0, _CMP_LE_OQ, exp2_pd,
-                 static_cast<float (*)(float)>(exp2_fp32_libm));
-#endif
-  for (; i < n; ++i) y[i] = exp2_fp32_libm(x[i]);
-}
-
 uint64_t exp(RoundingContext& ctx, uint64_t a) {
   return exp_of(ctx, decode(ctx.format(), a));
 }

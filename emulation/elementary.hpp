@@ -38,12 +38,5 @@ void exp_fp32(const float* x, float* y, size_t n);
 // double 2^x (relative error below 2^-48) rounded to float, undecided results recomputed.
 float exp2_fp32(float x);
 void exp2_fp32(const float* x, float* y, size_t n);
-// The C library's double exp2 rounded once to float: what an fp32 nearest-even site computes for
-// exp2 on the site-by-site path. Equal to exp2_fp32 on every float argument but two with this C
-// library (glibc: 0x1.853a6ep-9 and -0x1.e7526ep-6, whose double exp2 lies on the wrong side of a
-// float rounding boundary; tests/elementary_heavy_test.cpp). The batch form is exp2_fp32's with
-// the undecided arguments recomputed here instead.
-float exp2_fp32_libm(float x);
-void exp2_fp32_libm(const float* x, float* y, size_t n);
 
 }  // namespace simprec

@@ -323,7 +323,20 @@ class Head {
         exp2_misses_->push_back(bits);
       }
     }
-    return at(site, std::exp2(arg), index);
+    return exp_rounded(site, arg, index, /*base2=*/true);
+  }
+
+  // exp(arg) or exp2(arg) correctly rounded at `site` (its format, mode and random bits), not a
+  // libm double rounded again: C libraries' exp2 is not correctly rounded on every argument.
+  double exp_rounded(Site site, double arg, uint64_t index, bool base2) const {
+    const SiteRounder& r = e_.r[static_cast<int>(site)];
+    RoundingContext ctx(r.format(), r.rounding(), r.stream(), index);
+    const double y = decode(ctx.format(), base2 ? exp2_of(ctx, arg) : exp_of(ctx, arg));
+    if (traces_) {
+      (*traces_)[static_cast<int>(site)].record(ctx.format(),
+                                                base2 ? std::exp2(arg) : std::exp(arg), 0, y);
+    }
+    return y;
   }
 
   // P cast at p_cast; with tiled random bits the draw is the kernel's for (row i, column j).
@@ -355,7 +368,7 @@ class Head {
       case ExpImpl::kNatural: {
         const double xs = mul_at(Site::kExpArg, s, e_.scale, index);
         const double arg = add_at(Site::kExpArg, xs, -shift.offset, index + 1);
-        return at(Site::kExp, std::exp(arg), index);
+        return exp_rounded(Site::kExp, arg, index, /*base2=*/false);
       }
       case ExpImpl::kExp2Fma: {
         // fma(s, c, -mc): s*c exactly, minus mc, one rounding.
@@ -435,7 +448,7 @@ class Head {
             const uint64_t ri = e_.idx(p_, gi, 0, tile * (dv + 3));
             double alpha;
             if (e_.cfg.rescale == RescaleImpl::kExact) {
-              alpha = at(Site::kORescale, std::exp(e_.scale * (m[i] - m_new)), ri);
+              alpha = exp_rounded(Site::kORescale, e_.scale * (m[i] - m_new), ri, false);
             } else if (e_.cfg.rescale == RescaleImpl::kExp2Diff) {
               const double diff = add_at(Site::kORescale, m[i], -m_new, ri + dv + 2);
               const double arg = mul_at(Site::kORescale, diff, e_.scale_log2,

@@ -237,7 +237,7 @@ struct Problem {
         float* __restrict a = arg.data() + j * br;
         for (int64_t i = 0; i < br; ++i) a[i] = std::fmaf(s[i], c, -shift[i]);  // -inf masked
       }
-      exp2_fp32_libm(arg.data(), st, static_cast<size_t>(bc * br));
+      exp2_fp32(arg.data(), st, static_cast<size_t>(bc * br));
       return;
     }
     mul_rounded(st, scale, arg.data(), bc * br);
@@ -270,7 +270,10 @@ struct Problem {
       const float next_shift = shift_from_max(m_new);
       if (m[i] != -kInf && m_new != m[i]) {
         const double diff = static_cast<double>(m[i]) - static_cast<double>(m_new);
-        const float alpha = static_cast<float>(std::exp(scale * diff));
+        // Correctly rounded, as the site-by-site path rounds it (exp_rounded).
+        RoundingContext fp32_nearest(formats::fp32);
+        const float alpha =
+            std::bit_cast<float>(static_cast<uint32_t>(exp_of(fp32_nearest, scale * diff)));
         l[i] *= alpha;
         float* __restrict orow = acc + i * dv;
         for (int64_t c = 0; c < dv; ++c) orow[c] *= alpha;

@@ -13,8 +13,8 @@
 // Also the fa2 preset at F = bf16, its products `sequential` or its tensor-core model
 // tc:sm90-mma-bf16 (on bf16 values every rounding but the tensor-core model's is a float
 // operation or a double rounded once too): the exponent
-// argument is fmaf(s, c, -shift), exp2 is exp2_fp32_libm (libm's double exp2 rounded to float, as
-// the site path computes it), P, O and dS are cast to bf16 on the float bits, dQ and dK rounded
+// argument is fmaf(s, c, -shift), exp2 is exp2_fp32 (correctly rounded, as the site path rounds
+// it), P, O and dS are cast to bf16 on the float bits, dQ and dK rounded
 // once from the exact acc * scale at grad_out, and with the tensor-core model each tile's product
 // goes through tensor_core_gemm.
 #pragma once
