@@ -47,6 +47,29 @@ inline void write_error(const SimprecRunArgs* args, const char* message) {
     std::snprintf(args->error, args->error_size, "%s", message);
 }
 
+// Bytes of a host tensor's data (C-contiguous, as the ABI passes it).
+inline size_t bytes_of(const DLTensor& d) {
+  size_t n = d.dtype.bits / 8;
+  for (int i = 0; i < d.ndim; ++i) n *= static_cast<size_t>(d.shape[i]);
+  return n;
+}
+
+// The call's tensor of that operand name with `ndim` dimensions of `bits`-bit elements, or a
+// KernelFailure saying what is missing or wrong.
+inline const DLTensor& require_tensor(const SimprecRunArgs* args, const char* name, int ndim,
+                                      int bits) {
+  const SimprecTensor* t = find_tensor(args, name);
+  if (!t || !t->tensor)
+    throw KernelFailure(SIMPREC_ERROR_INVALID_ARGUMENT, std::string("missing tensor ") + name);
+  const DLTensor& d = *t->tensor;
+  if (d.ndim != ndim || d.dtype.bits != bits || d.dtype.lanes != 1) {
+    throw KernelFailure(SIMPREC_ERROR_INVALID_ARGUMENT,
+                        std::string(name) + ": expected " + std::to_string(ndim) +
+                            " dimensions of " + std::to_string(bits) + "-bit elements");
+  }
+  return d;
+}
+
 // Runs body(): SIMPREC_OK, or the failure's status with its message in args->error.
 template <class Body>
 SimprecStatus guarded(const SimprecRunArgs* args, Body body) {
@@ -61,6 +84,27 @@ SimprecStatus guarded(const SimprecRunArgs* args, Body body) {
     return SIMPREC_ERROR_INTERNAL;
   } catch (...) {
     write_error(args, "unknown exception");
+    return SIMPREC_ERROR_INTERNAL;
+  }
+}
+
+// The body of simprec_plugin_entry for a plugin whose description a `Tables` object builds once
+// (its member `plugin`): negotiates the major version, then hands out the description.
+template <class Tables>
+SimprecStatus serve_entry(SimprecEntryArgs* args, const char* plugin_name) {
+  if (args->host_abi_major != SIMPREC_PLUGIN_ABI_MAJOR) {
+    if (args->error && args->error_size > 0)
+      std::snprintf(args->error, args->error_size, "%s speaks ABI %d only", plugin_name,
+                    SIMPREC_PLUGIN_ABI_MAJOR);
+    return SIMPREC_ERROR_UNSUPPORTED;
+  }
+  try {
+    static const Tables tables;
+    args->plugin = &tables.plugin;
+    return SIMPREC_OK;
+  } catch (...) {
+    if (args->error && args->error_size > 0)
+      std::snprintf(args->error, args->error_size, "%s: cannot describe itself", plugin_name);
     return SIMPREC_ERROR_INTERNAL;
   }
 }

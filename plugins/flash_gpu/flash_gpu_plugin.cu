@@ -20,51 +20,21 @@
 #include <vector>
 
 #include "kernels/flash/flash_launch.cuh"
-#include "plugins/plugin_kit.hpp"
+#include "plugins/cuda_plugin_kit.hpp"
 #include "plugins/simprec_plugin.h"
 
 namespace simprec::flash_gpu {
 namespace {
 
 using Failure = plugin_kit::KernelFailure;
+using plugin_kit::bytes_of;
+using plugin_kit::check_cuda;
+using plugin_kit::DeviceBuffer;
 using plugin_kit::find_tensor;
 using plugin_kit::guarded;
 using plugin_kit::operand;
+using plugin_kit::require_tensor;
 using plugin_kit::string_value;
-
-void check_cuda(cudaError_t e, const char* what) {
-  if (e != cudaSuccess)
-    throw Failure(SIMPREC_ERROR_DEVICE, std::string(what) + ": " + cudaGetErrorString(e));
-}
-
-struct DeviceBuffer {
-  void* ptr = nullptr;
-  explicit DeviceBuffer(size_t bytes) {
-    check_cuda(cudaMalloc(&ptr, bytes ? bytes : 1), "cudaMalloc");
-  }
-  ~DeviceBuffer() { cudaFree(ptr); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-};
-
-size_t bytes_of(const DLTensor& d) {
-  size_t n = d.dtype.bits / 8;
-  for (int i = 0; i < d.ndim; ++i) n *= static_cast<size_t>(d.shape[i]);
-  return n;
-}
-
-const DLTensor& require(const SimprecRunArgs* args, const char* name, int ndim, int bits) {
-  const SimprecTensor* t = find_tensor(args, name);
-  if (!t || !t->tensor)
-    throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, std::string("missing tensor ") + name);
-  const DLTensor& d = *t->tensor;
-  if (d.ndim != ndim || d.dtype.bits != bits || d.dtype.lanes != 1) {
-    throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, std::string(name) + ": expected " +
-                                                      std::to_string(ndim) + " dimensions of " +
-                                                      std::to_string(bits) + "-bit elements");
-  }
-  return d;
-}
 
 // Uploads a host tensor into a new device buffer.
 struct Uploaded {
@@ -163,14 +133,25 @@ float scale_log2_of(double scale) {
   return static_cast<float>(scale * 1.4426950408889634);
 }
 
+// The fields forward and backward parameters share: sizes, scale and the causal flag.
+template <class Params>
+void set_problem(Params& p, const Problem& pr, const SimprecRunArgs* args) {
+  p.problems = static_cast<int>(pr.b * pr.h);
+  p.seqlen_q = static_cast<int>(pr.nq);
+  p.seqlen_k = static_cast<int>(pr.nk);
+  p.scale = scale_of(args, pr.d);
+  p.scale_log2 = scale_log2_of(p.scale);
+  p.causal = int_parameter(args, "causal", 0) != 0;
+}
+
 SimprecStatus run_forward(const SimprecRunArgs* args, const AttentionEntry& e) {
   return guarded(args, [&] {
     const bool fp8 = e.element == flash::Element::kE4m3;
     const int bits_in = fp8 ? 8 : 16;
-    const DLTensor& q = require(args, "Q", 4, bits_in);
-    const DLTensor& k = require(args, "K", 4, bits_in);
-    const DLTensor& v = require(args, "V", 4, bits_in);
-    const DLTensor& o = require(args, "O", 4, 16);
+    const DLTensor& q = require_tensor(args, "Q", 4, bits_in);
+    const DLTensor& k = require_tensor(args, "K", 4, bits_in);
+    const DLTensor& v = require_tensor(args, "V", 4, bits_in);
+    const DLTensor& o = require_tensor(args, "O", 4, 16);
     const Problem pr = check_qkv(q, k, v, e);
     if (fp8 && pr.d != 128)
       throw Failure(SIMPREC_ERROR_UNSUPPORTED, "the e4m3 kernel needs head dimension 128");
@@ -178,14 +159,10 @@ SimprecStatus run_forward(const SimprecRunArgs* args, const AttentionEntry& e) {
     if (so.b != pr.b || so.h != pr.h || so.n != pr.nq || so.d != pr.d)
       throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "O must have Q's shape");
     const SimprecTensor* lse_tensor = find_tensor(args, "LSE");
-    const DLTensor* lse = lse_tensor && lse_tensor->tensor ? &require(args, "LSE", 3, 32) : nullptr;
+    const DLTensor* lse =
+        lse_tensor && lse_tensor->tensor ? &require_tensor(args, "LSE", 3, 32) : nullptr;
     flash::ForwardParams p;
-    p.problems = static_cast<int>(pr.b * pr.h);
-    p.seqlen_q = static_cast<int>(pr.nq);
-    p.seqlen_k = static_cast<int>(pr.nk);
-    p.scale = scale_of(args, pr.d);
-    p.scale_log2 = scale_log2_of(p.scale);
-    p.causal = int_parameter(args, "causal", 0) != 0;
+    set_problem(p, pr, args);
     p.beta_rowmax = int_parameter(args, "beta_rowmax", 0) != 0;
     p.beta = float_parameter(args, "beta", 2.0);
     const double eps = float_parameter(args, "eps", 1e-3);
@@ -232,15 +209,15 @@ SimprecStatus run_forward(const SimprecRunArgs* args, const AttentionEntry& e) {
 
 SimprecStatus run_backward(const SimprecRunArgs* args, const AttentionEntry& e) {
   return guarded(args, [&] {
-    const DLTensor& q = require(args, "Q", 4, 16);
-    const DLTensor& k = require(args, "K", 4, 16);
-    const DLTensor& v = require(args, "V", 4, 16);
-    const DLTensor& o = require(args, "O", 4, 16);
-    const DLTensor& d_out = require(args, "dO", 4, 16);
-    const DLTensor& lse = require(args, "LSE", 3, 32);
-    const DLTensor& grad_q = require(args, "dQ", 4, 16);
-    const DLTensor& grad_k = require(args, "dK", 4, 16);
-    const DLTensor& grad_v = require(args, "dV", 4, 16);
+    const DLTensor& q = require_tensor(args, "Q", 4, 16);
+    const DLTensor& k = require_tensor(args, "K", 4, 16);
+    const DLTensor& v = require_tensor(args, "V", 4, 16);
+    const DLTensor& o = require_tensor(args, "O", 4, 16);
+    const DLTensor& d_out = require_tensor(args, "dO", 4, 16);
+    const DLTensor& lse = require_tensor(args, "LSE", 3, 32);
+    const DLTensor& grad_q = require_tensor(args, "dQ", 4, 16);
+    const DLTensor& grad_k = require_tensor(args, "dK", 4, 16);
+    const DLTensor& grad_v = require_tensor(args, "dV", 4, 16);
     const Problem pr = check_qkv(q, k, v, e);
     for (const DLTensor* t : {&o, &d_out, &grad_q}) {
       const Shape4 s = shape_of(*t);
@@ -255,12 +232,7 @@ SimprecStatus run_backward(const SimprecRunArgs* args, const AttentionEntry& e) 
     if (lse.shape[0] != pr.b || lse.shape[1] != pr.h || lse.shape[2] != pr.nq)
       throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "LSE must be [B, H, Sq]");
     flash::BackwardParams p;
-    p.problems = static_cast<int>(pr.b * pr.h);
-    p.seqlen_q = static_cast<int>(pr.nq);
-    p.seqlen_k = static_cast<int>(pr.nk);
-    p.scale = scale_of(args, pr.d);
-    p.scale_log2 = scale_log2_of(p.scale);
-    p.causal = int_parameter(args, "causal", 0) != 0;
+    set_problem(p, pr, args);
     require_device();
     Uploaded uq(q), uk(k), uv(v), uo(o), udo(d_out), ulse(lse);
     const size_t rows = static_cast<size_t>(pr.b * pr.h * pr.nq);
@@ -294,8 +266,8 @@ __global__ void ex2_kernel(const float* x, float* y, size_t n) {
 
 SimprecStatus run_ex2(const SimprecRunArgs* args) {
   return guarded(args, [&] {
-    const DLTensor& x = require(args, "x", 1, 32);
-    const DLTensor& y = require(args, "y", 1, 32);
+    const DLTensor& x = require_tensor(args, "x", 1, 32);
+    const DLTensor& y = require_tensor(args, "y", 1, 32);
     if (x.shape[0] != y.shape[0])
       throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "x and y differ in length");
     require_device();
@@ -507,18 +479,5 @@ struct Tables {
 }  // namespace simprec::flash_gpu
 
 SIMPREC_PLUGIN_EXPORT SimprecStatus simprec_plugin_entry(SimprecEntryArgs* args) {
-  if (args->host_abi_major != SIMPREC_PLUGIN_ABI_MAJOR) {
-    if (args->error && args->error_size > 0)
-      std::snprintf(args->error, args->error_size, "flash_gpu speaks ABI 1 only");
-    return SIMPREC_ERROR_UNSUPPORTED;
-  }
-  try {
-    static const simprec::flash_gpu::Tables tables;
-    args->plugin = &tables.plugin;
-    return SIMPREC_OK;
-  } catch (...) {
-    if (args->error && args->error_size > 0)
-      std::snprintf(args->error, args->error_size, "flash_gpu: cannot describe itself");
-    return SIMPREC_ERROR_INTERNAL;
-  }
+  return simprec::plugin_kit::serve_entry<simprec::flash_gpu::Tables>(args, "flash_gpu");
 }

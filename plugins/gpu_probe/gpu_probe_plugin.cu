@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "kernels/tc_probe_kernels.cuh"
-#include "plugins/plugin_kit.hpp"
+#include "plugins/cuda_plugin_kit.hpp"
 #include "plugins/simprec_plugin.h"
 
 namespace simprec::gpu_probe {
@@ -26,44 +26,14 @@ namespace {
 namespace sk = simprec::kernels;
 
 using Failure = plugin_kit::KernelFailure;
+using plugin_kit::bytes_of;
+using plugin_kit::check_cuda;
+using plugin_kit::DeviceBuffer;
 using plugin_kit::find_tensor;
 using plugin_kit::guarded;
 using plugin_kit::operand;
+using plugin_kit::require_tensor;
 using plugin_kit::string_value;
-
-void check_cuda(cudaError_t e, const char* what) {
-  if (e != cudaSuccess)
-    throw Failure(SIMPREC_ERROR_DEVICE, std::string(what) + ": " + cudaGetErrorString(e));
-}
-
-// Device memory freed on scope exit.
-struct DeviceBuffer {
-  void* ptr = nullptr;
-  explicit DeviceBuffer(size_t bytes) {
-    check_cuda(cudaMalloc(&ptr, bytes ? bytes : 1), "cudaMalloc");
-  }
-  ~DeviceBuffer() { cudaFree(ptr); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-};
-
-const DLTensor& require(const SimprecRunArgs* args, const char* name, int ndim, int bits) {
-  const SimprecTensor* t = find_tensor(args, name);
-  if (!t || !t->tensor)
-    throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, std::string("missing tensor ") + name);
-  const DLTensor& d = *t->tensor;
-  if (d.ndim != ndim || d.dtype.bits != bits || d.dtype.lanes != 1) {
-    throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, std::string(name) + ": expected " +
-                                                      std::to_string(ndim) + " dimensions of " +
-                                                      std::to_string(bits) + "-bit elements");
-  }
-  return d;
-}
-size_t bytes_of(const DLTensor& d) {
-  size_t n = d.dtype.bits / 8;
-  for (int i = 0; i < d.ndim; ++i) n *= static_cast<size_t>(d.shape[i]);
-  return n;
-}
 
 void require_sm90() {
   int device = 0, major = 0, minor = 0;
@@ -85,9 +55,9 @@ SimprecStatus run_matmul(const SimprecRunArgs* args, sk::ProbeOp op) {
     const bool wg = op >= sk::ProbeOp::kWgmmaBf16F32;
     const int in_bits = sk::is_16bit_input(op) ? 16 : 8;
     const int acc_bits = sk::is_fp16_accumulator(op) ? 16 : 32;
-    const DLTensor& a = require(args, "A", 2, in_bits);
-    const DLTensor& b = require(args, "B", 2, in_bits);
-    const DLTensor& d = require(args, "D", 2, acc_bits);
+    const DLTensor& a = require_tensor(args, "A", 2, in_bits);
+    const DLTensor& b = require_tensor(args, "B", 2, in_bits);
+    const DLTensor& d = require_tensor(args, "D", 2, acc_bits);
     const int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
     if (b.shape[0] != k || d.shape[0] != m || d.shape[1] != n)
       throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "shapes of A, B, D disagree");
@@ -101,7 +71,7 @@ SimprecStatus run_matmul(const SimprecRunArgs* args, sk::ProbeOp op) {
     check_cuda(cudaMemcpy(da.ptr, a.data, bytes_of(a), cudaMemcpyHostToDevice), "copy A");
     check_cuda(cudaMemcpy(db.ptr, b.data, bytes_of(b), cudaMemcpyHostToDevice), "copy B");
     if (c && c->tensor) {
-      const DLTensor& ct = require(args, "C", 2, acc_bits);
+      const DLTensor& ct = require_tensor(args, "C", 2, acc_bits);
       if (ct.shape[0] != m || ct.shape[1] != n)
         throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "C must be [M,N]");
       check_cuda(cudaMemcpy(dc.ptr, ct.data, bytes_of(ct), cudaMemcpyHostToDevice), "copy C");
@@ -125,8 +95,8 @@ SimprecStatus run_matmul(const SimprecRunArgs* args, sk::ProbeOp op) {
 
 SimprecStatus run_function(const SimprecRunArgs* args, sk::ElementOp op, int out_bits) {
   return guarded(args, [&] {
-    const DLTensor& x = require(args, "x", 1, 32);
-    const DLTensor& y = require(args, "y", 1, out_bits);
+    const DLTensor& x = require_tensor(args, "x", 1, 32);
+    const DLTensor& y = require_tensor(args, "y", 1, out_bits);
     if (x.shape[0] != y.shape[0])
       throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "x and y differ in length");
     const size_t count = static_cast<size_t>(x.shape[0]);
@@ -340,18 +310,5 @@ struct Tables {
 }  // namespace simprec::gpu_probe
 
 SIMPREC_PLUGIN_EXPORT SimprecStatus simprec_plugin_entry(SimprecEntryArgs* args) {
-  if (args->host_abi_major != SIMPREC_PLUGIN_ABI_MAJOR) {
-    if (args->error && args->error_size > 0)
-      std::snprintf(args->error, args->error_size, "gpu_probe speaks ABI 1 only");
-    return SIMPREC_ERROR_UNSUPPORTED;
-  }
-  try {
-    static const simprec::gpu_probe::Tables tables;
-    args->plugin = &tables.plugin;
-    return SIMPREC_OK;
-  } catch (...) {
-    if (args->error && args->error_size > 0)
-      std::snprintf(args->error, args->error_size, "gpu_probe: cannot describe itself");
-    return SIMPREC_ERROR_INTERNAL;
-  }
+  return simprec::plugin_kit::serve_entry<simprec::gpu_probe::Tables>(args, "gpu_probe");
 }
