@@ -89,23 +89,58 @@ double relative_max_error(const std::vector<double>& a, const std::vector<double
   return scale > 0 ? err / scale : err;
 }
 
+// The device tensors of one problem shape ([problems, seqlen, dim], bf16), the inputs Q, K, V,
+// dO filled with hash values from salt, salt + 1, ..., and the kernels' parameters for them.
+struct Tensors {
+  size_t count, rows;
+  void *q, *k, *v, *o, *d_o, *dq, *dk, *dv;
+  float *lse, *delta, *shift;
+  ForwardParams forward;
+  BackwardParams backward;
+
+  Tensors(int problems, int seqlen, int dim, bool causal, uint32_t salt)
+      : count(static_cast<size_t>(problems) * seqlen * dim),
+        rows(static_cast<size_t>(problems) * seqlen) {
+    for (void** p : {&q, &k, &v, &o, &d_o, &dq, &dk, &dv})
+      check(cudaMalloc(p, count * 2), "malloc");
+    for (float** p : {&lse, &delta, &shift}) check(cudaMalloc(p, rows * 4), "malloc");
+    for (void* p : {q, k, v, d_o})
+      fill_bf16<<<static_cast<unsigned>((count + 255) / 256), 256>>>(static_cast<__nv_bfloat16*>(p),
+                                                                     count, salt++);
+    check(cudaDeviceSynchronize(), "fill");
+    ForwardParams& f = forward;
+    f.q = q, f.k = k, f.v = v, f.o = o, f.lse = lse;
+    f.problems = problems;
+    f.seqlen_q = f.seqlen_k = seqlen;
+    f.scale = 1.0 / std::sqrt(static_cast<double>(dim));
+    f.scale_log2 = static_cast<float>(f.scale * 1.4426950408889634);
+    f.causal = causal;
+    f.eps_over_scale = 1e-3 / f.scale;
+    BackwardParams& b = backward;
+    b.q = q, b.k = k, b.v = v, b.o = o, b.d_o = d_o, b.lse = lse;
+    b.dq = dq, b.dk = dk, b.dv = dv, b.delta = delta, b.shift = shift;
+    b.problems = problems;
+    b.seqlen_q = b.seqlen_k = seqlen;
+    b.scale = f.scale;
+    b.scale_log2 = f.scale_log2;
+    b.causal = causal;
+  }
+  ~Tensors() {
+    for (void* p : {q, k, v, o, d_o, dq, dk, dv}) cudaFree(p);
+    for (float* p : {lse, delta, shift}) cudaFree(p);
+  }
+  Tensors(const Tensors&) = delete;
+  Tensors& operator=(const Tensors&) = delete;
+};
+
 int run_check() {
   const int heads = 2, n = 256;
   int failures = 0;
   for (int dim : {64, 128}) {
     for (bool causal : {false, true}) {
-      const size_t count = static_cast<size_t>(heads) * n * dim,
-                   rows = static_cast<size_t>(heads) * n;
-      void *q, *k, *v, *o, *d_o, *dq, *dk, *dv;
-      float *lse, *delta, *shift;
-      for (void** p : {&q, &k, &v, &o, &d_o, &dq, &dk, &dv})
-        check(cudaMalloc(p, count * 2), "malloc");
-      for (float** p : {&lse, &delta, &shift}) check(cudaMalloc(p, rows * 4), "malloc");
-      uint32_t salt = 7;
-      for (void* p : {q, k, v, d_o})
-        fill_bf16<<<static_cast<unsigned>((count + 255) / 256), 256>>>(
-            static_cast<__nv_bfloat16*>(p), count, salt++);
-      check(cudaDeviceSynchronize(), "fill");
+      Tensors t(heads, n, dim, causal, 7);
+      const size_t count = t.count;
+      void *q = t.q, *k = t.k, *v = t.v, *o = t.o, *d_o = t.d_o, *dq = t.dq, *dk = t.dk, *dv = t.dv;
       const std::vector<double> hq = to_host(q, count), hk = to_host(k, count),
                                 hv = to_host(v, count), hdo = to_host(d_o, count);
       const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
@@ -146,14 +181,7 @@ int run_check() {
           }
         }
       }
-      ForwardParams f;
-      f.q = q, f.k = k, f.v = v, f.o = o, f.lse = lse;
-      f.problems = heads;
-      f.seqlen_q = f.seqlen_k = n;
-      f.scale = scale;
-      f.scale_log2 = static_cast<float>(scale * 1.4426950408889634);
-      f.causal = causal;
-      f.eps_over_scale = 1e-3 / scale;
+      ForwardParams f = t.forward;
       const auto report = [&](const char* what, double err, double bound) {
         const bool ok = err <= bound;
         failures += !ok;
@@ -232,21 +260,12 @@ int run_check() {
       check(simprec::flash::launch_forward(Element::kBf16, dim, simprec::flash::kTile64x64, f,
                                            nullptr),
             "forward");
-      BackwardParams b;
-      b.q = q, b.k = k, b.v = v, b.o = o, b.d_o = d_o, b.lse = lse;
-      b.dq = dq, b.dk = dk, b.dv = dv, b.delta = delta, b.shift = shift;
-      b.problems = heads;
-      b.seqlen_q = b.seqlen_k = n;
-      b.scale = scale;
-      b.scale_log2 = f.scale_log2;
-      b.causal = causal;
+      const BackwardParams b = t.backward;
       check(simprec::flash::launch_backward(Element::kBf16, dim, 64, b, nullptr), "backward");
       check(cudaDeviceSynchronize(), "backward");
       report("dQ", relative_max_error(to_host(dq, count), rdq), 5e-2);
       report("dK", relative_max_error(to_host(dk, count), rdk), 5e-2);
       report("dV", relative_max_error(to_host(dv, count), rdv), 5e-2);
-      for (void* p : {q, k, v, o, d_o, dq, dk, dv}) cudaFree(p);
-      for (float* p : {lse, delta, shift}) cudaFree(p);
     }
   }
   return failures ? 1 : 0;
@@ -285,34 +304,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const size_t n = static_cast<size_t>(batch) * heads * seqlen * dim;
-  const size_t rows = static_cast<size_t>(batch) * heads * seqlen;
-  void *q, *k, *v, *o, *d_o, *dq, *dk, *dv;
-  float *lse, *delta, *shift;
-  for (void** p : {&q, &k, &v, &o, &d_o, &dq, &dk, &dv}) check(cudaMalloc(p, n * 2), "malloc");
-  for (float** p : {&lse, &delta, &shift}) check(cudaMalloc(p, rows * 4), "malloc");
-  uint32_t salt = 1;
-  for (void* p : {q, k, v, d_o})
-    fill_bf16<<<static_cast<unsigned>((n + 255) / 256), 256>>>(static_cast<__nv_bfloat16*>(p), n,
-                                                               salt++);
-  check(cudaDeviceSynchronize(), "fill");
-
-  ForwardParams f;
-  f.q = q, f.k = k, f.v = v, f.o = o, f.lse = lse;
-  f.problems = batch * heads;
-  f.seqlen_q = f.seqlen_k = seqlen;
-  f.scale = 1.0 / std::sqrt(static_cast<double>(dim));
-  f.scale_log2 = static_cast<float>(f.scale * 1.4426950408889634);
-  f.causal = causal;
-  f.eps_over_scale = 1e-3 / f.scale;
-  BackwardParams b;
-  b.q = q, b.k = k, b.v = v, b.o = o, b.d_o = d_o, b.lse = lse;
-  b.dq = dq, b.dk = dk, b.dv = dv, b.delta = delta, b.shift = shift;
-  b.problems = f.problems;
-  b.seqlen_q = b.seqlen_k = seqlen;
-  b.scale = f.scale;
-  b.scale_log2 = f.scale_log2;
-  b.causal = causal;
+  const Tensors t(batch * heads, seqlen, dim, causal, 1);
+  const size_t n = t.count;
+  const void *q = t.q, *k = t.k, *v = t.v;
+  const ForwardParams& f = t.forward;
+  const BackwardParams& b = t.backward;
 
   const double forward_flops =
       4.0 * batch * heads * static_cast<double>(seqlen) * seqlen * dim * (causal ? 0.5 : 1.0);
