@@ -52,6 +52,13 @@ __device__ __forceinline__ uint32_t pack_rn(E4m3Tag, float lo, float hi) {
   return r;
 }
 
+// A flag fixed at compile time that reads as a bool: passed where a run-time bool can be, it
+// lets the compiler drop the branch (a loop's peeled iterations).
+template <bool kValue>
+struct Fixed {
+  __device__ constexpr operator bool() const { return kValue; }
+};
+
 // ---- tensor-core instructions -------------------------------------------------------------
 __device__ __forceinline__ void mma(Bf16Tag, float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
                                     uint32_t b1) {
@@ -133,6 +140,19 @@ __device__ __forceinline__ float ex2(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
+}
+
+// The largest and second largest of a set of scores, counted with multiplicity (-inf when
+// absent): beta-rowmax's repeat test is "lo reaches the threshold".
+struct Top2 {
+  float hi, lo;
+};
+__device__ __forceinline__ Top2 top2_of(float a, float b) {
+  return {fmaxf(a, b), fminf(a, b)};
+}
+// Of the union: the larger top, and the best of the smaller top and both seconds.
+__device__ __forceinline__ Top2 merge(Top2 a, Top2 b) {
+  return {fmaxf(a.hi, b.hi), fmaxf(fminf(a.hi, b.hi), fmaxf(a.lo, b.lo))};
 }
 
 // hi + lo (hi = RN(hi + lo) in double) rounded to odd at double precision: then a single

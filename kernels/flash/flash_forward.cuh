@@ -149,37 +149,11 @@ __global__ void __launch_bounds__(kWarps * 32) flash_forward_kernel(const Forwar
     }
   };
 
-  float s[kM][kNTiles][4];
-  if constexpr (kPipelined) {
-    cp_async_wait<1>();  // Q and K_0
-    __syncthreads();
-    scores(s, sk0);
-  }
-  for (int jb = 0; jb < n_blocks; ++jb) {
-    const int buf = jb & 1;
-    const uint32_t sv = sv0 + buf * VTile::kBytes;
-    float s_next[kM][kNTiles][4];
-    cp_async_wait<0>();
-    __syncthreads();
-    if constexpr (kPipelined) {
-      // Present: V_jb and K_jb+1. Free: V's other buffer (V_jb-1, used last iteration) and
-      // K_jb's (its scores are in s).
-      if (jb + 1 < n_blocks) load_v(jb + 1, buf ^ 1);
-      if (jb + 2 < n_blocks) load_k(jb + 2, buf);
-      cp_async_commit();
-      if (jb + 1 < n_blocks) scores(s_next, sk0 + (buf ^ 1) * KTile::kBytes);
-    } else {
-      if (jb + 1 < n_blocks) {
-        load_k(jb + 1, buf ^ 1);
-        load_v(jb + 1, buf ^ 1);
-        cp_async_commit();
-      }
-      scores(s, sk0 + buf * KTile::kBytes);
-    }
-
-    // ---- softmax of the block ----
+  float s[kM][kNTiles][4];      // scores of the block in hand
+  uint32_t pa[kM][kNTiles][2];  // its P
+  // ---- softmax of block jb: scores s -> P (cast, packed pairs [tile][half]) in pa ----
+  const auto softmax_block = [&](int jb, uint32_t(&pa)[kM][kNTiles][2]) {
     const int col0 = jb * kBlockN;
-    uint32_t pa[kM][kNTiles][2];  // P cast, packed pairs: [tile][half]
 #pragma unroll
     for (int mt = 0; mt < kM; ++mt) {
 #pragma unroll
@@ -194,37 +168,50 @@ __global__ void __launch_bounds__(kWarps * 32) flash_forward_kernel(const Forwar
             }
           }
         }
-        float mx = -kInf;
+        // The row max m1 (and, for beta-rowmax, the second largest score m2 counted with
+        // multiplicity) of the quad's 4 x 2*kNTiles scores.
+        float mx, m2 = -kInf;
+        if constexpr (kBeta) {
+          // (largest, second largest) over the scores in one pass, like the plain max, so that
+          // the repeat test adds no second pass that waits for the max.
+          Top2 row = top2_of(s[mt][0][2 * h], s[mt][0][2 * h + 1]);
 #pragma unroll
-        for (int n = 0; n < kNTiles; ++n)
-          mx = fmaxf(mx, fmaxf(s[mt][n][2 * h], s[mt][n][2 * h + 1]));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        Max m_blk = mx;
-        if (kBeta && mx != -kInf) {
-          const float threshold = __double2float_ru(__dsub_rn(m_blk, p.eps_over_scale));
-          int repeats = 0;
+          for (int n = 1; n < kNTiles; ++n)
+            row = merge(row, top2_of(s[mt][n][2 * h], s[mt][n][2 * h + 1]));
+          row = merge(row, {__shfl_xor_sync(0xffffffffu, row.hi, 1),
+                            __shfl_xor_sync(0xffffffffu, row.lo, 1)});
+          row = merge(row, {__shfl_xor_sync(0xffffffffu, row.hi, 2),
+                            __shfl_xor_sync(0xffffffffu, row.lo, 2)});
+          mx = row.hi;
+          m2 = row.lo;
+        } else {
+          mx = -kInf;
 #pragma unroll
           for (int n = 0; n < kNTiles; ++n)
-            repeats += (s[mt][n][2 * h] >= threshold) + (s[mt][n][2 * h + 1] >= threshold);
-          repeats += __shfl_xor_sync(0xffffffffu, repeats, 1);
-          repeats += __shfl_xor_sync(0xffffffffu, repeats, 2);
-          if constexpr (kBeta) {
-            if (repeats > 1) m_blk = mx > 0 ? __dmul_rn(p.beta, m_blk) : 0.0;
-          }
+            mx = fmaxf(mx, fmaxf(s[mt][n][2 * h], s[mt][n][2 * h + 1]));
+          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
         }
         const Max m_old = m_run[mt][h];
+        Max m_blk = mx;
+        float shift_blk = __fmul_rn(mx, p.scale_log2);  // fp32(m_blk * c), one rounding
+        if constexpr (kBeta) {
+          // Paper A: when at least two scores reach m1 - eps/scale (the emulation's test, in
+          // double: count(s >= RN(m1 - eps/scale)) > 1, i.e. m2 reaches that threshold), the
+          // block's max becomes beta*m1 (0 for m1 <= 0) and the shift follows it. Both
+          // candidates are computed and one is selected (no branch in the softmax).
+          const bool repeat =
+              mx != -kInf &&
+              static_cast<double>(m2) >= __dsub_rn(static_cast<double>(mx), p.eps_over_scale);
+          const double beta_m = mx > 0 ? __dmul_rn(p.beta, static_cast<double>(mx)) : 0.0;
+          const float beta_shift = mul_rn_f32(beta_m, static_cast<double>(p.scale_log2));
+          m_blk = repeat ? beta_m : m_blk;
+          shift_blk = repeat ? beta_shift : shift_blk;
+        }
         const Max m_new = m_old > m_blk ? m_old : m_blk;
         const bool any = m_new != -static_cast<Max>(kInf);
-        // shift = fp32(m * c), one rounding of the exact product.
-        float shift = 0.f;
-        if (any) {
-          if constexpr (kBeta) {
-            shift = mul_rn_f32(m_new, static_cast<double>(p.scale_log2));
-          } else {
-            shift = __fmul_rn(m_new, p.scale_log2);
-          }
-        }
+        // shift = fp32(m_new * c): this block's when it raised the max, else the running one.
+        const float shift = !any ? 0.f : m_blk > m_old ? shift_blk : shift_run[mt][h];
         float alpha = 1.f;
         if (m_old != -static_cast<Max>(kInf) && m_new != m_old)
           alpha = ex2(__fsub_rn(shift_run[mt][h], shift));
@@ -272,8 +259,10 @@ __global__ void __launch_bounds__(kWarps * 32) flash_forward_kernel(const Forwar
         l_part[mt][h] = l;
       }
     }
+  };
 
-    // ---- O += P V ----
+  // ---- O += P V, V from the tile in shared memory at sv ----
+  const auto accumulate_pv = [&](const uint32_t(&pa)[kM][kNTiles][2], uint32_t sv) {
     if constexpr (kFp8) {
 #pragma unroll
       for (int kk = 0; kk < kBlockN / 32; ++kk) {
@@ -334,13 +323,58 @@ __global__ void __launch_bounds__(kWarps * 32) flash_forward_kernel(const Forwar
         }
       }
     }
-    if constexpr (kPipelined) {
+  };
+
+  if constexpr (kPipelined) {
+    // One block: the next block's products first (when there is one), then this block's
+    // softmax and P V. has_next is a bool, or a compile-time constant for blocks known to
+    // have a successor.
+    const auto step = [&](int jb, auto has_next) {
+      const int buf = jb & 1;
+      cp_async_wait<0>();
+      __syncthreads();
+      // Present: V_jb and K_jb+1. Free: V's other buffer (V_jb-1, used last iteration) and
+      // K_jb's (its scores are in s).
+      if (jb + 1 < n_blocks) load_v(jb + 1, buf ^ 1);
+      if (jb + 2 < n_blocks) load_k(jb + 2, buf);
+      cp_async_commit();
+      float s_next[kM][kNTiles][4];
+      if (has_next) scores(s_next, sk0 + (buf ^ 1) * KTile::kBytes);
+      softmax_block(jb, pa);
+      accumulate_pv(pa, sv0 + buf * VTile::kBytes);
 #pragma unroll
       for (int mt = 0; mt < kM; ++mt)
 #pragma unroll
         for (int n = 0; n < kNTiles; ++n)
 #pragma unroll
-          for (int r = 0; r < 4; ++r) s[mt][n][r] = s_next[mt][n][r];
+          for (int r = 0; r < 4; ++r) s[mt][n][r] = s_next[mt][n][r];  // unused after the last
+    };
+    cp_async_wait<1>();  // Q and K_0
+    __syncthreads();
+    scores(s, sk0);
+    if constexpr (kBeta) {
+      // The last block peeled off: in the others the next block's products and this block's
+      // softmax are one straight stretch of code, which the compiler interleaves, hiding the
+      // repeat test under the tensor cores' work (measured: +3% instead of +9%; the plain and
+      // SR kernels run faster without the peeling, docs/gpu_kernels.md).
+      for (int jb = 0; jb + 1 < n_blocks; ++jb) step(jb, Fixed<true>{});
+      if (n_blocks > 0) step(n_blocks - 1, Fixed<false>{});
+    } else {
+      for (int jb = 0; jb < n_blocks; ++jb) step(jb, jb + 1 < n_blocks);
+    }
+  } else {
+    for (int jb = 0; jb < n_blocks; ++jb) {
+      const int buf = jb & 1;
+      cp_async_wait<0>();
+      __syncthreads();
+      if (jb + 1 < n_blocks) {
+        load_k(jb + 1, buf ^ 1);
+        load_v(jb + 1, buf ^ 1);
+        cp_async_commit();
+      }
+      scores(s, sk0 + buf * KTile::kBytes);
+      softmax_block(jb, pa);
+      accumulate_pv(pa, sv0 + buf * VTile::kBytes);
     }
   }
 
