@@ -16,17 +16,23 @@ def main():
     torch = {(r["kernel"], r["pass"]): r for r in rows if r["source"] == "torch"}
     flash_fwd = torch.get(("flash", "forward"))
     flash_both = torch.get(("flash", "forward+backward"))
-    plain = {r["kernel"]: r for r in rows if r["source"] == "simprec" and r["mitigation"] == "none"}
-    print("| source | kernel | pass | mitigation | ms | TFLOP/s | vs PyTorch flash | vs unmitigated |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    # Inputs: "uniform" random values, or "repeated-keys" (flash_bench --repeated-keys); PyTorch's
+    # lines and older flash_bench lines have none (uniform).
+    inputs = lambda r: r.get("inputs", "uniform")
+    plain = {(r["kernel"], inputs(r)): r for r in rows
+             if r["source"] == "simprec" and r["mitigation"] == "none"}
+    print("| source | kernel | pass | inputs | mitigation | ms | TFLOP/s | vs PyTorch flash | "
+          "vs unmitigated |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         versus = {"forward": flash_fwd, "forward+backward": flash_both}.get(r["pass"])
         ratio = f"{versus['ms'] / r['ms']:.0%}" if versus and r["source"] == "simprec" else ""
-        base = plain.get(r["kernel"])
+        base = plain.get((r["kernel"], inputs(r)))
         cost = ""
         if r["source"] == "simprec" and r["mitigation"] != "none" and base:
             cost = f"{r['ms'] / base['ms'] - 1:+.1%}"
-        print(f"| {r['source']} | {r['kernel']} | {r['pass']} | {r['mitigation']} | {r['ms']:.3f} | "
+        print(f"| {r['source']} | {r['kernel']} | {r['pass']} | {inputs(r)} | {r['mitigation']} | "
+              f"{r['ms']:.3f} | "
               f"{r['tflops']:.0f} | {ratio} | {cost} |")
 
 

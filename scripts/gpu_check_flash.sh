@@ -7,7 +7,8 @@
 #    every backward kernel x head dimension x input kind x causal, fed with the forward kernel's
 #    O and LSE;
 # 3. examples/gpu_bias.toml: the kernel's bias with and without mitigations beside the emulation;
-# 4. flash_bench beside scripts/torch_sdpa_bench.py (one run), as a table (bench.md).
+# 4. flash_bench beside scripts/torch_sdpa_bench.py (one run), as a table (bench.md); the
+#    mitigations also on keys in equal pairs (every row max repeats).
 # Appends to OUT_DIR/summary.txt; exits 1 when a check or a validation fails.
 set -uo pipefail
 build=$(cd "$1" && pwd)
@@ -95,6 +96,7 @@ fi
 note "== flash: speed beside PyTorch (B=4 H=16 N=4096 d=128 bf16, non-causal)"
 {
   "$build/bin/flash_bench" --iters 30
+  "$build/bin/flash_bench" --iters 30 --repeated-keys  # beta-rowmax's worst case
   python3 "$repo/scripts/torch_sdpa_bench.py" --iters 30 --determinism
 } > "$out/bench.jsonl" 2> "$out/bench.err" || { status=1; note "benchmark FAILED (see bench.err)"; }
 python3 "$repo/scripts/flash_bench_table.py" "$out/bench.jsonl" > "$out/bench.md" 2>> "$out/bench.err"
