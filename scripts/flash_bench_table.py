@@ -32,8 +32,7 @@ def main():
         if r["source"] == "simprec" and r["mitigation"] != "none" and base:
             cost = f"{r['ms'] / base['ms'] - 1:+.1%}"
         print(f"| {r['source']} | {r['kernel']} | {r['pass']} | {inputs(r)} | {r['mitigation']} | "
-              f"{r['ms']:.3f} | "
-              f"{r['tflops']:.0f} | {ratio} | {cost} |")
+              f"{r['ms']:.3f} | {r['tflops']:.0f} | {ratio} | {cost} |")
 
 
 if __name__ == "__main__":

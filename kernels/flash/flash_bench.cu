@@ -47,6 +47,12 @@ __global__ void fill_bf16(__nv_bfloat16* x, size_t n, uint32_t salt) {
   x[i] = __float2bfloat16(static_cast<float>(h) * 0x1p-31f - 1.0f);
 }
 
+template <class T>
+double median_of(std::vector<T> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 template <class Launch>
 double median_ms(Launch launch, int iters) {
   for (int i = 0; i < 3; ++i) check(launch(), "warm-up launch");
@@ -64,8 +70,7 @@ double median_ms(Launch launch, int iters) {
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  std::sort(ms.begin(), ms.end());
-  return ms[iters / 2];
+  return median_of(ms);
 }
 
 // Medians of several launches timed in turns (round r times each launch `iters` times), so that
@@ -78,10 +83,7 @@ std::vector<double> interleaved_median_ms(const std::vector<Launch>& launches, i
   for (int r = 0; r < rounds; ++r)
     for (size_t i = 0; i < launches.size(); ++i) all[i].push_back(median_ms(launches[i], iters));
   std::vector<double> out;
-  for (std::vector<double>& v : all) {
-    std::sort(v.begin(), v.end());
-    out.push_back(v[v.size() / 2]);
-  }
+  for (const std::vector<double>& v : all) out.push_back(median_of(v));
   return out;
 }
 
