@@ -10,6 +10,9 @@
 //   flash_bench --check: a small forward and backward per head dimension, tile and causal flag,
 //   against a double-precision reference on the host (a sanity check of the kernels' layouts;
 //   bit-exactness is validate's job); exits 1 when an error exceeds its bound.
+//   flash_bench --digest: one line per kernel instance, input kind and mitigation with a hash of
+//   its outputs (O and LSE; dQ, dK, dV), so that two builds compare bit for bit with `diff`: a
+//   kernel change that keeps the arithmetic must keep every line.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -85,6 +88,17 @@ std::vector<double> interleaved_median_ms(const std::vector<Launch>& launches, i
   std::vector<double> out;
   for (const std::vector<double>& v : all) out.push_back(median_of(v));
   return out;
+}
+
+// The bf16/fp16 forward tile configurations with an instance for head dimension `dim`.
+std::vector<TileConfig> forward_tiles(int dim) {
+  std::vector<TileConfig> tiles{simprec::flash::kTile64x64, simprec::flash::kTile128x64};
+  if (dim == 128) tiles.push_back(simprec::flash::kTile256x64);
+  return tiles;
+}
+const char* tile_name(const TileConfig& tile) {
+  if (tile.block_m == 64) return "flash_fwd_bf16_64x64";
+  return tile.block_m == 128 ? "flash_fwd_bf16_128x64" : "flash_fwd_bf16_256x64";
 }
 
 // Key row 2j + 1 := key row 2j (rows of `dim` elements): every score then appears twice, so
@@ -218,7 +232,7 @@ int run_check() {
         std::printf("check d=%d causal=%d %-28s rel-max-error %.3e (bound %.0e) %s\n", dim, causal,
                     what, err, bound, ok ? "ok" : "FAIL");
       };
-      for (const TileConfig& tile : {simprec::flash::kTile64x64, simprec::flash::kTile128x64}) {
+      for (const TileConfig& tile : forward_tiles(dim)) {
         for (int sr : {0, 8}) {
           f.sr_bits = sr;
           check(simprec::flash::launch_forward(Element::kBf16, dim, tile, f, nullptr), "forward");
@@ -301,6 +315,87 @@ int run_check() {
   return failures ? 1 : 0;
 }
 
+// FNV-1a over the bytes of a device buffer.
+uint64_t device_hash(const void* device, size_t bytes, uint64_t h = 0xcbf29ce484222325ull) {
+  std::vector<unsigned char> host(bytes);
+  check(cudaMemcpy(host.data(), device, bytes, cudaMemcpyDeviceToHost), "copy");
+  for (unsigned char c : host) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+int run_digest() {
+  const int problems = 3, n = 512;
+  for (int dim : {64, 128}) {
+    for (bool causal : {false, true}) {
+      for (bool repeated : {false, true}) {
+        Tensors t(problems, n, dim, causal, 11);
+        if (repeated)
+          pair_rows<<<static_cast<unsigned>((t.count + 255) / 256), 256>>>(
+              static_cast<__nv_bfloat16*>(t.k), t.count, dim);
+        check(cudaDeviceSynchronize(), "inputs");
+        const auto line = [&](const std::string& what) {
+          std::printf("d=%d causal=%d %s %s %016llx\n", dim, causal,
+                      repeated ? "repeated-keys" : "uniform", what.c_str(),
+                      static_cast<unsigned long long>(
+                          device_hash(t.lse, t.rows * 4, device_hash(t.o, t.count * 2))));
+        };
+        for (Element element : {Element::kBf16, Element::kFp16}) {
+          const std::string type = element == Element::kBf16 ? "bf16" : "fp16";
+          for (const TileConfig& tile : forward_tiles(dim)) {
+            for (int mitigation = 0; mitigation < 3; ++mitigation) {
+              ForwardParams f = t.forward;
+              f.beta_rowmax = mitigation == 1;
+              f.sr_bits = mitigation == 2 ? 8 : 0;
+              f.seed = 0x5eed;
+              check(cudaMemset(t.o, 0, t.count * 2), "clear");
+              check(simprec::flash::launch_forward(element, dim, tile, f, nullptr), "forward");
+              check(cudaDeviceSynchronize(), "forward");
+              line("fwd_" + type + "_" + std::to_string(tile.block_m) + "x" +
+                   std::to_string(tile.block_n) + " " +
+                   (mitigation == 0 ? "none" : mitigation == 1 ? "beta-rowmax" : "sr-p:8"));
+            }
+          }
+          check(simprec::flash::launch_forward(element, dim, simprec::flash::kTile64x64,
+                                               t.forward, nullptr),
+                "forward");
+          check(simprec::flash::launch_backward(element, dim, 64, t.backward, nullptr),
+                "backward");
+          check(cudaDeviceSynchronize(), "backward");
+          uint64_t h = device_hash(t.dq, t.count * 2);
+          h = device_hash(t.dk, t.count * 2, h);
+          std::printf("d=%d causal=%d %s bwd_%s_64x64 none %016llx\n", dim, causal,
+                      repeated ? "repeated-keys" : "uniform", type.c_str(),
+                      static_cast<unsigned long long>(device_hash(t.dv, t.count * 2, h)));
+        }
+        if (dim == 128) {  // e4m3 on the inputs rounded to e4m3 (V as if transposed)
+          void* e4m3[3];
+          const unsigned blocks = static_cast<unsigned>((t.count + 255) / 256);
+          for (int i = 0; i < 3; ++i) {
+            check(cudaMalloc(&e4m3[i], t.count), "malloc");
+            to_e4m3<<<blocks, 256>>>(static_cast<const __nv_bfloat16*>(i == 0   ? t.q
+                                                                       : i == 1 ? t.k
+                                                                                : t.v),
+                                     static_cast<__nv_fp8_e4m3*>(e4m3[i]), t.count);
+          }
+          for (bool beta : {false, true}) {
+            ForwardParams f = t.forward;
+            f.q = e4m3[0], f.k = e4m3[1], f.v = e4m3[2];
+            f.beta_rowmax = beta;
+            check(cudaMemset(t.o, 0, t.count * 2), "clear");
+            check(simprec::flash::launch_forward(Element::kE4m3, dim, simprec::flash::kTile64x128,
+                                                 f, nullptr),
+                  "e4m3 forward");
+            check(cudaDeviceSynchronize(), "e4m3 forward");
+            line(std::string("fwd_e4m3_64x128 ") + (beta ? "beta-rowmax" : "none"));
+          }
+          for (void* p : e4m3) cudaFree(p);
+        }
+      }
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -331,6 +426,8 @@ int main(int argc, char** argv) {
       repeated_keys = true;
     else if (a == "--check")
       return run_check();
+    else if (a == "--digest")
+      return run_digest();
     else {
       std::fprintf(stderr, "flash_bench: unknown argument %s\n", a.c_str());
       return 2;
@@ -363,8 +460,8 @@ int main(int argc, char** argv) {
     const char* name;
     TileConfig tile;
   };
-  for (const Variant& var : {Variant{"flash_fwd_bf16_64x64", simprec::flash::kTile64x64},
-                             Variant{"flash_fwd_bf16_128x64", simprec::flash::kTile128x64}}) {
+  for (const TileConfig& tile : forward_tiles(dim)) {
+    const Variant var{tile_name(tile), tile};
     const auto forward = [&](ForwardParams p) {
       return [p, dim, var]() {
         return simprec::flash::launch_forward(Element::kBf16, dim, var.tile, p, nullptr);
