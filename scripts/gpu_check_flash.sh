@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The flash_gpu part of the GPU check (scripts/gpu_check.sh calls it; it can run alone):
 #   scripts/gpu_check_flash.sh BUILD_DIR OUT_DIR
-# 1. flash_bench --check: every kernel family against a double reference (layout sanity);
+# 1. flash_bench --check: every kernel family against a double reference (layout sanity), and
+#    flash_bench --digest: hashes of every kernel's outputs beside the recorded ones;
 # 2. simprec validate, bit for bit against the cuda-fa2 emulation with the plugin's own exp2:
 #    every forward kernel x head dimension x input kind x {plain, causal, beta-rowmax, sr-p};
 #    every backward kernel x head dimension x input kind x causal, fed with the forward kernel's
@@ -26,6 +27,20 @@ if "$build/bin/flash_bench" --check > "$out/flash_check.txt" 2>&1; then
 else
   status=1
   note "flash check FAILED:"; grep -v ' ok$' "$out/flash_check.txt" | tee -a "$summary"
+fi
+
+note "== flash: output digests (flash_bench --digest) against the recorded H100 ones"
+# Not a pass/fail check (validate below is): a kernel change meant to keep the arithmetic should
+# keep every line of docs/measurements/h100_flash_digest.txt, recorded by a build that passed.
+recorded="$repo/docs/measurements/h100_flash_digest.txt"
+if ! "$build/bin/flash_bench" --digest > "$out/flash_digest.txt" 2>&1; then
+  status=1
+  note "flash_bench --digest FAILED: $(tail -1 "$out/flash_digest.txt")"
+elif [ ! -f "$recorded" ]; then
+  note "digests: $(wc -l < "$out/flash_digest.txt") outputs; none recorded to compare with"
+else
+  differ=$(diff "$recorded" "$out/flash_digest.txt" | grep -c '^>')
+  note "digests: $(wc -l < "$out/flash_digest.txt") outputs, $differ differ from the recorded ones"
 fi
 
 note "== flash: validate against cuda-fa2 (bit for bit; B=4 H=2 N=256, seed 7)"

@@ -59,16 +59,6 @@ struct Fixed {
   __device__ constexpr operator bool() const { return kValue; }
 };
 
-// ---- named barriers (ids 1..15; 0 is __syncthreads) ----------------------------------------
-// Waits until `threads` threads have arrived at barrier `id` (this one among them).
-__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
-  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-// Counts this thread as arrived at barrier `id` without waiting.
-__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-
 // ---- tensor-core instructions -------------------------------------------------------------
 __device__ __forceinline__ void mma(Bf16Tag, float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
                                     uint32_t b1) {

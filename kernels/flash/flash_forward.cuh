@@ -83,37 +83,24 @@ __global__ void __launch_bounds__(kWarps * 32) flash_forward_kernel(const Forwar
   // With 16 rows per warp there are registers for the next block's scores: its products are
   // issued before this block's softmax, so that the tensor cores work while the softmax runs
   // (software pipelining; the arithmetic and its order are unchanged).
-  constexpr bool kPipelined = kM == 1 && !kFp8 && kWarps == 4;
-  // Eight warps: two groups of four that take turns on the tensor cores (below).
-  constexpr bool kPingPong = !kFp8 && kWarps == 8;
-  static_assert(kWarps == 4 || kPingPong, "four warps, or two groups of four in ping-pong");
-  // The threads that copy K and V: in ping-pong, group 0's.
-  constexpr int kLoaders = kPingPong ? 128 : Cfg::kThreads;
+  constexpr bool kPipelined = kM == 1 && !kFp8;
+  constexpr bool kSkipUnitRescale = kBeta && kM == 2;  // see O *= alpha below
   const auto load_k = [&](int j, int buf) {
-    if (tid < kLoaders)
-      KTile::template load<kLoaders>(sk0 + buf * KTile::kBytes,
-                                     k_global + static_cast<int64_t>(j) * kBlockN * kRowBytes,
-                                     kRowBytes, tid);
+    KTile::template load<Cfg::kThreads>(sk0 + buf * KTile::kBytes,
+                                        k_global + static_cast<int64_t>(j) * kBlockN * kRowBytes,
+                                        kRowBytes, tid);
   };
   const auto load_v = [&](int j, int buf) {
-    if (tid < kLoaders)
-      VTile::template load<kLoaders>(sv0 + buf * VTile::kBytes, v_block(j), v_stride, tid);
+    VTile::template load<Cfg::kThreads>(sv0 + buf * VTile::kBytes, v_block(j), v_stride, tid);
   };
   QTile::template load<Cfg::kThreads>(sq, q_global, kRowBytes, tid);
   load_k(0, 0);
-  if constexpr (kPingPong) {
-    // Q and K_0 (every thread copies part of Q); the loop's turns copy the rest.
-    cp_async_commit();
-    cp_async_wait<0>();
-    __syncthreads();
-  } else {
-    if constexpr (kPipelined) {
-      cp_async_commit();  // Q and K_0 first
-      if (n_blocks > 1) load_k(1, 1);
-    }
-    load_v(0, 0);
-    cp_async_commit();
+  if constexpr (kPipelined) {
+    cp_async_commit();  // Q and K_0 first
+    if (n_blocks > 1) load_k(1, 1);
   }
+  load_v(0, 0);
+  cp_async_commit();
 
   const int warp_row0 = warp * 16 * kM;  // first row of this warp within the CTA's tile
   // The running max is a float unless beta-rowmax can make it beta * max (a double).
@@ -231,10 +218,18 @@ __global__ void __launch_bounds__(kWarps * 32) flash_forward_kernel(const Forwar
           alpha = ex2(__fsub_rn(shift_run[mt][h], shift));
         m_run[mt][h] = m_new;
         shift_run[mt][h] = any ? shift : -kInf;
+        // O *= alpha. Where the max rose in no row of the warp every alpha is 1 and the
+        // products would be O itself, so the beta-rowmax kernels of 32 rows per warp skip them:
+        // that frees the registers that kernel spilled (484 bytes before), beta-rowmax's time on
+        // the H100 going from +41% to +25% of the plain kernel's. The others multiply always:
+        // the branch cost the plain and SR kernels 1-1.5%, and it would split the pipelined
+        // kernels' straight stretch of code.
+        if (!kSkipUnitRescale || __any_sync(0xffffffffu, alpha != 1.f)) {
 #pragma unroll
-        for (int n = 0; n < kDTiles; ++n) {
-          acc_o[mt][n][2 * h] = __fmul_rn(acc_o[mt][n][2 * h], alpha);
-          acc_o[mt][n][2 * h + 1] = __fmul_rn(acc_o[mt][n][2 * h + 1], alpha);
+          for (int n = 0; n < kDTiles; ++n) {
+            acc_o[mt][n][2 * h] = __fmul_rn(acc_o[mt][n][2 * h], alpha);
+            acc_o[mt][n][2 * h + 1] = __fmul_rn(acc_o[mt][n][2 * h + 1], alpha);
+          }
         }
         float l = __fmul_rn(l_part[mt][h], alpha);
         tiled_random::Block bits{};
@@ -339,40 +334,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_forward_kernel(const Forwar
     }
   };
 
-  if constexpr (kPingPong) {
-    // Two warp groups take turns on the tensor cores (FlashAttention-3's ping-pong): group g's
-    // products (O += P V of the last block, then this block's scores) run while the other group
-    // computes its softmax, and then the roles swap, so that the softmax, and the mitigations in
-    // it, run beside tensor-core work. Named barrier kTurn + g is group g's turn; the other group
-    // opens it after its products. Group 0 alone copies K and V: at its turn both groups have
-    // finished the products of the turn before, whose buffers it refills (K_jb+1 where K_jb-1
-    // was, V_jb where V_jb-2 was); it waits for them before its next turn, and they reach group
-    // 1 through group 1's turn barrier. No __syncthreads in the loop, so that the groups stay
-    // half a block apart. Across iterations each warp carries P, not the twice larger scores.
-    constexpr int kTurn = 1;
-    const int group = warp / 4;
-    if (group == 1) named_barrier_arrive(kTurn, 256);
-    for (int jb = 0; jb < n_blocks; ++jb) {
-      const int buf = jb & 1;
-      if (group == 0) cp_async_wait<0>();  // K_jb and V_jb-1, copied at its last turn
-      named_barrier_sync(kTurn + group, 256);
-      if (group == 0) {
-        if (jb + 1 < n_blocks) load_k(jb + 1, buf ^ 1);
-        load_v(jb, buf);
-        cp_async_commit();
-      }
-      if (jb > 0) accumulate_pv(pa, sv0 + (buf ^ 1) * VTile::kBytes);
-      scores(s, sk0 + buf * KTile::kBytes);
-      named_barrier_arrive(kTurn + (group ^ 1), 256);
-      softmax_block(jb, pa);
-    }
-    if (n_blocks > 0) {  // the last block's P V
-      if (group == 0) cp_async_wait<0>();
-      named_barrier_sync(kTurn + group, 256);
-      accumulate_pv(pa, sv0 + ((n_blocks - 1) & 1) * VTile::kBytes);
-      if (group == 0) named_barrier_arrive(kTurn + 1, 256);
-    }
-  } else if constexpr (kPipelined) {
+  if constexpr (kPipelined) {
     // One block: the next block's products first (when there is one), then this block's
     // softmax and P V. has_next is a bool, or a compile-time constant for blocks known to
     // have a successor.

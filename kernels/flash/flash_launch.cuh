@@ -19,7 +19,6 @@ struct TileConfig {
 inline constexpr TileConfig kTile64x64{64, 64, 4};    // 16 rows per warp
 inline constexpr TileConfig kTile128x64{128, 64, 4};  // 32 rows per warp (FA2's choice)
 inline constexpr TileConfig kTile64x128{64, 128, 4};  // the e4m3 kernel's (128-byte V^T rows)
-inline constexpr TileConfig kTile256x64{256, 64, 8};  // 32 rows per warp, two groups in ping-pong
 
 namespace detail {
 
@@ -58,10 +57,6 @@ cudaError_t forward_tiles(const TileConfig& tile, const ForwardParams& p, cudaSt
     return forward<Tag, kHeadDim, 64, 64, 4>(p, stream);
   if (tile.block_m == 128 && tile.block_n == 64 && tile.warps == 4)
     return forward<Tag, kHeadDim, 128, 64, 4>(p, stream);
-  if constexpr (kHeadDim == 128) {
-    if (tile.block_m == 256 && tile.block_n == 64 && tile.warps == 8)
-      return forward<Tag, kHeadDim, 256, 64, 8>(p, stream);
-  }
   return cudaErrorInvalidValue;
 }
 
