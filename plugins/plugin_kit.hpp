@@ -12,6 +12,23 @@
 
 namespace simprec::plugin_kit {
 
+// The plugin's description for this ABI version: its name, version, one line of description and
+// its kernels (which must outlive it).
+inline SimprecPlugin describe_plugin(const char* name, const char* version, const char* description,
+                                     const SimprecKernel* const* kernels, size_t kernel_count) {
+  SimprecPlugin p{};
+  p.struct_size = SIMPREC_PLUGIN_STRUCT_SIZE;
+  p.abi_major = SIMPREC_PLUGIN_ABI_MAJOR;
+  p.abi_minor = SIMPREC_PLUGIN_ABI_MINOR;
+  p.name = name;
+  p.version = version;
+  p.description = description;
+  p.kernel_count = kernel_count;
+  p.kernels = kernels;
+  p.shutdown = nullptr;
+  return p;
+}
+
 // Thrown inside a kernel; guarded() turns it into the status it carries.
 struct KernelFailure : std::runtime_error {
   SimprecStatus status;

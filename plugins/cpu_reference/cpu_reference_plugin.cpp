@@ -2,6 +2,7 @@
 // ABI (loading, describing, calling, errors) without a GPU, and whose emulation claims are
 // honest: gemm_f32 and gemm_f64 are bit-exact "sequential" accumulations.
 #include <cstdio>
+#include <iterator>
 
 #include "plugins/cpu_reference/kernels.hpp"
 #include "plugins/plugin_kit.hpp"
@@ -138,19 +139,10 @@ const SimprecKernel exp2_f32 = make_exp2_f32();
 const SimprecKernel* const all_kernels[] = {&gemm_f32, &gemm_f32_unfused, &gemm_f64,
                                             &attention_forward_f32, &exp2_f32};
 
-SimprecPlugin make_plugin() {
-  SimprecPlugin p{};
-  p.struct_size = SIMPREC_PLUGIN_STRUCT_SIZE;
-  p.abi_major = SIMPREC_PLUGIN_ABI_MAJOR;
-  p.abi_minor = SIMPREC_PLUGIN_ABI_MINOR;
-  p.name = "cpu_reference";
-  p.version = "1.0.0";
-  p.description = "naive CPU kernels in plain float/double, for tests and as a reference";
-  set_array(p.kernel_count, p.kernels, all_kernels);
-  return p;
-}
-
-const SimprecPlugin plugin = make_plugin();
+const SimprecPlugin plugin = plugin_kit::describe_plugin(
+    "cpu_reference", "1.0.0",
+    "naive CPU kernels in plain float/double, for tests and as a reference", all_kernels,
+    std::size(all_kernels));
 
 }  // namespace
 }  // namespace simprec::cpu_reference

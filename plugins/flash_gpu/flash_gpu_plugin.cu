@@ -461,17 +461,11 @@ struct Tables {
       kernels.push_back(k);
     }
     for (const SimprecKernel& k : kernels) kernel_pointers.push_back(&k);
-    plugin.struct_size = SIMPREC_PLUGIN_STRUCT_SIZE;
-    plugin.abi_major = SIMPREC_PLUGIN_ABI_MAJOR;
-    plugin.abi_minor = SIMPREC_PLUGIN_ABI_MINOR;
-    plugin.name = "flash_gpu";
-    plugin.version = "1.0.0";
-    plugin.description =
+    plugin = plugin_kit::describe_plugin(
+        "flash_gpu", "1.0.0",
         "FlashAttention-2 forward and backward on H100 tensor cores (mma.sync), bit-exact with "
-        "the cuda-fa2 emulation preset";
-    plugin.kernel_count = kernel_pointers.size();
-    plugin.kernels = kernel_pointers.data();
-    plugin.shutdown = nullptr;
+        "the cuda-fa2 emulation preset",
+        kernel_pointers.data(), kernel_pointers.size());
   }
 };
 

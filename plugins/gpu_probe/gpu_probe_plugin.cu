@@ -293,16 +293,10 @@ struct Tables {
       kernels.push_back(k);
     }
     for (const SimprecKernel& k : kernels) kernel_pointers.push_back(&k);
-    plugin.struct_size = SIMPREC_PLUGIN_STRUCT_SIZE;
-    plugin.abi_major = SIMPREC_PLUGIN_ABI_MAJOR;
-    plugin.abi_minor = SIMPREC_PLUGIN_ABI_MINOR;
-    plugin.name = "gpu_probe";
-    plugin.version = "1.0.0";
-    plugin.description =
-        "single tensor-core and element-wise instructions on the GPU (sm_90a), raw results";
-    plugin.kernel_count = kernel_pointers.size();
-    plugin.kernels = kernel_pointers.data();
-    plugin.shutdown = nullptr;
+    plugin = plugin_kit::describe_plugin(
+        "gpu_probe", "1.0.0",
+        "single tensor-core and element-wise instructions on the GPU (sm_90a), raw results",
+        kernel_pointers.data(), kernel_pointers.size());
   }
 };
 
