@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "kernels/flash/flash_launch.cuh"
+#include "kernels/flash/flash_launch_wgmma.cuh"
 
 namespace {
 
@@ -90,9 +91,22 @@ std::vector<double> interleaved_median_ms(const std::vector<Launch>& launches, i
   return out;
 }
 
-// The bf16/fp16 forward tile configurations.
-const std::vector<TileConfig> kForwardTiles{simprec::flash::kTile64x64,
-                                            simprec::flash::kTile128x64};
+// A bf16/fp16 forward kernel: an mma.sync tile configuration, or the wgmma prototype (d = 128).
+struct ForwardKernel {
+  std::string label;  // "64x64", "128x64", "wg64x64"
+  TileConfig tile;
+  bool wgmma;
+  cudaError_t launch(Element element, int dim, const ForwardParams& p) const {
+    return wgmma ? simprec::flash::launch_forward_wgmma(element, dim, p, nullptr)
+                 : simprec::flash::launch_forward(element, dim, tile, p, nullptr);
+  }
+};
+std::vector<ForwardKernel> forward_kernels(int dim) {
+  std::vector<ForwardKernel> kernels{{"64x64", simprec::flash::kTile64x64, false},
+                                     {"128x64", simprec::flash::kTile128x64, false}};
+  if (dim == 128) kernels.push_back({"wg64x64", simprec::flash::kTile64x64, true});
+  return kernels;
+}
 
 // Key row 2j + 1 := key row 2j (rows of `dim` elements): every score then appears twice, so
 // that every row's max repeats in every key block (beta-rowmax's worst case).
@@ -225,13 +239,12 @@ int run_check() {
         std::printf("check d=%d causal=%d %-28s rel-max-error %.3e (bound %.0e) %s\n", dim, causal,
                     what, err, bound, ok ? "ok" : "FAIL");
       };
-      for (const TileConfig& tile : kForwardTiles) {
+      for (const ForwardKernel& kernel : forward_kernels(dim)) {
         for (int sr : {0, 8}) {
           f.sr_bits = sr;
-          check(simprec::flash::launch_forward(Element::kBf16, dim, tile, f, nullptr), "forward");
+          check(kernel.launch(Element::kBf16, dim, f), "forward");
           check(cudaDeviceSynchronize(), "forward");
-          const std::string name = std::string("O ") + std::to_string(tile.block_m) + "x" +
-                                   std::to_string(tile.block_n) + (sr ? " sr-p:8" : "");
+          const std::string name = "O " + kernel.label + (sr ? " sr-p:8" : "");
           report(name.c_str(), relative_max_error(to_host(o, count), ro), 2e-2);
         }
       }
@@ -334,17 +347,16 @@ int run_digest() {
         };
         for (Element element : {Element::kBf16, Element::kFp16}) {
           const std::string type = element == Element::kBf16 ? "bf16" : "fp16";
-          for (const TileConfig& tile : kForwardTiles) {
+          for (const ForwardKernel& kernel : forward_kernels(dim)) {
             for (int mitigation = 0; mitigation < 3; ++mitigation) {
               ForwardParams f = t.forward;
               f.beta_rowmax = mitigation == 1;
               f.sr_bits = mitigation == 2 ? 8 : 0;
               f.seed = 0x5eed;
               check(cudaMemset(t.o, 0, t.count * 2), "clear");
-              check(simprec::flash::launch_forward(element, dim, tile, f, nullptr), "forward");
+              check(kernel.launch(element, dim, f), "forward");
               check(cudaDeviceSynchronize(), "forward");
-              line("fwd_" + type + "_" + std::to_string(tile.block_m) + "x" +
-                   std::to_string(tile.block_n) + " " +
+              line("fwd_" + type + "_" + kernel.label + " " +
                    (mitigation == 0   ? "none"
                     : mitigation == 1 ? "beta-rowmax"
                                       : "sr-p:8"));
@@ -454,12 +466,11 @@ int main(int argc, char** argv) {
     const char* name;
     TileConfig tile;
   };
-  for (const Variant& var : {Variant{"flash_fwd_bf16_64x64", simprec::flash::kTile64x64},
-                             Variant{"flash_fwd_bf16_128x64", simprec::flash::kTile128x64}}) {
+  for (const ForwardKernel& kernel : forward_kernels(dim)) {
+    const std::string name = "flash_fwd_bf16_" + kernel.label;
+    const Variant var{name.c_str(), kernel.tile};
     const auto forward = [&](ForwardParams p) {
-      return [p, dim, var]() {
-        return simprec::flash::launch_forward(Element::kBf16, dim, var.tile, p, nullptr);
-      };
+      return [p, dim, kernel]() { return kernel.launch(Element::kBf16, dim, p); };
     };
     ForwardParams plain = f, beta = f, sr = f;
     beta.beta_rowmax = true;

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "emulation/tiled_random.hpp"
+#include "kernels/flash/flash_params.hpp"
 
 namespace simprec::flash {
 
@@ -85,6 +86,13 @@ __device__ __forceinline__ void mma(E4m3Tag, float (&d)[4], const uint32_t (&a)[
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
+// ---- global memory ------------------------------------------------------------------------
+// Row `row` of problem `problem` in a contiguous [problems, rows, row_bytes] tensor.
+__device__ __forceinline__ const char* row_address(const void* base, int problem, int rows,
+                                                   int64_t row, int64_t row_bytes) {
+  return static_cast<const char*>(base) + (static_cast<int64_t>(problem) * rows + row) * row_bytes;
+}
+
 // ---- shared memory ------------------------------------------------------------------------
 __device__ __forceinline__ uint32_t smem_address(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -181,6 +189,74 @@ __device__ __forceinline__ float mul_odd_f32(float acc, double scale) {
   return __uint_as_float(__float_as_uint(t) | 1u);
 }
 
+// The largest score of a row (and for beta-rowmax also the second largest, counted with
+// multiplicity) over a thread's kN scores of it and its quad's (the lanes xor 1 and 2): the
+// accumulator layout spreads a row over four lanes. One pass either way, so that the repeat
+// test adds no second pass that waits for the max.
+template <bool kBeta, int kN>
+__device__ __forceinline__ Top2 row_top(const float (&v)[kN]) {
+  static_assert(kN % 2 == 0, "pairs of columns");
+  if constexpr (kBeta) {
+    Top2 top = top2_of(v[0], v[1]);
+#pragma unroll
+    for (int i = 2; i < kN; i += 2) top = merge(top, top2_of(v[i], v[i + 1]));
+    top = merge(top,
+                {__shfl_xor_sync(0xffffffffu, top.hi, 1), __shfl_xor_sync(0xffffffffu, top.lo, 1)});
+    return merge(
+        top, {__shfl_xor_sync(0xffffffffu, top.hi, 2), __shfl_xor_sync(0xffffffffu, top.lo, 2)});
+  } else {
+    float mx = -__builtin_huge_valf();
+#pragma unroll
+    for (int i = 0; i < kN; i += 2) mx = fmaxf(mx, fmaxf(v[i], v[i + 1]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    return {mx, -__builtin_huge_valf()};
+  }
+}
+
+// A row's running max m and shift = fp32(m * c), c = fp32(scale * log2 e), -inf before the
+// first key. m is a float unless beta-rowmax can make it beta * max (a double).
+template <bool kBeta>
+struct RunningMax {
+  using Max = std::conditional_t<kBeta, double, float>;
+  Max m = -static_cast<Max>(__builtin_huge_valf());
+  float shift = -__builtin_huge_valf();
+
+  struct Step {
+    float shift;  // the exponent's shift for this block
+    float alpha;  // the factor the row's O and l so far are rescaled by
+  };
+  // One key block whose row max is top.hi (second largest top.lo): cuda-fa2's steps.
+  __device__ __forceinline__ Step update(Top2 top, const ForwardParams& p) {
+    constexpr float kInf = __builtin_huge_valf();
+    const float mx = top.hi;
+    const Max m_old = m;
+    Max m_blk = mx;
+    float shift_blk = __fmul_rn(mx, p.scale_log2);  // fp32(m_blk * c), one rounding
+    if constexpr (kBeta) {
+      // Paper A: when at least two scores reach m1 - eps/scale (the emulation's test, in
+      // double: count(s >= RN(m1 - eps/scale)) > 1, i.e. m2 reaches that threshold), the
+      // block's max becomes beta*m1 (0 for m1 <= 0) and the shift follows it. Both candidates
+      // are computed and one is selected (no branch in the softmax).
+      const bool repeat = mx != -kInf && static_cast<double>(top.lo) >=
+                                             __dsub_rn(static_cast<double>(mx), p.eps_over_scale);
+      const double beta_m = mx > 0 ? __dmul_rn(p.beta, static_cast<double>(mx)) : 0.0;
+      const float beta_shift = mul_rn_f32(beta_m, static_cast<double>(p.scale_log2));
+      m_blk = repeat ? beta_m : m_blk;
+      shift_blk = repeat ? beta_shift : shift_blk;
+    }
+    const Max m_new = m_old > m_blk ? m_old : m_blk;
+    const bool any = m_new != -static_cast<Max>(kInf);
+    // fp32(m_new * c): this block's when it raised the max, else the running one.
+    const float s = !any ? 0.f : m_blk > m_old ? shift_blk : shift;
+    float alpha = 1.f;
+    if (m_old != -static_cast<Max>(kInf) && m_new != m_old) alpha = ex2(__fsub_rn(shift, s));
+    m = m_new;
+    shift = any ? s : -kInf;
+    return {s, alpha};
+  }
+};
+
 // Stochastic rounding of a float into bf16 / fp16 with k <= 8 random bits (the draw in the top
 // k bits of `random`): up (in magnitude) when the top k bits of the dropped fraction plus the
 // draw reach 2^k (emulation/round.cpp, kStochastic). Returns the bit pattern. P needs no
@@ -207,6 +283,25 @@ __device__ __forceinline__ uint32_t stochastic_round(float x, uint32_t random, i
     return sign | ((static_cast<uint32_t>(e + kBias) << kMant) + q + up - (1u << kMant));
   }
   return sign | (q + up);  // subnormal units; reaching 2^kMant is the smallest normal
+}
+
+// P's pair in 8-column tile n of a 64-column group (elements e = 2 (n % 8) and e + 1, both >= 0),
+// cast with stochastic rounding on 8 random bits each: bytes e and e + 1 of the group's Philox
+// block (tiled_random::draw_from). Packed like pack_rn.
+template <class Tag>
+__device__ __forceinline__ uint32_t pack_sr(float lo, float hi, const tiled_random::Block& bits,
+                                            int n) {
+  const uint32_t word = bits.w[(n % 8) / 2];
+  const uint32_t r0 = (word >> (16 * (n % 2))) & 0xffu;
+  const uint32_t r1 = (word >> (16 * (n % 2) + 8)) & 0xffu;
+  if constexpr (std::is_same_v<Tag, Bf16Tag>) {
+    // P >= 0 is a normal fp32 or zero: bf16 keeps its exponent, and adding the draw below the
+    // top 8 dropped bits carries into the kept part exactly when top8 + draw >= 256 (the
+    // stochastic rule); the high halves are the result.
+    return __byte_perm(__float_as_uint(lo) + (r0 << 8), __float_as_uint(hi) + (r1 << 8), 0x7632);
+  } else {
+    return stochastic_round<Tag>(lo, r0 << 24, 8) | stochastic_round<Tag>(hi, r1 << 24, 8) << 16;
+  }
 }
 
 }  // namespace simprec::flash

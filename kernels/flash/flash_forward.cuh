@@ -62,14 +62,10 @@ __global__ void __launch_bounds__(kWarps * 32) flash_forward_kernel(const Forwar
   const int m_block = blockIdx.x, problem = blockIdx.y;
   constexpr int64_t kRowBytes = kHeadDim * Cfg::kElementBytes;
   const char* q_global =
-      static_cast<const char*>(p.q) +
-      (static_cast<int64_t>(problem) * p.seqlen_q + static_cast<int64_t>(m_block) * kBlockM) *
-          kRowBytes;
-  const char* k_global =
-      static_cast<const char*>(p.k) + static_cast<int64_t>(problem) * p.seqlen_k * kRowBytes;
-  const char* v_global = static_cast<const char*>(p.v) + static_cast<int64_t>(problem) *
-                                                             p.seqlen_k *
-                                                             (kFp8 ? kHeadDim : kHeadDim * 2);
+      row_address(p.q, problem, p.seqlen_q, static_cast<int64_t>(m_block) * kBlockM, kRowBytes);
+  const char* k_global = row_address(p.k, problem, p.seqlen_k, 0, kRowBytes);
+  // (e4m3: V^T, [d][keys] per problem, as many bytes as seqlen_k rows of d.)
+  const char* v_global = row_address(p.v, problem, p.seqlen_k, 0, kFp8 ? kHeadDim : kHeadDim * 2);
   // Where key block jb of V starts, and the stride between V's stored rows.
   const int64_t v_stride = kFp8 ? p.seqlen_k : kHeadDim * 2;
   const auto v_block = [&](int jb) {
@@ -103,22 +99,15 @@ __global__ void __launch_bounds__(kWarps * 32) flash_forward_kernel(const Forwar
   cp_async_commit();
 
   const int warp_row0 = warp * 16 * kM;  // first row of this warp within the CTA's tile
-  // The running max is a float unless beta-rowmax can make it beta * max (a double).
-  using Max = std::conditional_t<kBeta, double, float>;
   float acc_o[kM][kDTiles][4];
-  Max m_run[kM][2];
-  float shift_run[kM][2], l_part[kM][2];
+  RunningMax<kBeta> run[kM][2];
+  float l_part[kM][2];
 #pragma unroll
   for (int mt = 0; mt < kM; ++mt) {
 #pragma unroll
     for (int n = 0; n < kDTiles; ++n)
       acc_o[mt][n][0] = acc_o[mt][n][1] = acc_o[mt][n][2] = acc_o[mt][n][3] = 0.f;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      m_run[mt][h] = -static_cast<Max>(kInf);
-      shift_run[mt][h] = -kInf;
-      l_part[mt][h] = 0.f;
-    }
+    l_part[mt][0] = l_part[mt][1] = 0.f;
   }
 
   // S = Q K^T of the block in shared memory at sk: an mma chain over d from zero.
@@ -169,55 +158,13 @@ __global__ void __launch_bounds__(kWarps * 32) flash_forward_kernel(const Forwar
             }
           }
         }
-        // The row max m1 (and, for beta-rowmax, the second largest score m2 counted with
-        // multiplicity) of the quad's 4 x 2*kNTiles scores.
-        float mx, m2 = -kInf;
-        if constexpr (kBeta) {
-          // (largest, second largest) over the scores in one pass, like the plain max, so that
-          // the repeat test adds no second pass that waits for the max.
-          Top2 row = top2_of(s[mt][0][2 * h], s[mt][0][2 * h + 1]);
+        float row_scores[2 * kNTiles];
 #pragma unroll
-          for (int n = 1; n < kNTiles; ++n)
-            row = merge(row, top2_of(s[mt][n][2 * h], s[mt][n][2 * h + 1]));
-          row = merge(row, {__shfl_xor_sync(0xffffffffu, row.hi, 1),
-                            __shfl_xor_sync(0xffffffffu, row.lo, 1)});
-          row = merge(row, {__shfl_xor_sync(0xffffffffu, row.hi, 2),
-                            __shfl_xor_sync(0xffffffffu, row.lo, 2)});
-          mx = row.hi;
-          m2 = row.lo;
-        } else {
-          mx = -kInf;
-#pragma unroll
-          for (int n = 0; n < kNTiles; ++n)
-            mx = fmaxf(mx, fmaxf(s[mt][n][2 * h], s[mt][n][2 * h + 1]));
-          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        for (int n = 0; n < kNTiles; ++n) {
+          row_scores[2 * n] = s[mt][n][2 * h];
+          row_scores[2 * n + 1] = s[mt][n][2 * h + 1];
         }
-        const Max m_old = m_run[mt][h];
-        Max m_blk = mx;
-        float shift_blk = __fmul_rn(mx, p.scale_log2);  // fp32(m_blk * c), one rounding
-        if constexpr (kBeta) {
-          // Paper A: when at least two scores reach m1 - eps/scale (the emulation's test, in
-          // double: count(s >= RN(m1 - eps/scale)) > 1, i.e. m2 reaches that threshold), the
-          // block's max becomes beta*m1 (0 for m1 <= 0) and the shift follows it. Both
-          // candidates are computed and one is selected (no branch in the softmax).
-          const bool repeat =
-              mx != -kInf &&
-              static_cast<double>(m2) >= __dsub_rn(static_cast<double>(mx), p.eps_over_scale);
-          const double beta_m = mx > 0 ? __dmul_rn(p.beta, static_cast<double>(mx)) : 0.0;
-          const float beta_shift = mul_rn_f32(beta_m, static_cast<double>(p.scale_log2));
-          m_blk = repeat ? beta_m : m_blk;
-          shift_blk = repeat ? beta_shift : shift_blk;
-        }
-        const Max m_new = m_old > m_blk ? m_old : m_blk;
-        const bool any = m_new != -static_cast<Max>(kInf);
-        // shift = fp32(m_new * c): this block's when it raised the max, else the running one.
-        const float shift = !any ? 0.f : m_blk > m_old ? shift_blk : shift_run[mt][h];
-        float alpha = 1.f;
-        if (m_old != -static_cast<Max>(kInf) && m_new != m_old)
-          alpha = ex2(__fsub_rn(shift_run[mt][h], shift));
-        m_run[mt][h] = m_new;
-        shift_run[mt][h] = any ? shift : -kInf;
+        const auto [shift, alpha] = run[mt][h].update(row_top<kBeta>(row_scores), p);
         // O *= alpha. Where the max rose in no row of the warp every alpha is 1 and the
         // products would be O itself, so the beta-rowmax kernels of 32 rows per warp skip them:
         // that frees the registers that kernel spilled (484 bytes before), beta-rowmax's time on
@@ -248,21 +195,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_forward_kernel(const Forwar
             static_assert(kSrBits == 8, "one Philox block per 16 elements of 8 bits");
             if (n % 8 == 0)
               bits = tiled_random::p_block(p.seed, problem, row, (col0 + n * 8) / 64, t, 0);
-            // Elements e = 2*(n%8) + u take byte e of the block (tiled_random::draw_from).
-            const uint32_t word = bits.w[(n % 8) / 2];
-            const uint32_t r0 = (word >> (16 * (n % 2))) & 0xffu;
-            const uint32_t r1 = (word >> (16 * (n % 2) + 8)) & 0xffu;
-            if constexpr (std::is_same_v<Tag, Bf16Tag>) {
-              // P >= 0 is a normal fp32 or zero: bf16 keeps its exponent, and adding the draw
-              // below the top 8 dropped bits carries into the kept part exactly when
-              // top8 + draw >= 256 (the stochastic rule); the high halves are the result.
-              const uint32_t lo = __float_as_uint(pr[0]) + (r0 << 8);
-              const uint32_t hi = __float_as_uint(pr[1]) + (r1 << 8);
-              pa[mt][n][h] = __byte_perm(lo, hi, 0x7632);
-            } else {
-              pa[mt][n][h] = stochastic_round<Tag>(pr[0], r0 << 24, kSrBits) |
-                             stochastic_round<Tag>(pr[1], r1 << 24, kSrBits) << 16;
-            }
+            pa[mt][n][h] = pack_sr<Tag>(pr[0], pr[1], bits, n);
           }
         }
         l_part[mt][h] = l;
@@ -409,7 +342,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_forward_kernel(const Forwar
         *reinterpret_cast<uint32_t*>(o_row + n * 8 + 2 * t) = packed;
       }
       if (t == 0 && p.lse) {
-        const double lse = __dadd_rn(__dmul_rn(static_cast<double>(m_run[mt][h]), p.scale),
+        const double lse = __dadd_rn(__dmul_rn(static_cast<double>(run[mt][h].m), p.scale),
                                      log(static_cast<double>(l)));
         p.lse[static_cast<int64_t>(problem) * p.seqlen_q + row] = __double2float_rn(lse);
       }
