@@ -218,7 +218,11 @@ TEST(TensorCoreAccumulation, RegistryKnowsEveryPreset) {
 
 class MmaCommand : public ::testing::Test {
  protected:
-  std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "simprec_mma_test";
+  // One directory per test: ctest runs the tests of this fixture in parallel, and both write
+  // a.npy and b.npy (a shared directory let one read the other's).
+  std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /
+                              (std::string("simprec_mma_test_") +
+                               ::testing::UnitTest::GetInstance()->current_test_info()->name());
   void SetUp() override { std::filesystem::create_directories(dir); }
   std::string path(const char* name) const { return (dir / name).string(); }
 };
