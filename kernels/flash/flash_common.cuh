@@ -189,17 +189,35 @@ __device__ __forceinline__ float mul_odd_f32(float acc, double scale) {
   return __uint_as_float(__float_as_uint(t) | 1u);
 }
 
-// The largest score of a row (and for beta-rowmax also the second largest, counted with
-// multiplicity) over a thread's kN scores of it and its quad's (the lanes xor 1 and 2): the
-// accumulator layout spreads a row over four lanes. One pass either way, so that the repeat
-// test adds no second pass that waits for the max.
-template <bool kBeta, int kN>
-__device__ __forceinline__ Top2 row_top(const float (&v)[kN]) {
-  static_assert(kN % 2 == 0, "pairs of columns");
-  if constexpr (kBeta) {
-    Top2 top = top2_of(v[0], v[1]);
+// The helpers below work on one warp's 16-row slice of a tile in the mma accumulator layout:
+// x[n][4] holds rows g and g + 8 (half h = 0, 1) at columns 8n + 2t and 8n + 2t + 1, as
+// x[n][2h] and x[n][2h + 1] (g = lane / 4, t = lane % 4).
+
+// Causal mask: scores of row `row` (half h) at columns past it -> -inf; col0 is the first
+// column of the key block.
+template <int kNTiles>
+__device__ __forceinline__ void mask_causal(float (&s)[kNTiles][4], int h, int row, int col0,
+                                            int t) {
+  if (col0 + 8 * kNTiles - 1 <= row) return;
 #pragma unroll
-    for (int i = 2; i < kN; i += 2) top = merge(top, top2_of(v[i], v[i + 1]));
+  for (int n = 0; n < kNTiles; ++n) {
+#pragma unroll
+    for (int u = 0; u < 2; ++u) {
+      if (col0 + n * 8 + 2 * t + u > row) s[n][2 * h + u] = -__builtin_huge_valf();
+    }
+  }
+}
+
+// The largest score of row half h (and for beta-rowmax also the second largest, counted with
+// multiplicity) over the thread's scores of it and its quad's (the lanes xor 1 and 2, which
+// hold the rest of the row). One pass either way, so that the repeat test adds no second pass
+// that waits for the max.
+template <bool kBeta, int kNTiles>
+__device__ __forceinline__ Top2 row_top(const float (&s)[kNTiles][4], int h) {
+  if constexpr (kBeta) {
+    Top2 top = top2_of(s[0][2 * h], s[0][2 * h + 1]);
+#pragma unroll
+    for (int n = 1; n < kNTiles; ++n) top = merge(top, top2_of(s[n][2 * h], s[n][2 * h + 1]));
     top = merge(top,
                 {__shfl_xor_sync(0xffffffffu, top.hi, 1), __shfl_xor_sync(0xffffffffu, top.lo, 1)});
     return merge(
@@ -207,10 +225,34 @@ __device__ __forceinline__ Top2 row_top(const float (&v)[kN]) {
   } else {
     float mx = -__builtin_huge_valf();
 #pragma unroll
-    for (int i = 0; i < kN; i += 2) mx = fmaxf(mx, fmaxf(v[i], v[i + 1]));
+    for (int n = 0; n < kNTiles; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     return {mx, -__builtin_huge_valf()};
+  }
+}
+
+// The end of row `row` (half h) of problem `problem`: l summed over the quad, O = cast(O *
+// fp32(1/l)) stored, and (lane t = 0) LSE = m * scale + log(l) in double, rounded to fp32.
+template <class Out, int kDTiles, class Max>
+__device__ __forceinline__ void write_row(const float (&acc_o)[kDTiles][4], int h, float l, Max m,
+                                          int problem, int row, int t, const ForwardParams& p) {
+  using T = typename Out::Storage;
+  l = __fadd_rn(l, __shfl_xor_sync(0xffffffffu, l, 2));
+  l = __fadd_rn(l, __shfl_xor_sync(0xffffffffu, l, 1));
+  const float inv = __frcp_rn(l);
+  T* o_row =
+      static_cast<T*>(p.o) + (static_cast<int64_t>(problem) * p.seqlen_q + row) * (8 * kDTiles);
+#pragma unroll
+  for (int n = 0; n < kDTiles; ++n) {
+    const uint32_t packed =
+        pack_rn(Out{}, __fmul_rn(acc_o[n][2 * h], inv), __fmul_rn(acc_o[n][2 * h + 1], inv));
+    *reinterpret_cast<uint32_t*>(o_row + n * 8 + 2 * t) = packed;
+  }
+  if (t == 0 && p.lse) {
+    const double lse =
+        __dadd_rn(__dmul_rn(static_cast<double>(m), p.scale), log(static_cast<double>(l)));
+    p.lse[static_cast<int64_t>(problem) * p.seqlen_q + row] = __double2float_rn(lse);
   }
 }
 

@@ -50,7 +50,6 @@ __global__ void __launch_bounds__(kWarps * 32) flash_forward_kernel(const Forwar
   constexpr int kM = Cfg::kMTiles;
   constexpr int kNTiles = kBlockN / 8;   // 8-column tiles of S
   constexpr int kDTiles = kHeadDim / 8;  // 8-column tiles of O
-  constexpr float kInf = __builtin_huge_valf();
 
   extern __shared__ __align__(128) char smem[];
   const uint32_t sq = smem_address(smem);
@@ -149,22 +148,8 @@ __global__ void __launch_bounds__(kWarps * 32) flash_forward_kernel(const Forwar
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int row = m_block * kBlockM + warp_row0 + mt * 16 + g + 8 * h;
-        if (p.causal && col0 + kBlockN - 1 > row) {
-#pragma unroll
-          for (int n = 0; n < kNTiles; ++n) {
-#pragma unroll
-            for (int u = 0; u < 2; ++u) {
-              if (col0 + n * 8 + 2 * t + u > row) s[mt][n][2 * h + u] = -kInf;
-            }
-          }
-        }
-        float row_scores[2 * kNTiles];
-#pragma unroll
-        for (int n = 0; n < kNTiles; ++n) {
-          row_scores[2 * n] = s[mt][n][2 * h];
-          row_scores[2 * n + 1] = s[mt][n][2 * h + 1];
-        }
-        const auto [shift, alpha] = run[mt][h].update(row_top<kBeta>(row_scores), p);
+        if (p.causal) mask_causal(s[mt], h, row, col0, t);
+        const auto [shift, alpha] = run[mt][h].update(row_top<kBeta>(s[mt], h), p);
         // O *= alpha. Where the max rose in no row of the warp every alpha is 1 and the
         // products would be O itself, so the beta-rowmax kernels of 32 rows per warp skip them:
         // that frees the registers that kernel spilled (484 bytes before), beta-rowmax's time on
@@ -322,30 +307,12 @@ __global__ void __launch_bounds__(kWarps * 32) flash_forward_kernel(const Forwar
   }
 
   // ---- normalise and write ----
-  using Out = OutputTag<Tag>;
-  using T = typename Out::Storage;
 #pragma unroll
   for (int mt = 0; mt < kM; ++mt) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      float l = l_part[mt][h];
-      l = __fadd_rn(l, __shfl_xor_sync(0xffffffffu, l, 2));
-      l = __fadd_rn(l, __shfl_xor_sync(0xffffffffu, l, 1));
-      const float inv = __frcp_rn(l);
       const int row = m_block * kBlockM + warp_row0 + mt * 16 + g + 8 * h;
-      T* o_row =
-          static_cast<T*>(p.o) + (static_cast<int64_t>(problem) * p.seqlen_q + row) * kHeadDim;
-#pragma unroll
-      for (int n = 0; n < kDTiles; ++n) {
-        const uint32_t packed = pack_rn(Out{}, __fmul_rn(acc_o[mt][n][2 * h], inv),
-                                        __fmul_rn(acc_o[mt][n][2 * h + 1], inv));
-        *reinterpret_cast<uint32_t*>(o_row + n * 8 + 2 * t) = packed;
-      }
-      if (t == 0 && p.lse) {
-        const double lse = __dadd_rn(__dmul_rn(static_cast<double>(run[mt][h].m), p.scale),
-                                     log(static_cast<double>(l)));
-        p.lse[static_cast<int64_t>(problem) * p.seqlen_q + row] = __double2float_rn(lse);
-      }
+      write_row<OutputTag<Tag>>(acc_o[mt], h, l_part[mt][h], run[mt][h].m, problem, row, t, p);
     }
   }
 }

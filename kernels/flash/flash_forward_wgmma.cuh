@@ -26,9 +26,6 @@ template <int kRows, int kRowBytes>
 struct CoreTile {
   static constexpr int kChunks = kRowBytes / 16;
   static constexpr int kBytes = kRows * kRowBytes;
-  __device__ static uint32_t offset(int row, int chunk) {
-    return ((row / 8) * kChunks + chunk) * 128 + (row % 8) * 16;
-  }
   // cp.async by kThreads threads. Thread i copies chunk i / 8 of row i % 8 in each band of eight
   // rows (so that eight consecutive threads fill one core matrix: conflict-free shared-memory
   // writes), the bands at constant offsets from one source and one destination address per thread.
@@ -66,9 +63,11 @@ __device__ __forceinline__ void fence_proxy_async() {
 // what is pinned before a fence is computed before it, and an accumulator pinned after a wait
 // is not read before it.
 template <int kN>
-__device__ __forceinline__ void pin(float (&r)[kN]) {
+__device__ __forceinline__ void pin(float (&r)[kN][4]) {
 #pragma unroll
-  for (int i = 0; i < kN; ++i) asm volatile("" : "+f"(r[i])::"memory");
+  for (int i = 0; i < kN; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) asm volatile("" : "+f"(r[i][j])::"memory");
 }
 template <int kN>
 __device__ __forceinline__ void pin(uint64_t (&r)[kN]) {
@@ -86,21 +85,23 @@ __device__ __forceinline__ void pin(uint32_t (&r)[kN]) {
 // TYPE: the PTX element type (bf16 or f16). The accumulators are operands %0.., so the
 // operand lists are written out once per shape.
 #define SIMPREC_FLASH_WGMMA(TAG, TYPE)                                                             \
-  __device__ __forceinline__ void wgmma_s(TAG, float(&d)[32], uint64_t a, uint64_t b) {            \
+  __device__ __forceinline__ void wgmma_s(TAG, float(&d)[8][4], uint64_t a, uint64_t b) {          \
     asm volatile(                                                                                  \
         "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                                                 \
         "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE                                \
         " "                                                                                        \
         "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%" \
         "24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"                           \
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),      \
-          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),  \
-          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),            \
-          "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),            \
-          "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])             \
+        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]),               \
+          "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]),               \
+          "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]),               \
+          "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),               \
+          "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]),               \
+          "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),               \
+          "+f"(d[7][2]), "+f"(d[7][3])                                                             \
         : "l"(a), "l"(b));                                                                         \
   }                                                                                                \
-  __device__ __forceinline__ void wgmma_pv(TAG, float(&d)[64], const uint32_t(&a)[4],              \
+  __device__ __forceinline__ void wgmma_pv(TAG, float(&d)[16][4], const uint32_t(&a)[4],           \
                                            uint64_t b) {                                           \
     asm volatile(                                                                                  \
         "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                                                 \
@@ -110,28 +111,31 @@ __device__ __forceinline__ void pin(uint32_t (&r)[kN]) {
         "24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%" \
         "46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, "                \
         "{%64,%65,%66,%67}, %68, p, 1, 1, 1;\n}\n"                                                 \
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),      \
-          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),  \
-          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),            \
-          "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),            \
-          "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),            \
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]),            \
-          "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),            \
-          "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]),            \
-          "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),            \
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]),            \
-          "+f"(d[62]), "+f"(d[63])                                                                 \
+        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]),               \
+          "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]),               \
+          "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]),               \
+          "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),               \
+          "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]),               \
+          "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),               \
+          "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]),               \
+          "+f"(d[8][3]), "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]),               \
+          "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[11][0]),          \
+          "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]), "+f"(d[12][0]), "+f"(d[12][1]),          \
+          "+f"(d[12][2]), "+f"(d[12][3]), "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]),          \
+          "+f"(d[13][3]), "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]),          \
+          "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])                           \
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));                                     \
   }
 SIMPREC_FLASH_WGMMA(Bf16Tag, "bf16")
 SIMPREC_FLASH_WGMMA(Fp16Tag, "f16")
 #undef SIMPREC_FLASH_WGMMA
 
+inline constexpr int kStages = 3;  // K and V buffers: copies run two blocks ahead
+
 template <class Tag, int kHeadDim, bool kBeta, int kSrBits>
 __global__ void __launch_bounds__(128) flash_forward_wgmma_kernel(const ForwardParams p) {
   constexpr int kBlockM = 64, kBlockN = 64;
   constexpr int kNTiles = kBlockN / 8, kDTiles = kHeadDim / 8;
-  constexpr float kInf = __builtin_huge_valf();
   static_assert(kHeadDim == 128, "d = 128 (the P V instruction is m64n128)");
   constexpr int kRowBytes = kHeadDim * 2;
   using QTile = CoreTile<kBlockM, kRowBytes>;
@@ -142,7 +146,6 @@ __global__ void __launch_bounds__(128) flash_forward_wgmma_kernel(const ForwardP
   extern __shared__ __align__(128) char smem[];
   const uint32_t sq = smem_address(smem);
   const uint32_t sk0 = sq + QTile::kBytes;
-  constexpr int kStages = 3;  // K and V buffers: copies run two blocks ahead
   const uint32_t sv0 = sk0 + kStages * KTile::kBytes;
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -178,16 +181,16 @@ __global__ void __launch_bounds__(128) flash_forward_wgmma_kernel(const ForwardP
   if (n_blocks > 1) load_v(1, 1);
   cp_async_commit();
 
-  float acc_o[kDTiles * 4];
+  float acc_o[kDTiles][4];
   RunningMax<kBeta> run[2];
   float l_part[2] = {0.f, 0.f};
 #pragma unroll
-  for (int i = 0; i < kDTiles * 4; ++i) acc_o[i] = 0.f;
+  for (int n = 0; n < kDTiles; ++n) acc_o[n][0] = acc_o[n][1] = acc_o[n][2] = acc_o[n][3] = 0.f;
 
   // Descriptors: the start address (bytes / 16) is the low field, so a k step adds to it.
   const uint64_t q_desc = descriptor(sq, 128, kGroupBytes);
   // S = Q K^T for the K block at sk: k16 steps over d, from +0 (as the mma.sync kernels).
-  const auto issue_scores = [&](float(&s)[kNTiles * 4], uint32_t sk) {
+  const auto issue_scores = [&](float(&s)[kNTiles][4], uint32_t sk) {
     // Every input of the group is computed before the fence: an instruction that defines a
     // wgmma's input between the group's instructions makes the compiler serialize them.
     uint64_t a[kHeadDim / 16], b[kHeadDim / 16];
@@ -200,7 +203,7 @@ __global__ void __launch_bounds__(128) flash_forward_wgmma_kernel(const ForwardP
       b[kk] = k_desc + kk * (256 >> 4);
     }
 #pragma unroll
-    for (int i = 0; i < kNTiles * 4; ++i) s[i] = 0.f;
+    for (int n = 0; n < kNTiles; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
     pin(a);
     pin(b);
     pin(s);
@@ -243,35 +246,21 @@ __global__ void __launch_bounds__(128) flash_forward_wgmma_kernel(const ForwardP
   // ---- softmax of block jb: scores s -> P in pa, the rows' rescale factors in alpha ----
   // P stays in s (fp32) here: it is cast into the registers of P V's operand (pack) only after
   // the P V in flight has finished, since a register a wgmma in flight reads must not be written.
-  const auto softmax_block = [&](int jb, float(&s)[kNTiles * 4], float(&alpha)[2],
+  const auto softmax_block = [&](int jb, float(&s)[kNTiles][4], float(&alpha)[2],
                                  tiled_random::Block(&bits)[2]) {
     const int col0 = jb * kBlockN;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int row = m_block * kBlockM + warp * 16 + g + 8 * h;
-      if (p.causal && col0 + kBlockN - 1 > row) {
-#pragma unroll
-        for (int n = 0; n < kNTiles; ++n) {
-#pragma unroll
-          for (int u = 0; u < 2; ++u) {
-            if (col0 + n * 8 + 2 * t + u > row) s[4 * n + 2 * h + u] = -kInf;
-          }
-        }
-      }
-      float row_scores[2 * kNTiles];
-#pragma unroll
-      for (int n = 0; n < kNTiles; ++n) {
-        row_scores[2 * n] = s[4 * n + 2 * h];
-        row_scores[2 * n + 1] = s[4 * n + 2 * h + 1];
-      }
-      const auto [shift, a] = run[h].update(row_top<kBeta>(row_scores), p);
+      if (p.causal) mask_causal(s, h, row, col0, t);
+      const auto [shift, a] = run[h].update(row_top<kBeta>(s, h), p);
       alpha[h] = a;
       float l = __fmul_rn(l_part[h], alpha[h]);
 #pragma unroll
       for (int n = 0; n < kNTiles; ++n) {
 #pragma unroll
         for (int u = 0; u < 2; ++u) {
-          float& x = s[4 * n + 2 * h + u];
+          float& x = s[n][2 * h + u];
           x = ex2(__fmaf_rn(x, p.scale_log2, -shift));
           l = __fadd_rn(l, x);
         }
@@ -284,13 +273,13 @@ __global__ void __launch_bounds__(128) flash_forward_wgmma_kernel(const ForwardP
     }
   };
   // P (fp32, in s) -> its cast, packed in pairs [tile][half] as P V's A operand.
-  const auto pack = [&](const float(&s)[kNTiles * 4], const tiled_random::Block(&bits)[2],
+  const auto pack = [&](const float(&s)[kNTiles][4], const tiled_random::Block(&bits)[2],
                         uint32_t(&pa)[kNTiles][2]) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
 #pragma unroll
       for (int n = 0; n < kNTiles; ++n) {
-        const float p0 = s[4 * n + 2 * h], p1 = s[4 * n + 2 * h + 1];
+        const float p0 = s[n][2 * h], p1 = s[n][2 * h + 1];
         if constexpr (kSrBits == 0) {
           pa[n][h] = pack_rn(Tag{}, p0, p1);
         } else {
@@ -303,11 +292,11 @@ __global__ void __launch_bounds__(128) flash_forward_wgmma_kernel(const ForwardP
 #pragma unroll
     for (int n = 0; n < kDTiles; ++n) {
 #pragma unroll
-      for (int r = 0; r < 4; ++r) acc_o[4 * n + r] = __fmul_rn(acc_o[4 * n + r], alpha[r / 2]);
+      for (int r = 0; r < 4; ++r) acc_o[n][r] = __fmul_rn(acc_o[n][r], alpha[r / 2]);
     }
   };
 
-  float s[kNTiles * 4];
+  float s[kNTiles][4];
   uint32_t pa[kNTiles][2];
   float alpha[2];
   tiled_random::Block bits[2];
@@ -354,30 +343,14 @@ __global__ void __launch_bounds__(128) flash_forward_wgmma_kernel(const ForwardP
   for (int jb = 0; jb + 1 < n_blocks; ++jb) step(jb, std::true_type{});
   if (n_blocks > 0) step(n_blocks - 1, std::false_type{});
 
-  // ---- normalise and write ----
-  using T = typename Tag::Storage;
+    // ---- normalise and write ----
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    float l = l_part[h];
-    l = __fadd_rn(l, __shfl_xor_sync(0xffffffffu, l, 2));
-    l = __fadd_rn(l, __shfl_xor_sync(0xffffffffu, l, 1));
-    const float inv = __frcp_rn(l);
-    const int row = m_block * kBlockM + warp * 16 + g + 8 * h;
-    T* o_row = static_cast<T*>(p.o) + (static_cast<int64_t>(problem) * p.seqlen_q + row) * kHeadDim;
-#pragma unroll
-    for (int n = 0; n < kDTiles; ++n) {
-      const uint32_t packed = pack_rn(Tag{}, __fmul_rn(acc_o[4 * n + 2 * h], inv),
-                                      __fmul_rn(acc_o[4 * n + 2 * h + 1], inv));
-      *reinterpret_cast<uint32_t*>(o_row + n * 8 + 2 * t) = packed;
-    }
-    if (t == 0 && p.lse) {
-      const double lse =
-          __dadd_rn(__dmul_rn(static_cast<double>(run[h].m), p.scale), log(static_cast<double>(l)));
-      p.lse[static_cast<int64_t>(problem) * p.seqlen_q + row] = __double2float_rn(lse);
-    }
-  }
+  for (int h = 0; h < 2; ++h)
+    write_row<Tag>(acc_o, h, l_part[h], run[h].m, problem,
+                   m_block * kBlockM + warp * 16 + g + 8 * h, t, p);
 }
 
-inline constexpr int kWgmmaSmemBytes = 64 * 256 + 6 * 64 * 256;
+// Shared memory: Q, then kStages buffers of K and of V, each 64 rows of 128 16-bit elements.
+inline constexpr int kWgmmaSmemBytes = (1 + 2 * kStages) * 64 * 256;
 
 }  // namespace simprec::flash::wgmma
