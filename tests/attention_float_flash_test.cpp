@@ -109,6 +109,17 @@ struct Case {
   double scale;  // 0: the default 1/sqrt(d)
 };
 
+// Sets the case's tiles, causal flag and scale in c; returns the case's label for traces.
+std::string configure(const Case& k, bool causal, AttentionConfig& c) {
+  c.block_rows = k.br;
+  c.block_cols = k.bc;
+  c.causal = causal;
+  if (k.scale != 0) c.scale = k.scale;
+  return k.kind + " " + std::to_string(k.shape.nq) + "x" + std::to_string(k.shape.nk) + " tiles " +
+         std::to_string(k.br) + "x" + std::to_string(k.bc) + " " + k.format.name() +
+         (causal ? " causal" : "");
+}
+
 TEST(FloatFlash, ForwardAndBackwardBitIdenticalToSiteBySite) {
   const Case cases[] = {
       {"normal", {2, 2, 150, 150, 48, 48}, 64, 64, formats::bf16, 0},
@@ -125,14 +136,7 @@ TEST(FloatFlash, ForwardAndBackwardBitIdenticalToSiteBySite) {
     for (const bool causal : {false, true}) {
       const AttentionInputs in = make_inputs(k.kind, k.shape, 40 + index++);
       AttentionConfig c = make_preset("fp32", k.format);
-      c.block_rows = k.br;
-      c.block_cols = k.bc;
-      c.causal = causal;
-      if (k.scale != 0) c.scale = k.scale;
-      const std::string what = k.kind + " " + std::to_string(k.shape.nq) + "x" +
-                               std::to_string(k.shape.nk) + " tiles " + std::to_string(k.br) + "x" +
-                               std::to_string(k.bc) + " " + k.format.name() +
-                               (causal ? " causal" : "");
+      const std::string what = configure(k, causal, c);
       SCOPED_TRACE(what);
       expect_fast_path_equals_site_by_site(in, c, what);
     }
@@ -161,14 +165,8 @@ TEST(FloatFlash, Fa2BitIdenticalToSiteBySite) {
             apply_override(c, std::string(site) + "=fp32:rne:sequential");
           }
         }
-        c.block_rows = k.br;
-        c.block_cols = k.bc;
-        c.causal = causal;
-        if (k.scale != 0) c.scale = k.scale;
-        const std::string what = std::string(tensor_core ? "tensor core " : "fmaf ") + k.kind +
-                                 " " + std::to_string(k.shape.nq) + "x" +
-                                 std::to_string(k.shape.nk) + " tiles " + std::to_string(k.br) +
-                                 "x" + std::to_string(k.bc) + (causal ? " causal" : "");
+        const std::string what =
+            std::string(tensor_core ? "tensor core " : "fmaf ") + configure(k, causal, c);
         SCOPED_TRACE(what);
         expect_fast_path_equals_site_by_site(in, c, what, true);
       }
