@@ -184,6 +184,33 @@ struct Tensors {
   Tensors& operator=(const Tensors&) = delete;
 };
 
+// e4m3 copies of a problem's Q, K and V (rounded on the device), freed with it; params()
+// points a forward's inputs at them.
+struct E4m3Inputs {
+  void *q, *k, *v;
+  size_t count;
+  explicit E4m3Inputs(const Tensors& t) : count(t.count) {
+    const void* src[3] = {t.q, t.k, t.v};
+    void** dst[3] = {&q, &k, &v};
+    const unsigned blocks = static_cast<unsigned>((count + 255) / 256);
+    for (int i = 0; i < 3; ++i) {
+      check(cudaMalloc(dst[i], count), "malloc");
+      to_e4m3<<<blocks, 256>>>(static_cast<const __nv_bfloat16*>(src[i]),
+                               static_cast<__nv_fp8_e4m3*>(*dst[i]), count);
+    }
+    check(cudaDeviceSynchronize(), "to e4m3");
+  }
+  ~E4m3Inputs() {
+    for (void* p : {q, k, v}) cudaFree(p);
+  }
+  E4m3Inputs(const E4m3Inputs&) = delete;
+  E4m3Inputs& operator=(const E4m3Inputs&) = delete;
+  ForwardParams params(ForwardParams f) const {
+    f.q = q, f.k = k, f.v = v;
+    return f;
+  }
+};
+
 int run_check() {
   const int heads = 2, n = 256;
   int failures = 0;
@@ -251,16 +278,9 @@ int run_check() {
       if (dim == 128) {
         // e4m3: inputs rounded to e4m3 on the device, V transposed on the host; the reference
         // sees the e4m3 values; P is cast to e4m3 too, hence the looser bound.
-        void *q8, *k8, *v8, *vt8;
-        for (void** p : {&q8, &k8, &v8, &vt8}) check(cudaMalloc(p, count), "malloc");
-        const unsigned blocks = static_cast<unsigned>((count + 255) / 256);
-        to_e4m3<<<blocks, 256>>>(static_cast<const __nv_bfloat16*>(q),
-                                 static_cast<__nv_fp8_e4m3*>(q8), count);
-        to_e4m3<<<blocks, 256>>>(static_cast<const __nv_bfloat16*>(k),
-                                 static_cast<__nv_fp8_e4m3*>(k8), count);
-        to_e4m3<<<blocks, 256>>>(static_cast<const __nv_bfloat16*>(v),
-                                 static_cast<__nv_fp8_e4m3*>(v8), count);
-        check(cudaDeviceSynchronize(), "to e4m3");
+        const E4m3Inputs e4m3(t);
+        void* vt8;
+        check(cudaMalloc(&vt8, count), "malloc");
         std::vector<__nv_fp8_e4m3> h8(count), ht8(count);  // ht8: V^T
         const auto decode = [&](void* src) {
           check(cudaMemcpy(h8.data(), src, count, cudaMemcpyDeviceToHost), "copy");
@@ -269,7 +289,7 @@ int run_check() {
             out[i] = static_cast<double>(static_cast<float>(h8[i]));
           return out;
         };
-        const std::vector<double> q8h = decode(q8), k8h = decode(k8), v8h = decode(v8);
+        const std::vector<double> q8h = decode(e4m3.q), k8h = decode(e4m3.k), v8h = decode(e4m3.v);
         for (int h = 0; h < heads; ++h)
           for (int j = 0; j < n; ++j)
             for (int c = 0; c < dim; ++c)
@@ -296,15 +316,15 @@ int run_check() {
             }
           }
         }
-        ForwardParams f8 = f;
-        f8.q = q8, f8.k = k8, f8.v = vt8;
+        ForwardParams f8 = e4m3.params(f);
+        f8.v = vt8;
         f8.sr_bits = 0;
         check(simprec::flash::launch_forward(Element::kE4m3, dim, simprec::flash::kTile64x128, f8,
                                              nullptr),
               "e4m3 forward");
         check(cudaDeviceSynchronize(), "e4m3 forward");
         report("O e4m3 64x128", relative_max_error(to_host(o, count), ro8), 1e-1);
-        for (void* p : {q8, k8, v8, vt8}) cudaFree(p);
+        cudaFree(vt8);
       }
       f.sr_bits = 0;
       check(simprec::flash::launch_forward(Element::kBf16, dim, simprec::flash::kTile64x64, f,
@@ -374,18 +394,9 @@ int run_digest() {
                       static_cast<unsigned long long>(device_hash(t.dv, t.count * 2, h)));
         }
         if (dim == 128) {  // e4m3 on the inputs rounded to e4m3 (V as if transposed)
-          void* e4m3[3];
-          const unsigned blocks = static_cast<unsigned>((t.count + 255) / 256);
-          for (int i = 0; i < 3; ++i) {
-            check(cudaMalloc(&e4m3[i], t.count), "malloc");
-            to_e4m3<<<blocks, 256>>>(static_cast<const __nv_bfloat16*>(i == 0   ? t.q
-                                                                       : i == 1 ? t.k
-                                                                                : t.v),
-                                     static_cast<__nv_fp8_e4m3*>(e4m3[i]), t.count);
-          }
+          const E4m3Inputs e4m3(t);
           for (bool beta : {false, true}) {
-            ForwardParams f = t.forward;
-            f.q = e4m3[0], f.k = e4m3[1], f.v = e4m3[2];
+            ForwardParams f = e4m3.params(t.forward);
             f.beta_rowmax = beta;
             check(cudaMemset(t.o, 0, t.count * 2), "clear");
             check(simprec::flash::launch_forward(Element::kE4m3, dim, simprec::flash::kTile64x128,
@@ -394,7 +405,6 @@ int run_digest() {
             check(cudaDeviceSynchronize(), "e4m3 forward");
             line(std::string("fwd_e4m3_64x128 ") + (beta ? "beta-rowmax" : "none"));
           }
-          for (void* p : e4m3) cudaFree(p);
         }
       }
     }
@@ -446,7 +456,6 @@ int main(int argc, char** argv) {
                                                                dim);
     check(cudaDeviceSynchronize(), "pair key rows");
   }
-  const void *q = t.q, *k = t.k, *v = t.v;
   const ForwardParams& f = t.forward;
   const BackwardParams& b = t.backward;
 
@@ -519,18 +528,8 @@ int main(int argc, char** argv) {
              iters),
          2.5 * forward_flops);
   if (dim == 128) {
-    void *q8, *k8, *v8;
-    for (void** p : {&q8, &k8, &v8}) check(cudaMalloc(p, n), "malloc");
-    const unsigned blocks = static_cast<unsigned>((n + 255) / 256);
-    to_e4m3<<<blocks, 256>>>(static_cast<const __nv_bfloat16*>(q), static_cast<__nv_fp8_e4m3*>(q8),
-                             n);
-    to_e4m3<<<blocks, 256>>>(static_cast<const __nv_bfloat16*>(k), static_cast<__nv_fp8_e4m3*>(k8),
-                             n);
-    to_e4m3<<<blocks, 256>>>(static_cast<const __nv_bfloat16*>(v), static_cast<__nv_fp8_e4m3*>(v8),
-                             n);
-    check(cudaDeviceSynchronize(), "to e4m3");
-    ForwardParams f8 = f;
-    f8.q = q8, f8.k = k8, f8.v = v8;
+    const E4m3Inputs e4m3(t);
+    const ForwardParams f8 = e4m3.params(f);
     report("flash_fwd_e4m3_64x128", "forward", "none",
            median_ms(
                [&]() {
@@ -539,7 +538,6 @@ int main(int argc, char** argv) {
                },
                iters),
            forward_flops);
-    for (void* p : {q8, k8, v8}) cudaFree(p);
   }
   return 0;
 }
