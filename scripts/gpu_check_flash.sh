@@ -61,8 +61,10 @@ validate() {  # label, then validate's arguments
   note "$label: ${line:-$(tail -1 "$log")}"
 }
 kinds="normal repeated-max low-rank"
-for kernel in flash_fwd_bf16_64x64 flash_fwd_bf16_128x64 flash_fwd_fp16_64x64 flash_fwd_fp16_128x64 flash_fwd_e4m3_64x128; do
+for kernel in flash_fwd_bf16_64x64 flash_fwd_bf16_128x64 flash_fwd_bf16_wg128x64 \
+              flash_fwd_fp16_64x64 flash_fwd_fp16_128x64 flash_fwd_fp16_wg128x64 flash_fwd_e4m3_64x128; do
   dims="64 128"; mitigations="plain causal beta sr"
+  [[ $kernel == *wg128x64 ]] && dims="128"
   [[ $kernel == *e4m3* ]] && { dims="128"; mitigations="plain causal beta"; }
   for d in $dims; do
     for kind in $kinds; do

@@ -98,6 +98,11 @@ TEST_F(FlashGpu, ForwardKernelsAreBitExactWithTheirEmulation) {
       {"flash_fwd_fp16_64x64", "peaky", 128, {{"sr_p_bits", "8"}, {"causal", "true"}}},
       {"flash_fwd_fp16_128x64", "normal", 64, {{"beta_rowmax", "true"}}},
       {"flash_fwd_e4m3_64x128", "normal", 128, {{"causal", "true"}}},
+      {"flash_fwd_bf16_wg128x64",
+       "repeated-max",
+       128,
+       {{"causal", "true"}, {"beta_rowmax", "true"}}},
+      {"flash_fwd_fp16_wg128x64", "low-rank", 128, {{"sr_p_bits", "8"}, {"seed", "3"}}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(std::string(c.kernel) + " " + c.generator);

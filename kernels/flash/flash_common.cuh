@@ -208,6 +208,18 @@ __device__ __forceinline__ void mask_causal(float (&s)[kNTiles][4], int h, int r
   }
 }
 
+// x[0] op x[1] op ... op x[kN - 1] in a balanced tree (depth log2 kN rather than a chain of
+// kN - 1: the row max is on the softmax's critical path); x is overwritten.
+template <int kN, class T, class Op>
+__device__ __forceinline__ T tree_reduce(T (&x)[kN], Op op) {
+  static_assert((kN & (kN - 1)) == 0, "a power of two of values");
+#pragma unroll
+  for (int w = 1; w < kN; w *= 2)
+#pragma unroll
+    for (int n = 0; n < kN; n += 2 * w) x[n] = op(x[n], x[n + w]);
+  return x[0];
+}
+
 // The largest score of row half h (and for beta-rowmax also the second largest, counted with
 // multiplicity) over the thread's scores of it and its quad's (the lanes xor 1 and 2, which
 // hold the rest of the row). One pass either way, so that the repeat test adds no second pass
@@ -215,17 +227,19 @@ __device__ __forceinline__ void mask_causal(float (&s)[kNTiles][4], int h, int r
 template <bool kBeta, int kNTiles>
 __device__ __forceinline__ Top2 row_top(const float (&s)[kNTiles][4], int h) {
   if constexpr (kBeta) {
-    Top2 top = top2_of(s[0][2 * h], s[0][2 * h + 1]);
+    Top2 tops[kNTiles];
 #pragma unroll
-    for (int n = 1; n < kNTiles; ++n) top = merge(top, top2_of(s[n][2 * h], s[n][2 * h + 1]));
+    for (int n = 0; n < kNTiles; ++n) tops[n] = top2_of(s[n][2 * h], s[n][2 * h + 1]);
+    Top2 top = tree_reduce(tops, [](Top2 a, Top2 b) { return merge(a, b); });
     top = merge(top,
                 {__shfl_xor_sync(0xffffffffu, top.hi, 1), __shfl_xor_sync(0xffffffffu, top.lo, 1)});
     return merge(
         top, {__shfl_xor_sync(0xffffffffu, top.hi, 2), __shfl_xor_sync(0xffffffffu, top.lo, 2)});
   } else {
-    float mx = -__builtin_huge_valf();
+    float maxes[kNTiles];
 #pragma unroll
-    for (int n = 0; n < kNTiles; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
+    for (int n = 0; n < kNTiles; ++n) maxes[n] = fmaxf(s[n][2 * h], s[n][2 * h + 1]);
+    float mx = tree_reduce(maxes, [](float a, float b) { return fmaxf(a, b); });
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     return {mx, -__builtin_huge_valf()};

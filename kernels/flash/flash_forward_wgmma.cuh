@@ -1,49 +1,32 @@
 // FlashAttention forward on Hopper's asynchronous tensor-core instruction (wgmma, sm_90a), with
 // the same arithmetic as flash_forward.cuh (the cuda-fa2 steps; wgmma's k16 step rounds like
-// mma.sync's, docs/tensor_cores.md), so that its outputs are the same bits. One warpgroup (four
-// warps) computes 64 query rows; each warp owns 16 of them in mma.sync's accumulator layout.
-// Per key block: the next block's scores and this block's P V are issued as asynchronous wgmma
-// groups, and the next block's softmax runs while P V is in flight (FlashAttention-3's
-// intra-warpgroup overlap), so the softmax and its mitigations run beside tensor-core work.
-// Operands in shared memory use the no-swizzle core-matrix layout (8 rows x 16 bytes each).
-//
-// A prototype, timed by flash_bench but not offered by the plugin: on the H100 its outputs equal
-// the 64x64 kernel's bit for bit (flash_bench --digest) and beta-rowmax and SR cost it under 1%,
-// but it runs at 147 TFLOP/s against 318 for the 128x64 mma.sync kernel (docs/gpu_kernels.md).
+// mma.sync's, docs/tensor_cores.md), so that its outputs are the same bits as the 64x64
+// kernel's. FlashAttention-3's structure: a CTA of 128 query rows has two consumer warpgroups
+// (64 rows each; each warp owns 16 rows in mma.sync's accumulator layout) and a producer
+// warpgroup, one thread of which copies Q and the K and V blocks with TMA into a ring of
+// shared-memory stages, 128-byte swizzled, completing on mbarriers. Per key block, a consumer
+// issues the next block's scores and this block's P V as asynchronous wgmma groups and runs
+// the next block's softmax while P V is in flight. (FlashAttention-3's ping-pong of the two
+// groups' products through named barriers made it 5% slower here: docs/gpu_kernels.md.)
 #pragma once
+
+#include <cuda.h>
 
 #include <cmath>
 #include <type_traits>
 
 #include "kernels/flash/flash_common.cuh"
 #include "kernels/flash/flash_params.hpp"
+#include "kernels/flash/tma.cuh"
 
 namespace simprec::flash::wgmma {
 
-// kRows rows of kRowBytes bytes as 8 x 16-byte core matrices: chunk c of row r at
-// ((r / 8) * kChunks + c) * 128 + (r % 8) * 16.
-template <int kRows, int kRowBytes>
-struct CoreTile {
-  static constexpr int kChunks = kRowBytes / 16;
-  static constexpr int kBytes = kRows * kRowBytes;
-  // cp.async by kThreads threads. Thread i copies chunk i / 8 of row i % 8 in each band of eight
-  // rows (so that eight consecutive threads fill one core matrix: conflict-free shared-memory
-  // writes), the bands at constant offsets from one source and one destination address per thread.
-  template <int kThreads>
-  __device__ static void load(uint32_t smem, const char* global, int64_t stride, int thread) {
-    static_assert(kThreads == 8 * kChunks, "one band of eight rows per round of copies");
-    const char* src = global + (thread % 8) * stride + (thread / 8) * 16;
-    const uint32_t dst = smem + (thread / 8) * 128 + (thread % 8) * 16;
-#pragma unroll
-    for (int band = 0; band < kRows / 8; ++band)
-      cp_async_16(dst + band * kChunks * 128, src + band * 8 * stride);
-  }
-};
-
-// Shared-memory matrix descriptor without swizzle: start, leading and stride byte offsets.
-__device__ __forceinline__ uint64_t descriptor(uint32_t address, uint32_t lbo, uint32_t sbo) {
+// Shared-memory matrix descriptor of a 128-byte-swizzled operand: start address, leading and
+// stride byte offsets (each / 16), layout type 1 (128B swizzle) in bits 62-63. Atoms of 8 rows x
+// 128 bytes must start 1024-byte aligned (base offset 0).
+__device__ __forceinline__ uint64_t descriptor_sw128(uint32_t address, uint32_t lbo, uint32_t sbo) {
   return uint64_t((address & 0x3FFFF) >> 4) | (uint64_t(lbo >> 4) << 16) |
-         (uint64_t(sbo >> 4) << 32);
+         (uint64_t(sbo >> 4) << 32) | (uint64_t(1) << 62);
 }
 __device__ __forceinline__ void fence() {
   asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
@@ -54,10 +37,6 @@ __device__ __forceinline__ void commit() {
 template <int kPending>
 __device__ __forceinline__ void wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(kPending) : "memory");
-}
-// Makes the generic proxy's shared-memory writes (cp.async) visible to wgmma's reads.
-__device__ __forceinline__ void fence_proxy_async() {
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 // Ties registers to this point of the program: the compiler keeps volatile asm in order, so
 // what is pinned before a fence is computed before it, and an accumulator pinned after a wait
@@ -130,56 +109,120 @@ SIMPREC_FLASH_WGMMA(Bf16Tag, "bf16")
 SIMPREC_FLASH_WGMMA(Fp16Tag, "f16")
 #undef SIMPREC_FLASH_WGMMA
 
-inline constexpr int kStages = 3;  // K and V buffers: copies run two blocks ahead
+// Shapes and shared memory of the kernel. Tiles are stored as panels of 64 columns (128 bytes,
+// one TMA box wide): a panel of r rows is r x 128 bytes, swizzled in atoms of 8 rows.
+struct Layout {
+  static constexpr int kBlockM = 128, kBlockN = 64, kHeadDim = 128;
+  static constexpr int kConsumers = 2;  // warpgroups, 64 rows each
+  // A whole producer warpgroup (one thread of it copies), so that setmaxnreg can move its
+  // registers to the consumers: 24 + 2 x 240 per thread-quad of the 64K registers.
+  static constexpr int kThreads = 128 * (kConsumers + 1);
+  static constexpr int kProducerRegisters = 24, kConsumerRegisters = 240;
+  static constexpr int kStages = 4;  // K and V blocks in flight
+  static constexpr int kPanels = kHeadDim / 64;
+  static constexpr uint32_t kQPanel = kBlockM * 128, kQBytes = kPanels * kQPanel;
+  static constexpr uint32_t kKvPanel = kBlockN * 128, kKvBytes = kPanels * kKvPanel;
+  static constexpr uint32_t kBarriers = 1 + 4 * kStages;  // Q full; K, V full; K, V free
+  static constexpr int kSmemBytes =
+      1024 /* alignment */ + kQBytes + 2 * kStages * kKvBytes + 8 * kBarriers;
+};
 
-template <class Tag, int kHeadDim, bool kBeta, int kSrBits>
-__global__ void __launch_bounds__(128) flash_forward_wgmma_kernel(const ForwardParams p) {
-  constexpr int kBlockM = 64, kBlockN = 64;
+// Addresses of the shared-memory buffers and barriers of one CTA.
+struct Smem {
+  uint32_t q, k0, v0, bars;
+  __device__ uint32_t k(int stage) const { return k0 + stage * Layout::kKvBytes; }
+  __device__ uint32_t v(int stage) const { return v0 + stage * Layout::kKvBytes; }
+  __device__ uint32_t q_full() const { return bars; }
+  __device__ uint32_t k_full(int s) const { return bars + 8 * (1 + s); }
+  __device__ uint32_t v_full(int s) const { return bars + 8 * (1 + Layout::kStages + s); }
+  __device__ uint32_t k_free(int s) const { return bars + 8 * (1 + 2 * Layout::kStages + s); }
+  __device__ uint32_t v_free(int s) const { return bars + 8 * (1 + 3 * Layout::kStages + s); }
+};
+
+// The producer warp's one thread: Q once, then K_j and V_j for every key block j into stage
+// j % kStages, each after the consumers have freed the stage's previous block.
+__device__ __forceinline__ void produce(const Smem& sm, const CUtensorMap& q_map,
+                                        const CUtensorMap& k_map, const CUtensorMap& v_map,
+                                        int q_row, int k_row, int n_blocks) {
+  using L = Layout;
+  tma::arrive_expect_bytes(sm.q_full(), L::kQBytes);
+  for (int panel = 0; panel < L::kPanels; ++panel)
+    tma::load_box(sm.q + panel * L::kQPanel, q_map, 64 * panel, q_row, sm.q_full());
+  for (int j = 0; j < n_blocks; ++j) {
+    const int stage = j % L::kStages;
+    const uint32_t free_parity = (j / L::kStages + 1) & 1;  // the phase block j - kStages ended
+    const int row = k_row + j * L::kBlockN;
+    if (j >= L::kStages) tma::wait(sm.k_free(stage), free_parity);
+    tma::arrive_expect_bytes(sm.k_full(stage), L::kKvBytes);
+    for (int panel = 0; panel < L::kPanels; ++panel)
+      tma::load_box(sm.k(stage) + panel * L::kKvPanel, k_map, 64 * panel, row, sm.k_full(stage));
+    if (j >= L::kStages) tma::wait(sm.v_free(stage), free_parity);
+    tma::arrive_expect_bytes(sm.v_full(stage), L::kKvBytes);
+    for (int panel = 0; panel < L::kPanels; ++panel)
+      tma::load_box(sm.v(stage) + panel * L::kKvPanel, v_map, 64 * panel, row, sm.v_full(stage));
+  }
+}
+
+template <class Tag, bool kBeta, int kSrBits>
+__global__ void __launch_bounds__(Layout::kThreads, 1)
+    flash_forward_wgmma_kernel(const ForwardParams p, const __grid_constant__ CUtensorMap q_map,
+                               const __grid_constant__ CUtensorMap k_map,
+                               const __grid_constant__ CUtensorMap v_map) {
+  using L = Layout;
+  constexpr int kBlockN = L::kBlockN, kHeadDim = L::kHeadDim;
   constexpr int kNTiles = kBlockN / 8, kDTiles = kHeadDim / 8;
-  static_assert(kHeadDim == 128, "d = 128 (the P V instruction is m64n128)");
-  constexpr int kRowBytes = kHeadDim * 2;
-  using QTile = CoreTile<kBlockM, kRowBytes>;
-  using KTile = CoreTile<kBlockN, kRowBytes>;
-  using VTile = CoreTile<kBlockN, kRowBytes>;
-  constexpr uint32_t kGroupBytes = 8 * kRowBytes;  // one 8-row band of core matrices
 
-  extern __shared__ __align__(128) char smem[];
-  const uint32_t sq = smem_address(smem);
-  const uint32_t sk0 = sq + QTile::kBytes;
-  const uint32_t sv0 = sk0 + kStages * KTile::kBytes;
+  extern __shared__ char smem[];
+  Smem sm;
+  sm.q = (smem_address(smem) + 1023) & ~1023u;
+  sm.k0 = sm.q + L::kQBytes;
+  sm.v0 = sm.k0 + L::kStages * L::kKvBytes;
+  sm.bars = sm.v0 + L::kStages * L::kKvBytes;
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int g = lane / 4, t = lane % 4;
   const int m_block = blockIdx.x, problem = blockIdx.y;
-  const char* q_global =
-      row_address(p.q, problem, p.seqlen_q, static_cast<int64_t>(m_block) * kBlockM, kRowBytes);
-  const char* k_global = row_address(p.k, problem, p.seqlen_k, 0, kRowBytes);
-  const char* v_global = row_address(p.v, problem, p.seqlen_k, 0, kRowBytes);
   int n_blocks = p.seqlen_k / kBlockN;
-  const int last_row = min(p.seqlen_q, (m_block + 1) * kBlockM) - 1;
-  if (p.causal) n_blocks = min(n_blocks, last_row / kBlockN + 1);
+  if (p.causal)
+    n_blocks = min(n_blocks, (min(p.seqlen_q, (m_block + 1) * L::kBlockM) - 1) / kBlockN + 1);
 
-  const auto load_k = [&](int j, int buf) {
-    KTile::template load<128>(sk0 + buf * KTile::kBytes,
-                              k_global + static_cast<int64_t>(j) * kBlockN * kRowBytes, kRowBytes,
-                              tid);
+  if (tid == 0) {
+    tma::barrier_init(sm.q_full(), 1);
+    for (int s = 0; s < L::kStages; ++s) {
+      tma::barrier_init(sm.k_full(s), 1);
+      tma::barrier_init(sm.v_full(s), 1);
+      tma::barrier_init(sm.k_free(s), 4 * L::kConsumers);  // one arrival per consumer warp
+      tma::barrier_init(sm.v_free(s), 4 * L::kConsumers);
+    }
+    tma::fence_barrier_init();
+  }
+  __syncthreads();  // the last CTA-wide barrier: the producer leaves after its copies
+
+  if (warp >= 4 * L::kConsumers) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(L::kProducerRegisters));
+    if (warp == 4 * L::kConsumers && lane == 0) {
+      tma::prefetch_map(q_map);
+      tma::prefetch_map(k_map);
+      tma::prefetch_map(v_map);
+      produce(sm, q_map, k_map, v_map, problem * p.seqlen_q + m_block * L::kBlockM,
+              problem * p.seqlen_k, n_blocks);
+    }
+    return;
+  }
+
+  // Without the producer's registers the mitigated instances spill (beta-rowmax with SR) and
+  // SR's costs 49% instead of 31% (docs/gpu_kernels.md).
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(L::kConsumerRegisters));
+  // ---- a consumer warpgroup: rows row0 .. row0 + 63 ----
+  const int group = warp / 4, warp_in_group = warp % 4;
+  const int row0 = m_block * L::kBlockM + group * 64;
+  // Under the causal mask the first group's rows end a block earlier: it skips the block that
+  // is masked out for all of its rows, as the 64-row kernels do (no masked block in its sums).
+  const int my_blocks = p.causal ? min(n_blocks, (row0 + 63) / kBlockN + 1) : n_blocks;
+  // A warp frees a stage's K or V once its products that read it have completed.
+  const auto release = [&](uint32_t bar) {
+    if (lane == 0) tma::arrive(bar);
   };
-  const auto load_v = [&](int j, int buf) {
-    VTile::template load<128>(sv0 + buf * VTile::kBytes,
-                              v_global + static_cast<int64_t>(j) * kBlockN * kRowBytes, kRowBytes,
-                              tid);
-  };
-  QTile::template load<128>(sq, q_global, kRowBytes, tid);
-  // Copy groups: {Q, K_0}, {K_1, V_0}, {K_2, V_1}, and step s commits {K_s+3, V_s+2}, so that
-  // at step jb all but the newest group hold what it needs (K_jb+1, V_jb).
-  load_k(0, 0);
-  cp_async_commit();
-  if (n_blocks > 1) load_k(1, 1);
-  load_v(0, 0);
-  cp_async_commit();
-  if (n_blocks > 2) load_k(2, 2);
-  if (n_blocks > 1) load_v(1, 1);
-  cp_async_commit();
 
   float acc_o[kDTiles][4];
   RunningMax<kBeta> run[2];
@@ -187,20 +230,23 @@ __global__ void __launch_bounds__(128) flash_forward_wgmma_kernel(const ForwardP
 #pragma unroll
   for (int n = 0; n < kDTiles; ++n) acc_o[n][0] = acc_o[n][1] = acc_o[n][2] = acc_o[n][3] = 0.f;
 
-  // Descriptors: the start address (bytes / 16) is the low field, so a k step adds to it.
-  const uint64_t q_desc = descriptor(sq, 128, kGroupBytes);
+  // Descriptors: the start address (bytes / 16) is the low field, so a step adds to it. Q (A)
+  // and K (B) are K-major: a k16 step is 32 bytes into a 128-byte row, four steps per panel;
+  // 8-row atoms 1024 bytes apart.
+  const uint64_t q_desc = descriptor_sw128(sm.q + group * 64 * 128, 16, 1024);
+  const auto k16_offset = [](int kk, uint32_t panel_bytes) {
+    return ((kk / 4) * panel_bytes + (kk % 4) * 32) >> 4;
+  };
   // S = Q K^T for the K block at sk: k16 steps over d, from +0 (as the mma.sync kernels).
   const auto issue_scores = [&](float(&s)[kNTiles][4], uint32_t sk) {
     // Every input of the group is computed before the fence: an instruction that defines a
     // wgmma's input between the group's instructions makes the compiler serialize them.
     uint64_t a[kHeadDim / 16], b[kHeadDim / 16];
-    const uint64_t k_desc = descriptor(sk, 128, kGroupBytes);
+    const uint64_t k_desc = descriptor_sw128(sk, 16, 1024);
 #pragma unroll
     for (int kk = 0; kk < kHeadDim / 16; ++kk) {
-      // A: 64 rows of Q, chunks 2kk, 2kk+1; B: 64 keys of K, the same chunks (K-major: the
-      // leading offset steps along k, the stride offset along rows).
-      a[kk] = q_desc + kk * (256 >> 4);
-      b[kk] = k_desc + kk * (256 >> 4);
+      a[kk] = q_desc + k16_offset(kk, L::kQPanel);
+      b[kk] = k_desc + k16_offset(kk, L::kKvPanel);
     }
 #pragma unroll
     for (int n = 0; n < kNTiles; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
@@ -212,23 +258,23 @@ __global__ void __launch_bounds__(128) flash_forward_wgmma_kernel(const ForwardP
     for (int kk = 0; kk < kHeadDim / 16; ++kk) wgmma_s(Tag{}, s, a[kk], b[kk]);
     commit();
   };
-  // O += P V for the V block at sv: k16 steps over the block's keys. Its inputs are formed
-  // (PvInputs) before any wgmma of the step is issued: one defined inside the pipeline stage of
-  // the scores' group would serialize the products as well.
+  // O += P V for the V block at sv: k16 steps over the block's keys. V (B) is MN-major (d
+  // contiguous): the two 64-column panels are the leading offset apart, 8-key atoms the stride
+  // offset; a k16 step is 16 rows (2048 bytes). Its inputs are formed (PvInputs) before any
+  // wgmma of the step is issued: one defined inside the pipeline stage of the scores' group
+  // would serialize the products as well.
   struct PvInputs {
     uint32_t a[kBlockN / 16][4];
     uint64_t b[kBlockN / 16];
   };
   const auto pv_inputs = [&](const uint32_t(&pa)[kNTiles][2], uint32_t sv) {
     PvInputs in;
-    const uint64_t v_desc = descriptor(sv, kGroupBytes, 128);
+    const uint64_t v_desc = descriptor_sw128(sv, L::kKvPanel, 1024);
 #pragma unroll
     for (int kk = 0; kk < kBlockN / 16; ++kk) {
       in.a[kk][0] = pa[2 * kk][0], in.a[kk][1] = pa[2 * kk][1];
       in.a[kk][2] = pa[2 * kk + 1][0], in.a[kk][3] = pa[2 * kk + 1][1];
-      // B = V (keys x d) stored MN-major: a core matrix is 8 keys x 8 d; along d (N) they are
-      // 128 bytes apart (stride offset), along keys (K) one 8-row band apart (leading offset).
-      in.b[kk] = v_desc + kk * (2 * kGroupBytes >> 4);
+      in.b[kk] = v_desc + ((kk * 16 * 128) >> 4);
     }
 #pragma unroll
     for (int kk = 0; kk < kBlockN / 16; ++kk) pin(in.a[kk]);
@@ -243,15 +289,14 @@ __global__ void __launch_bounds__(128) flash_forward_wgmma_kernel(const ForwardP
     commit();
   };
 
-  // ---- softmax of block jb: scores s -> P in pa, the rows' rescale factors in alpha ----
+  // ---- softmax of block jb: scores s -> P in s, the rows' rescale factors in alpha ----
   // P stays in s (fp32) here: it is cast into the registers of P V's operand (pack) only after
   // the P V in flight has finished, since a register a wgmma in flight reads must not be written.
-  const auto softmax_block = [&](int jb, float(&s)[kNTiles][4], float(&alpha)[2],
-                                 tiled_random::Block(&bits)[2]) {
+  const auto softmax_block = [&](int jb, float(&s)[kNTiles][4], float(&alpha)[2]) {
     const int col0 = jb * kBlockN;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int row = m_block * kBlockM + warp * 16 + g + 8 * h;
+      const int row = row0 + warp_in_group * 16 + g + 8 * h;
       if (p.causal) mask_causal(s, h, row, col0, t);
       const auto [shift, a] = run[h].update(row_top<kBeta>(s, h), p);
       alpha[h] = a;
@@ -265,11 +310,20 @@ __global__ void __launch_bounds__(128) flash_forward_wgmma_kernel(const ForwardP
           l = __fadd_rn(l, x);
         }
       }
-      if constexpr (kSrBits != 0) {
-        static_assert(kSrBits == 8, "one Philox block per 16 elements of 8 bits");
-        bits[h] = tiled_random::p_block(p.seed, problem, row, col0 / 64, t, 0);
-      }
       l_part[h] = l;
+    }
+  };
+  // SR's random bits of block jb: one Philox block per row half. They depend on no score, but
+  // drawn before the wait for the scores (pinned there) SR cost 52% instead of 33%: the draws
+  // then delay the softmax that follows instead of filling its stalls.
+  const auto draw = [&](int jb, tiled_random::Block(&bits)[2]) {
+    if constexpr (kSrBits != 0) {
+      static_assert(kSrBits == 8, "one Philox block per 16 elements of 8 bits");
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = row0 + warp_in_group * 16 + g + 8 * h;
+        bits[h] = tiled_random::p_block(p.seed, problem, row, jb * kBlockN / 64, t, 0);
+      }
     }
   };
   // P (fp32, in s) -> its cast, packed in pairs [tile][half] as P V's A operand.
@@ -300,57 +354,51 @@ __global__ void __launch_bounds__(128) flash_forward_wgmma_kernel(const ForwardP
   uint32_t pa[kNTiles][2];
   float alpha[2];
   tiled_random::Block bits[2];
-  cp_async_wait<2>();  // Q and K_0
-  fence_proxy_async();
-  __syncthreads();
-  if (n_blocks > 0) {
-    issue_scores(s, sk0);
+  const auto parity = [](int j) { return static_cast<uint32_t>(j / L::kStages) & 1; };
+  tma::wait(sm.q_full(), 0);
+  if (my_blocks > 0) {
+    tma::wait(sm.k_full(0), 0);
+    issue_scores(s, sm.k(0));
+    draw(0, bits);
     wait<0>();
     pin(s);
-    softmax_block(0, s, alpha, bits);
-    rescale(alpha);
+    release(sm.k_free(0));
+    softmax_block(0, s, alpha);  // alpha = 1: O is still 0
     pack(s, bits, pa);
   }
-  // One block: the next block's scores and this block's P V issued, the next block's softmax
-  // while P V runs. has_next is fixed at compile time (the last block is peeled off), so that no
-  // wgmma is issued under a condition the compiler cannot follow.
+  // One block: the next block's scores and this block's P V issued (O rescaled in between,
+  // while the scores are computed), the next block's softmax while P V runs. has_next is fixed
+  // at compile time (the last block is peeled off), so that no wgmma is issued under a
+  // condition the compiler cannot follow.
   const auto step = [&](int jb, auto has_next) {
     constexpr bool kHasNext = decltype(has_next)::value;
-    const int buf = jb % kStages, next = (jb + 1) % kStages, prev = (jb + 2) % kStages;
-    cp_async_wait<1>();  // V_jb, K_jb+1
-    fence_proxy_async();
-    __syncthreads();  // and every warp is done with K_jb's and V_jb-1's buffers
-    PvInputs in = pv_inputs(pa, sv0 + buf * VTile::kBytes);
-    if constexpr (kHasNext) issue_scores(s, sk0 + next * KTile::kBytes);
+    const int stage = jb % L::kStages, next = (jb + 1) % L::kStages;
+    tma::wait(sm.v_full(stage), parity(jb));
+    PvInputs in = pv_inputs(pa, sm.v(stage));
+    if constexpr (kHasNext) tma::wait(sm.k_full(next), parity(jb + 1));
+    if constexpr (kHasNext) issue_scores(s, sm.k(next));
+    if (jb > 0) rescale(alpha);  // block jb's factors (block 0's are 1)
     issue_pv(in);
-    // The copies after the products are issued: the fence before a wgmma waits until earlier
-    // instructions have read their registers, copies included.
-    if (jb + 3 < n_blocks) load_k(jb + 3, buf);   // where K_jb was
-    if (jb + 2 < n_blocks) load_v(jb + 2, prev);  // where V_jb-1 was
-    cp_async_commit();
     if constexpr (kHasNext) {
       wait<1>();  // the scores; P V still in flight
       pin(s);
-      softmax_block(jb + 1, s, alpha, bits);
+      release(sm.k_free(next));
+      softmax_block(jb + 1, s, alpha);
+      draw(jb + 1, bits);
     }
     wait<0>();
     pin(acc_o);
-    if constexpr (kHasNext) {
-      rescale(alpha);
-      pack(s, bits, pa);
-    }
+    release(sm.v_free(stage));
+    if constexpr (kHasNext) pack(s, bits, pa);
   };
-  for (int jb = 0; jb + 1 < n_blocks; ++jb) step(jb, std::true_type{});
-  if (n_blocks > 0) step(n_blocks - 1, std::false_type{});
+  for (int jb = 0; jb + 1 < my_blocks; ++jb) step(jb, std::true_type{});
+  if (my_blocks > 0) step(my_blocks - 1, std::false_type{});
 
     // ---- normalise and write ----
 #pragma unroll
   for (int h = 0; h < 2; ++h)
-    write_row<Tag>(acc_o, h, l_part[h], run[h].m, problem,
-                   m_block * kBlockM + warp * 16 + g + 8 * h, t, p);
+    write_row<Tag>(acc_o, h, l_part[h], run[h].m, problem, row0 + warp_in_group * 16 + g + 8 * h, t,
+                   p);
 }
-
-// Shared memory: Q, then kStages buffers of K and of V, each 64 rows of 128 16-bit elements.
-inline constexpr int kWgmmaSmemBytes = (1 + 2 * kStages) * 64 * 256;
 
 }  // namespace simprec::flash::wgmma

@@ -1,6 +1,6 @@
-// Launcher of the wgmma forward prototype (flash_forward_wgmma.cuh): bf16 or fp16, d = 128,
-// 64 query rows per CTA. Only the benchmark includes it; the plugin does not offer the kernel
-// (docs/gpu_kernels.md says what it lacks).
+// Launcher of the wgmma forward kernel (flash_forward_wgmma.cuh): bf16 or fp16, d = 128, 128
+// query rows per CTA (so N_q a multiple of 128), keys in blocks of 64. Builds the three TMA
+// tensor maps of the call's Q, K and V.
 #pragma once
 
 #include "kernels/flash/flash_forward_wgmma.cuh"
@@ -9,27 +9,42 @@
 namespace simprec::flash {
 namespace detail {
 
+template <class Kernel>
+cudaError_t launch_wgmma(Kernel kernel, const ForwardParams& p, cudaStream_t stream) {
+  using L = wgmma::Layout;
+  CUtensorMap q_map, k_map, v_map;
+  const uint64_t q_rows = static_cast<uint64_t>(p.problems) * p.seqlen_q;
+  const uint64_t k_rows = static_cast<uint64_t>(p.problems) * p.seqlen_k;
+  for (const cudaError_t e : {tma::encode_rows(&q_map, p.q, q_rows, L::kHeadDim, L::kBlockM),
+                              tma::encode_rows(&k_map, p.k, k_rows, L::kHeadDim, L::kBlockN),
+                              tma::encode_rows(&v_map, p.v, k_rows, L::kHeadDim, L::kBlockN)})
+    if (e != cudaSuccess) return e;
+  const cudaError_t e =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmemBytes);
+  if (e != cudaSuccess) return e;
+  const dim3 grid(p.seqlen_q / L::kBlockM, p.problems);
+  kernel<<<grid, L::kThreads, L::kSmemBytes, stream>>>(p, q_map, k_map, v_map);
+  return cudaGetLastError();
+}
+
 template <class Tag>
 cudaError_t forward_wgmma(const ForwardParams& p, cudaStream_t stream) {
-  const dim3 grid(p.seqlen_q / 64, p.problems);
-  constexpr int kSmem = wgmma::kWgmmaSmemBytes;
   if (p.beta_rowmax)
-    return p.sr_bits ? launch(wgmma::flash_forward_wgmma_kernel<Tag, 128, true, 8>, grid, 128,
-                              kSmem, stream, p)
-                     : launch(wgmma::flash_forward_wgmma_kernel<Tag, 128, true, 0>, grid, 128,
-                              kSmem, stream, p);
-  return p.sr_bits ? launch(wgmma::flash_forward_wgmma_kernel<Tag, 128, false, 8>, grid, 128, kSmem,
-                            stream, p)
-                   : launch(wgmma::flash_forward_wgmma_kernel<Tag, 128, false, 0>, grid, 128, kSmem,
-                            stream, p);
+    return p.sr_bits ? launch_wgmma(wgmma::flash_forward_wgmma_kernel<Tag, true, 8>, p, stream)
+                     : launch_wgmma(wgmma::flash_forward_wgmma_kernel<Tag, true, 0>, p, stream);
+  return p.sr_bits ? launch_wgmma(wgmma::flash_forward_wgmma_kernel<Tag, false, 8>, p, stream)
+                   : launch_wgmma(wgmma::flash_forward_wgmma_kernel<Tag, false, 0>, p, stream);
 }
 
 }  // namespace detail
 
-// cudaErrorInvalidValue for e4m3, d != 128 or sr_bits other than 0 and 8.
+// cudaErrorInvalidValue for e4m3, d != 128, N_q not a multiple of 128, N_k not one of 64, or
+// sr_bits other than 0 and 8.
 inline cudaError_t launch_forward_wgmma(Element element, int head_dim, const ForwardParams& p,
                                         cudaStream_t stream) {
-  if (head_dim != 128 || (p.sr_bits != 0 && p.sr_bits != 8)) return cudaErrorInvalidValue;
+  if (head_dim != 128 || p.seqlen_q % wgmma::Layout::kBlockM != 0 ||
+      p.seqlen_k % wgmma::Layout::kBlockN != 0 || (p.sr_bits != 0 && p.sr_bits != 8))
+    return cudaErrorInvalidValue;
   switch (element) {
     case Element::kBf16:
       return detail::forward_wgmma<Bf16Tag>(p, stream);

@@ -6,6 +6,8 @@
 // Kernels:
 //   flash_fwd_<bf16|fp16>_<64x64|128x64>  forward; beta-rowmax and stochastic rounding of P
 //                                          switchable per call (parameters)
+//   flash_fwd_<bf16|fp16>_wg128x64         the same forward on wgmma and TMA (FlashAttention-3's
+//                                          structure, d = 128), the same bits as 64x64
 //   flash_fwd_e4m3_64x128                  forward on e4m3 Q, K, V (d = 128), bf16 O
 //   flash_bwd_<bf16|fp16>_64x64           backward (deterministic: dK/dV and dQ kernels)
 //   ex2_approx_ftz_f32                     y = ex2.approx.ftz.f32(x)
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "kernels/flash/flash_launch.cuh"
+#include "kernels/flash/flash_launch_wgmma.cuh"
 #include "plugins/cuda_plugin_kit.hpp"
 #include "plugins/simprec_plugin.h"
 
@@ -92,8 +95,10 @@ struct AttentionEntry {
   const char* format;
   const char* output_format;
   flash::Element element;
-  flash::TileConfig tile;
-  const char* block_rows;
+  flash::TileConfig tile;  // the launch's: Sq and Sk are multiples of its block_m and block_n
+  bool wgmma;              // the wgmma kernel (d = 128) instead of the mma.sync ones
+  const char* block_rows;  // the emulation's tiles
+
   const char* block_cols;
   const char* description;
 };
@@ -153,8 +158,10 @@ SimprecStatus run_forward(const SimprecRunArgs* args, const AttentionEntry& e) {
     const DLTensor& v = require_tensor(args, "V", 4, bits_in);
     const DLTensor& o = require_tensor(args, "O", 4, 16);
     const Problem pr = check_qkv(q, k, v, e);
-    if (fp8 && pr.d != 128)
-      throw Failure(SIMPREC_ERROR_UNSUPPORTED, "the e4m3 kernel needs head dimension 128");
+    if ((fp8 || e.wgmma) && pr.d != 128) {
+      throw Failure(SIMPREC_ERROR_UNSUPPORTED,
+                    std::string(e.name) + " needs head dimension 128, not " + std::to_string(pr.d));
+    }
     const Shape4 so = shape_of(o);
     if (so.b != pr.b || so.h != pr.h || so.n != pr.nq || so.d != pr.d)
       throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "O must have Q's shape");
@@ -199,7 +206,9 @@ SimprecStatus run_forward(const SimprecRunArgs* args, const AttentionEntry& e) {
     p.v = dv.buffer.ptr;
     p.o = d_o.ptr;
     p.lse = static_cast<float*>(d_lse.ptr);
-    check_cuda(flash::launch_forward(e.element, static_cast<int>(pr.d), e.tile, p, nullptr),
+    const int d = static_cast<int>(pr.d);
+    check_cuda(e.wgmma ? flash::launch_forward_wgmma(e.element, d, p, nullptr)
+                       : flash::launch_forward(e.element, d, e.tile, p, nullptr),
                "flash forward launch");
     check_cuda(cudaDeviceSynchronize(), "flash forward");
     download(d_o, o);
@@ -286,28 +295,43 @@ SimprecStatus run_ex2(const SimprecRunArgs* args) {
 
 // ---- descriptors ----
 
-#define FWD(NAME, FMT, OUT, ELEMENT, TILE, ROWS, COLS, WHAT)                                      \
-  {                                                                                               \
-    NAME, SIMPREC_KERNEL_ATTENTION_FORWARD, FMT, OUT, flash::Element::ELEMENT, flash::TILE, ROWS, \
-        COLS, "FlashAttention-2 forward, " WHAT ", " ROWS "x" COLS " tiles"                       \
+#define FWD(NAME, FMT, OUT, ELEMENT, TILE, ROWS, COLS, WHAT)                                       \
+  {                                                                                                \
+    NAME, SIMPREC_KERNEL_ATTENTION_FORWARD, FMT, OUT, flash::Element::ELEMENT, flash::TILE, false, \
+        ROWS, COLS, "FlashAttention-2 forward, " WHAT ", " ROWS "x" COLS " tiles"                  \
+  }
+// 128 query rows per CTA as two warpgroups of 64 rows that each skip the key blocks masked out
+// for all of their rows, as the 64x64 kernel does: the emulation's tiles are 64x64.
+#define FWD_WGMMA(NAME, FMT, ELEMENT)                                                              \
+  {                                                                                                \
+    NAME, SIMPREC_KERNEL_ATTENTION_FORWARD, FMT, FMT, flash::Element::ELEMENT, flash::kTile128x64, \
+        true, "64", "64",                                                                          \
+        "FlashAttention forward on wgmma m64nNk16 with TMA copies (FlashAttention-3's "            \
+        "structure), "                                                                             \
+        "d = 128, 128 query rows per CTA; beta-rowmax and stochastic rounding of P per call; the " \
+        "same bits as the 64x64 kernel"                                                            \
   }
 #define BWD(NAME, FMT, ELEMENT)                                                                    \
   {                                                                                                \
     NAME, SIMPREC_KERNEL_ATTENTION_BACKWARD, FMT, FMT, flash::Element::ELEMENT, flash::kTile64x64, \
-        "64", "64", "FlashAttention-2 backward, deterministic (dK/dV and dQ kernels), 64x64 tiles" \
+        false, "64", "64",                                                                         \
+        "FlashAttention-2 backward, deterministic (dK/dV and dQ kernels), 64x64 tiles"             \
   }
 #define MITIGATED "mma.sync m16n8k16; beta-rowmax and stochastic rounding of P per call"
 const AttentionEntry kAttention[] = {
     FWD("flash_fwd_bf16_64x64", "bf16", "bf16", kBf16, kTile64x64, "64", "64", MITIGATED),
     FWD("flash_fwd_bf16_128x64", "bf16", "bf16", kBf16, kTile128x64, "128", "64", MITIGATED),
+    FWD_WGMMA("flash_fwd_bf16_wg128x64", "bf16", kBf16),
     FWD("flash_fwd_fp16_64x64", "fp16", "fp16", kFp16, kTile64x64, "64", "64", MITIGATED),
     FWD("flash_fwd_fp16_128x64", "fp16", "fp16", kFp16, kTile128x64, "128", "64", MITIGATED),
+    FWD_WGMMA("flash_fwd_fp16_wg128x64", "fp16", kFp16),
     FWD("flash_fwd_e4m3_64x128", "e4m3fn", "bf16", kE4m3, kTile64x128, "64", "128",
         "e4m3 inputs and P, mma.sync m16n8k32, bf16 O, d = 128; beta-rowmax per call"),
     BWD("flash_bwd_bf16_64x64", "bf16", kBf16),
     BWD("flash_bwd_fp16_64x64", "fp16", kFp16),
 };
 #undef FWD
+#undef FWD_WGMMA
 #undef BWD
 #undef MITIGATED
 constexpr size_t kAttentionCount = sizeof(kAttention) / sizeof(kAttention[0]);
@@ -401,7 +425,8 @@ struct Tables {
           {SIMPREC_DIMENSION_SPEC_STRUCT_SIZE, "Sk", e.tile.block_n, 0, e.tile.block_n});
       dims.push_back(&dimensions.back());
       const bool fp8 = e.element == flash::Element::kE4m3;
-      dimensions.push_back({SIMPREC_DIMENSION_SPEC_STRUCT_SIZE, "D", fp8 ? 128 : 64, 128, 64});
+      dimensions.push_back(
+          {SIMPREC_DIMENSION_SPEC_STRUCT_SIZE, "D", fp8 || e.wgmma ? 128 : 64, 128, 64});
       dims.push_back(&dimensions.back());
       dimension_lists.push_back(dims);
       std::vector<const SimprecNamedValue*> attrs;
@@ -410,6 +435,8 @@ struct Tables {
             std::pair{"format", e.format}, std::pair{"output_format", e.output_format},
             std::pair{"exp2_function", "ex2_approx_ftz_f32"},
             // What the preset's name stands for, for readers of `simprec plugins list`.
+            // (wgmma's k16 steps round as mma.sync's; the kernel's outputs equal the 64x64
+            // kernel's, signed zeros included, in every validation of scripts/gpu_check.sh)
             std::pair{"tensor_core_model", fp8 ? "tc:sm90-mma-e4m3"
                                            : e.element == flash::Element::kBf16
                                                ? "tc:sm90-mma-bf16"
