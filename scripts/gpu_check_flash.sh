@@ -82,6 +82,12 @@ for kernel in flash_fwd_bf16_64x64 flash_fwd_bf16_128x64 flash_fwd_bf16_wg128x64
     done
   done
 done
+# beta-rowmax with a beta that is not a power of two: the double-precision path of the shift
+# (RunningMax::update; beta = 2 takes the float path)
+for kernel in flash_fwd_bf16_64x64 flash_fwd_bf16_wg128x64; do
+  validate "$kernel.d128.repeated-max.beta1.5" --kernel "$kernel" --generate repeated-max \
+    --dim B=4 --dim H=2 --dim Sq=256 --dim D=128 --param beta_rowmax=true --param beta=1.5
+done
 for element in bf16 fp16; do
   for d in 64 128; do
     for kind in $kinds; do

@@ -296,8 +296,29 @@ struct RunningMax {
       // are computed and one is selected (no branch in the softmax).
       const bool repeat = mx != -kInf && static_cast<double>(top.lo) >=
                                              __dsub_rn(static_cast<double>(mx), p.eps_over_scale);
-      const double beta_m = mx > 0 ? __dmul_rn(p.beta, static_cast<double>(mx)) : 0.0;
-      const float beta_shift = mul_rn_f32(beta_m, static_cast<double>(p.scale_log2));
+      // beta = 2^k (k >= 0, beta-rowmax's usual 2): for mx > 0, beta * mx and
+      // fp32(beta * mx * c) are 2^k * mx and 2^k * shift_blk exactly while both stay finite and
+      // shift_blk normal (scaling by 2^k commutes with rounding in the normal range): two float
+      // multiplies instead of the double product rounded once. A warp takes that path when it
+      // holds for all its lanes (a uniform branch: no divergence in the softmax); p.beta is the
+      // same everywhere, so its test is hoisted out of the loop.
+      const long long bits = __double_as_longlong(p.beta);
+      const long long exponent = bits >> 52;
+      const bool power_of_two =
+          (bits & 0xFFFFFFFFFFFFFll) == 0 && exponent >= 1023 && exponent <= 1023 + 64;
+      const float factor = static_cast<float>(p.beta);
+      const float scaled_max = __fmul_rn(mx, factor), scaled_shift = __fmul_rn(shift_blk, factor);
+      const bool exact =
+          !(mx > 0) || (scaled_max < kInf && shift_blk > 0x1p-126f && scaled_shift < 0x1p127f);
+      double beta_m;
+      float beta_shift;
+      if (__all_sync(0xffffffffu, power_of_two && exact)) {
+        beta_m = mx > 0 ? scaled_max : 0.f;
+        beta_shift = mx > 0 ? scaled_shift : 0.f;  // fp32(0 * c) = 0
+      } else {
+        beta_m = mx > 0 ? __dmul_rn(p.beta, static_cast<double>(mx)) : 0.0;
+        beta_shift = mul_rn_f32(beta_m, static_cast<double>(p.scale_log2));
+      }
       m_blk = repeat ? beta_m : m_blk;
       shift_blk = repeat ? beta_shift : shift_blk;
     }
