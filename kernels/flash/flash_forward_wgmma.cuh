@@ -115,9 +115,14 @@ struct Layout {
   static constexpr int kBlockM = 128, kBlockN = 64, kHeadDim = 128;
   static constexpr int kConsumers = 2;  // warpgroups, 64 rows each
   // A whole producer warpgroup (one thread of it copies), so that setmaxnreg can move its
-  // registers to the consumers: 24 + 2 x 240 per thread-quad of the 64K registers.
+  // registers to the consumers: 128 x (24 + 2 x 240) = 64,512, exactly what the CTA holds at
+  // the 168 registers per thread that ptxas allows 384 threads (asking for more than the CTA
+  // holds makes setmaxnreg.inc wait forever).
   static constexpr int kThreads = 128 * (kConsumers + 1);
   static constexpr int kProducerRegisters = 24, kConsumerRegisters = 240;
+  static_assert(128 * (kProducerRegisters + kConsumers * kConsumerRegisters) <=
+                    kThreads * (65536 / kThreads / 8 * 8),
+                "setmaxnreg may only move the registers the CTA was launched with");
   static constexpr int kStages = 4;  // K and V blocks in flight
   static constexpr int kPanels = kHeadDim / 64;
   static constexpr uint32_t kQPanel = kBlockM * 128, kQBytes = kPanels * kQPanel;
@@ -139,7 +144,7 @@ struct Smem {
   __device__ uint32_t v_free(int s) const { return bars + 8 * (1 + 3 * Layout::kStages + s); }
 };
 
-// The producer warp's one thread: Q once, then K_j and V_j for every key block j into stage
+// The producer's copying thread: Q once, then K_j and V_j for every key block j into stage
 // j % kStages, each after the consumers have freed the stage's previous block.
 __device__ __forceinline__ void produce(const Smem& sm, const CUtensorMap& q_map,
                                         const CUtensorMap& k_map, const CUtensorMap& v_map,
