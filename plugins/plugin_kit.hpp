@@ -29,6 +29,22 @@ inline SimprecPlugin describe_plugin(const char* name, const char* version, cons
   return p;
 }
 
+// A kernel's description for this ABI version with its identity filled in; the caller points
+// it at its operands, dimensions, parameters and attributes (which must outlive it).
+inline SimprecKernel describe_kernel(const char* name, uint32_t kind, uint32_t flags,
+                                     const char* description, const char* emulation_model,
+                                     SimprecRunFunction run) {
+  SimprecKernel k{};
+  k.struct_size = SIMPREC_KERNEL_STRUCT_SIZE;
+  k.name = name;
+  k.kind = kind;
+  k.flags = flags;
+  k.description = description;
+  k.emulation_model = emulation_model;
+  k.run = run;
+  return k;
+}
+
 // Thrown inside a kernel; guarded() turns it into the status it carries.
 struct KernelFailure : std::runtime_error {
   SimprecStatus status;

@@ -11,21 +11,9 @@
 namespace simprec::cpu_reference {
 namespace {
 
+using plugin_kit::describe_kernel;
 using plugin_kit::operand;
 using plugin_kit::string_value;
-
-SimprecKernel kernel(const char* name, uint32_t kind, uint32_t flags, const char* description,
-                     const char* model, SimprecRunFunction run) {
-  SimprecKernel k{};
-  k.struct_size = SIMPREC_KERNEL_STRUCT_SIZE;
-  k.name = name;
-  k.kind = kind;
-  k.flags = flags;
-  k.description = description;
-  k.emulation_model = model;
-  k.run = run;
-  return k;
-}
 
 template <size_t N, class T>
 void set_array(size_t& count, const T* const*& items, const T* const (&array)[N]) {
@@ -85,9 +73,9 @@ const SimprecNamedValue exp2_function = string_value("function", "exp2");
 const SimprecNamedValue* const exp2_attributes[] = {&exp2_function};
 
 SimprecKernel make_gemm_f32() {
-  SimprecKernel k = kernel("gemm_f32", SIMPREC_KERNEL_MATMUL, SIMPREC_KERNEL_FLAG_BIT_EXACT,
-                           "D = A*B + C, fp32 accumulator, one fmaf per term in K order",
-                           "sequential", run_gemm_f32);
+  SimprecKernel k = describe_kernel(
+      "gemm_f32", SIMPREC_KERNEL_MATMUL, SIMPREC_KERNEL_FLAG_BIT_EXACT,
+      "D = A*B + C, fp32 accumulator, one fmaf per term in K order", "sequential", run_gemm_f32);
   set_array(k.operand_count, k.operands, gemm_f32_operands);
   set_array(k.dimension_count, k.dimensions, gemm_dimensions);
   set_array(k.attribute_count, k.attributes, gemm_f32_attributes);
@@ -95,9 +83,10 @@ SimprecKernel make_gemm_f32() {
 }
 
 SimprecKernel make_gemm_f32_unfused() {
-  SimprecKernel k = kernel("gemm_f32_unfused", SIMPREC_KERNEL_MATMUL, 0,
-                           "D = A*B + C, fp32 accumulator, product rounded to fp32 before each add",
-                           "sequential", run_gemm_f32_unfused);
+  SimprecKernel k =
+      describe_kernel("gemm_f32_unfused", SIMPREC_KERNEL_MATMUL, 0,
+                      "D = A*B + C, fp32 accumulator, product rounded to fp32 before each add",
+                      "sequential", run_gemm_f32_unfused);
   set_array(k.operand_count, k.operands, gemm_f32_operands);
   set_array(k.dimension_count, k.dimensions, gemm_dimensions);
   set_array(k.attribute_count, k.attributes, gemm_f32_attributes);
@@ -105,9 +94,9 @@ SimprecKernel make_gemm_f32_unfused() {
 }
 
 SimprecKernel make_gemm_f64() {
-  SimprecKernel k = kernel("gemm_f64", SIMPREC_KERNEL_MATMUL, SIMPREC_KERNEL_FLAG_BIT_EXACT,
-                           "D = A*B + C, fp64 accumulator, one fma per term in K order",
-                           "sequential", run_gemm_f64);
+  SimprecKernel k = describe_kernel(
+      "gemm_f64", SIMPREC_KERNEL_MATMUL, SIMPREC_KERNEL_FLAG_BIT_EXACT,
+      "D = A*B + C, fp64 accumulator, one fma per term in K order", "sequential", run_gemm_f64);
   set_array(k.operand_count, k.operands, gemm_f64_operands);
   set_array(k.dimension_count, k.dimensions, gemm_dimensions);
   set_array(k.attribute_count, k.attributes, gemm_f64_attributes);
@@ -115,17 +104,18 @@ SimprecKernel make_gemm_f64() {
 }
 
 SimprecKernel make_attention_forward_f32() {
-  SimprecKernel k = kernel("attention_forward_f32", SIMPREC_KERNEL_ATTENTION_FORWARD, 0,
-                           "naive softmax(scale Q K^T) V in float, no tiling", nullptr,
-                           run_attention_forward_f32);
+  SimprecKernel k = describe_kernel("attention_forward_f32", SIMPREC_KERNEL_ATTENTION_FORWARD, 0,
+                                    "naive softmax(scale Q K^T) V in float, no tiling", nullptr,
+                                    run_attention_forward_f32);
   set_array(k.operand_count, k.operands, attention_operands);
   set_array(k.parameter_count, k.parameters, attention_parameters);
   return k;
 }
 
 SimprecKernel make_exp2_f32() {
-  SimprecKernel k = kernel("exp2_f32", SIMPREC_KERNEL_FUNCTION, 0,
-                           "y = exp2f(x) from the C library", "correctly-rounded", run_exp2_f32);
+  SimprecKernel k =
+      describe_kernel("exp2_f32", SIMPREC_KERNEL_FUNCTION, 0, "y = exp2f(x) from the C library",
+                      "correctly-rounded", run_exp2_f32);
   set_array(k.operand_count, k.operands, function_operands);
   set_array(k.attribute_count, k.attributes, exp2_attributes);
   return k;

@@ -98,7 +98,6 @@ struct AttentionEntry {
   flash::TileConfig tile;  // the launch's: Sq and Sk are multiples of its block_m and block_n
   bool wgmma;              // the wgmma kernel (d = 128) instead of the mma.sync ones
   const char* block_rows;  // the emulation's tiles
-
   const char* block_cols;
   const char* description;
 };
@@ -307,9 +306,8 @@ SimprecStatus run_ex2(const SimprecRunArgs* args) {
     NAME, SIMPREC_KERNEL_ATTENTION_FORWARD, FMT, FMT, flash::Element::ELEMENT, flash::kTile128x64, \
         true, "64", "64",                                                                          \
         "FlashAttention forward on wgmma m64nNk16 with TMA copies (FlashAttention-3's "            \
-        "structure), "                                                                             \
-        "d = 128, 128 query rows per CTA; beta-rowmax and stochastic rounding of P per call; the " \
-        "same bits as the 64x64 kernel"                                                            \
+        "structure), d = 128, 128 query rows per CTA; beta-rowmax and stochastic rounding of P "   \
+        "per call; the same bits as the 64x64 kernel"                                              \
   }
 #define BWD(NAME, FMT, ELEMENT)                                                                    \
   {                                                                                                \
@@ -448,13 +446,8 @@ struct Tables {
         attrs.push_back(&attributes.back());
       }
       attribute_lists.push_back(attrs);
-      SimprecKernel k{};
-      k.struct_size = SIMPREC_KERNEL_STRUCT_SIZE;
-      k.name = e.name;
-      k.kind = e.kind;
-      k.flags = SIMPREC_KERNEL_FLAG_BIT_EXACT;
-      k.description = e.description;
-      k.emulation_model = "cuda-fa2";
+      SimprecKernel k = plugin_kit::describe_kernel(e.name, e.kind, SIMPREC_KERNEL_FLAG_BIT_EXACT,
+                                                    e.description, "cuda-fa2", kAttentionRuns[i]);
       k.operand_count = operand_lists.back().size();
       k.operands = operand_lists.back().data();
       k.dimension_count = dimension_lists.back().size();
@@ -464,7 +457,6 @@ struct Tables {
       k.parameters = params.data();
       k.attribute_count = attribute_lists.back().size();
       k.attributes = attribute_lists.back().data();
-      k.run = kAttentionRuns[i];
       kernels.push_back(k);
     }
     {
@@ -475,23 +467,20 @@ struct Tables {
       attributes.push_back(string_value("function", "exp2"));
       attributes.push_back(string_value("instruction", "ex2.approx.ftz.f32"));
       attribute_lists.push_back({&attributes[attributes.size() - 2], &attributes.back()});
-      SimprecKernel k{};
-      k.struct_size = SIMPREC_KERNEL_STRUCT_SIZE;
-      k.name = "ex2_approx_ftz_f32";
-      k.kind = SIMPREC_KERNEL_FUNCTION;
-      k.description = "the attention kernels' exp2: ex2.approx.ftz.f32 (MUFU.EX2)";
+      SimprecKernel k = plugin_kit::describe_kernel(
+          "ex2_approx_ftz_f32", SIMPREC_KERNEL_FUNCTION, 0,
+          "the attention kernels' exp2: ex2.approx.ftz.f32 (MUFU.EX2)", nullptr, run_ex2);
       k.operand_count = 2;
       k.operands = operand_lists.back().data();
       k.attribute_count = 2;
       k.attributes = attribute_lists.back().data();
-      k.run = run_ex2;
       kernels.push_back(k);
     }
     for (const SimprecKernel& k : kernels) kernel_pointers.push_back(&k);
     plugin = plugin_kit::describe_plugin(
         "flash_gpu", "1.0.0",
-        "FlashAttention-2 forward and backward on H100 tensor cores (mma.sync), bit-exact with "
-        "the cuda-fa2 emulation preset",
+        "FlashAttention-2 forward and backward on H100 tensor cores (mma.sync), and the forward on "
+        "wgmma and TMA, bit-exact with the cuda-fa2 emulation preset",
         kernel_pointers.data(), kernel_pointers.size());
   }
 };

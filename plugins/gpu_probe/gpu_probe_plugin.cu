@@ -248,20 +248,15 @@ struct Tables {
       dimension_lists.push_back(dims);
       attribute_values.push_back(string_value("accumulator_format", e.accumulator));
       attribute_lists.push_back({&attribute_values.back()});
-      SimprecKernel k{};
-      k.struct_size = SIMPREC_KERNEL_STRUCT_SIZE;
-      k.name = e.name;
-      k.kind = SIMPREC_KERNEL_MATMUL;
-      k.flags = e.verified ? SIMPREC_KERNEL_FLAG_BIT_EXACT : 0u;
-      k.description = e.description;
-      k.emulation_model = e.model;
+      SimprecKernel k = plugin_kit::describe_kernel(e.name, SIMPREC_KERNEL_MATMUL,
+                                                    e.verified ? SIMPREC_KERNEL_FLAG_BIT_EXACT : 0u,
+                                                    e.description, e.model, kMatmulRuns[i]);
       k.operand_count = 4;
       k.operands = operand_lists.back().data();
       k.dimension_count = 3;
       k.dimensions = dimension_lists.back().data();
       k.attribute_count = 1;
       k.attributes = attribute_lists.back().data();
-      k.run = kMatmulRuns[i];
       kernels.push_back(k);
     }
     for (size_t i = 0; i < kFunctionCount; ++i) {
@@ -278,18 +273,12 @@ struct Tables {
       attribute_values.push_back(string_value("instruction", e.description));
       attrs.push_back(&attribute_values.back());
       attribute_lists.push_back(attrs);
-      SimprecKernel k{};
-      k.struct_size = SIMPREC_KERNEL_STRUCT_SIZE;
-      k.name = e.name;
-      k.kind = SIMPREC_KERNEL_FUNCTION;
-      k.flags = 0;
-      k.description = e.description;
-      k.emulation_model = nullptr;
+      SimprecKernel k = plugin_kit::describe_kernel(e.name, SIMPREC_KERNEL_FUNCTION, 0,
+                                                    e.description, nullptr, kFunctionRuns[i]);
       k.operand_count = 2;
       k.operands = operand_lists.back().data();
       k.attribute_count = 2;
       k.attributes = attribute_lists.back().data();
-      k.run = kFunctionRuns[i];
       kernels.push_back(k);
     }
     for (const SimprecKernel& k : kernels) kernel_pointers.push_back(&k);
