@@ -359,11 +359,14 @@ int run_digest() {
           pair_rows<<<static_cast<unsigned>((t.count + 255) / 256), 256>>>(
               static_cast<__nv_bfloat16*>(t.k), t.count, dim);
         check(cudaDeviceSynchronize(), "inputs");
-        const auto line = [&](const std::string& what) {
+        const auto print = [&](const std::string& what, uint64_t hash) {
           std::printf("d=%d causal=%d %s %s %016llx\n", dim, causal,
                       repeated ? "repeated-keys" : "uniform", what.c_str(),
-                      static_cast<unsigned long long>(
-                          device_hash(t.lse, t.rows * 4, device_hash(t.o, t.count * 2))));
+                      static_cast<unsigned long long>(hash));
+        };
+        // A forward's line: the hash of O, then LSE.
+        const auto line = [&](const std::string& what) {
+          print(what, device_hash(t.lse, t.rows * 4, device_hash(t.o, t.count * 2)));
         };
         for (Element element : {Element::kBf16, Element::kFp16}) {
           const std::string type = element == Element::kBf16 ? "bf16" : "fp16";
@@ -387,11 +390,8 @@ int run_digest() {
                 "forward");
           check(simprec::flash::launch_backward(element, dim, 64, t.backward, nullptr), "backward");
           check(cudaDeviceSynchronize(), "backward");
-          uint64_t h = device_hash(t.dq, t.count * 2);
-          h = device_hash(t.dk, t.count * 2, h);
-          std::printf("d=%d causal=%d %s bwd_%s_64x64 none %016llx\n", dim, causal,
-                      repeated ? "repeated-keys" : "uniform", type.c_str(),
-                      static_cast<unsigned long long>(device_hash(t.dv, t.count * 2, h)));
+          const uint64_t h = device_hash(t.dk, t.count * 2, device_hash(t.dq, t.count * 2));
+          print("bwd_" + type + "_64x64 none", device_hash(t.dv, t.count * 2, h));
         }
         if (dim == 128) {  // e4m3 on the inputs rounded to e4m3 (V as if transposed)
           const E4m3Inputs e4m3(t);

@@ -61,8 +61,15 @@ __device__ __forceinline__ void pin(uint32_t (&r)[kN]) {
 
 // S (64 x 64) += Q K^T step, both from shared memory (K-major); O (64 x 128) += P V step, P from
 // registers (mma.sync's A layout), V from shared memory (MN-major, transposed by the unit).
-// TYPE: the PTX element type (bf16 or f16). The accumulators are operands %0.., so the
-// operand lists are written out once per shape.
+// TYPE: the PTX element type (bf16 or f16). The accumulators are operands %0..: tiles 0-7 of d
+// for S, 0-15 for O, four registers each.
+#define SIMPREC_ACC_TILE(n) "+f"(d[n][0]), "+f"(d[n][1]), "+f"(d[n][2]), "+f"(d[n][3])
+#define SIMPREC_ACC_TILES_0_7                                                         \
+  SIMPREC_ACC_TILE(0), SIMPREC_ACC_TILE(1), SIMPREC_ACC_TILE(2), SIMPREC_ACC_TILE(3), \
+      SIMPREC_ACC_TILE(4), SIMPREC_ACC_TILE(5), SIMPREC_ACC_TILE(6), SIMPREC_ACC_TILE(7)
+#define SIMPREC_ACC_TILES_8_15                                                          \
+  SIMPREC_ACC_TILE(8), SIMPREC_ACC_TILE(9), SIMPREC_ACC_TILE(10), SIMPREC_ACC_TILE(11), \
+      SIMPREC_ACC_TILE(12), SIMPREC_ACC_TILE(13), SIMPREC_ACC_TILE(14), SIMPREC_ACC_TILE(15)
 #define SIMPREC_FLASH_WGMMA(TAG, TYPE)                                                             \
   __device__ __forceinline__ void wgmma_s(TAG, float(&d)[8][4], uint64_t a, uint64_t b) {          \
     asm volatile(                                                                                  \
@@ -71,13 +78,7 @@ __device__ __forceinline__ void pin(uint32_t (&r)[kN]) {
         " "                                                                                        \
         "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%" \
         "24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"                           \
-        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]),               \
-          "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]),               \
-          "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]),               \
-          "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),               \
-          "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]),               \
-          "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),               \
-          "+f"(d[7][2]), "+f"(d[7][3])                                                             \
+        : SIMPREC_ACC_TILES_0_7                                                                    \
         : "l"(a), "l"(b));                                                                         \
   }                                                                                                \
   __device__ __forceinline__ void wgmma_pv(TAG, float(&d)[16][4], const uint32_t(&a)[4],           \
@@ -90,24 +91,15 @@ __device__ __forceinline__ void pin(uint32_t (&r)[kN]) {
         "24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%" \
         "46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, "                \
         "{%64,%65,%66,%67}, %68, p, 1, 1, 1;\n}\n"                                                 \
-        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]),               \
-          "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]),               \
-          "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]),               \
-          "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),               \
-          "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]),               \
-          "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),               \
-          "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]),               \
-          "+f"(d[8][3]), "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]),               \
-          "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[11][0]),          \
-          "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]), "+f"(d[12][0]), "+f"(d[12][1]),          \
-          "+f"(d[12][2]), "+f"(d[12][3]), "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]),          \
-          "+f"(d[13][3]), "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]),          \
-          "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])                           \
+        : SIMPREC_ACC_TILES_0_7, SIMPREC_ACC_TILES_8_15                                            \
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));                                     \
   }
 SIMPREC_FLASH_WGMMA(Bf16Tag, "bf16")
 SIMPREC_FLASH_WGMMA(Fp16Tag, "f16")
 #undef SIMPREC_FLASH_WGMMA
+#undef SIMPREC_ACC_TILES_8_15
+#undef SIMPREC_ACC_TILES_0_7
+#undef SIMPREC_ACC_TILE
 
 // Shapes and shared memory of the kernel. Tiles are stored as panels of 64 columns (128 bytes,
 // one TMA box wide): a panel of r rows is r x 128 bytes, swizzled in atoms of 8 rows.

@@ -22,12 +22,13 @@ inline constexpr TileConfig kTile64x128{64, 128, 4};  // the e4m3 kernel's (128-
 
 namespace detail {
 
-template <class Kernel>
+// Launches kernel(args...) with `smem` bytes of dynamic shared memory.
+template <class Kernel, class... Args>
 cudaError_t launch(Kernel kernel, dim3 grid, int threads, int smem, cudaStream_t stream,
-                   const ForwardParams& p) {
+                   const Args&... args) {
   cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (e != cudaSuccess) return e;
-  kernel<<<grid, threads, smem, stream>>>(p);
+  kernel<<<grid, threads, smem, stream>>>(args...);
   return cudaGetLastError();
 }
 

@@ -19,12 +19,8 @@ cudaError_t launch_wgmma(Kernel kernel, const ForwardParams& p, cudaStream_t str
                               tma::encode_rows(&k_map, p.k, k_rows, L::kHeadDim, L::kBlockN),
                               tma::encode_rows(&v_map, p.v, k_rows, L::kHeadDim, L::kBlockN)})
     if (e != cudaSuccess) return e;
-  const cudaError_t e =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmemBytes);
-  if (e != cudaSuccess) return e;
-  const dim3 grid(p.seqlen_q / L::kBlockM, p.problems);
-  kernel<<<grid, L::kThreads, L::kSmemBytes, stream>>>(p, q_map, k_map, v_map);
-  return cudaGetLastError();
+  return launch(kernel, dim3(p.seqlen_q / L::kBlockM, p.problems), L::kThreads, L::kSmemBytes,
+                stream, p, q_map, k_map, v_map);
 }
 
 template <class Tag>
