@@ -34,29 +34,77 @@ struct Block {
   uint32_t w[4];
 };
 
-// Philox4x32-10 (Salmon et al., SC'11; the Random123 definition, checked against it in
-// tests/tiled_random_test.cpp).
-SIMPREC_HOST_DEVICE Block philox4x32_10(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
-                                        uint32_t k0, uint32_t k1) {
+// The 64-bit product a * b as its high and low words. On the GPU it is one mul.wide.u32 whose
+// register pair is split with mov.b64: written as a 64-bit product shifted down (plain C++),
+// the compiler added a zero high word to every product (a UMOV and an IADD more per product,
+// 80 instructions per warp and key block in the wgmma kernel; ncu on the H100,
+// docs/gpu_kernels.md).
+SIMPREC_HOST_DEVICE void multiply_wide(uint32_t a, uint32_t b, uint32_t& hi, uint32_t& lo) {
+#if defined(__CUDA_ARCH__)
+  uint64_t product;
+  asm("mul.wide.u32 %0, %1, %2;" : "=l"(product) : "r"(a), "r"(b));
+  asm("mov.b64 {%0, %1}, %2;" : "=r"(lo), "=r"(hi) : "l"(product));
+#else
+  const uint64_t product = static_cast<uint64_t>(a) * b;
+  hi = static_cast<uint32_t>(product >> 32);
+  lo = static_cast<uint32_t>(product);
+#endif
+}
+
+// The key of each of Philox4x32-10's rounds: {k0, k1} bumped by the Weyl constants. The flash
+// kernels take them ready-made in their parameters (filled by the launcher from the seed), so
+// that a round's XOR reads its key from the constant bank instead of a register that the
+// compiler recomputed in every key block (19 instructions per warp and block, ncu on the H100).
+struct RoundKeys {
+  uint32_t k[10][2];
+};
+SIMPREC_HOST_DEVICE RoundKeys round_keys(uint32_t k0, uint32_t k1) {
+  RoundKeys keys{};
   for (int round = 0; round < 10; ++round) {
-    const uint64_t p0 = static_cast<uint64_t>(0xD2511F53u) * c0;
-    const uint64_t p1 = static_cast<uint64_t>(0xCD9E8D57u) * c2;
-    const uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1 ^ k0;
-    const uint32_t n1 = static_cast<uint32_t>(p1);
-    const uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c3 ^ k1;
-    const uint32_t n3 = static_cast<uint32_t>(p0);
-    c0 = n0, c1 = n1, c2 = n2, c3 = n3;
+    keys.k[round][0] = k0;
+    keys.k[round][1] = k1;
     k0 += 0x9E3779B9u;
     k1 += 0xBB67AE85u;
   }
-  return Block{{c0, c1, c2, c3}};
+  return keys;
+}
+// The round keys of the tiled layout's key {seed low, seed high}.
+SIMPREC_HOST_DEVICE RoundKeys round_keys(uint64_t seed) {
+  return round_keys(static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
 }
 
-// Block `call` of (row, 64-column group, lane class) in one problem (batch * heads + head).
+// Philox4x32-10 (Salmon et al., SC'11; the Random123 definition, checked against it in
+// tests/tiled_random_test.cpp).
+SIMPREC_HOST_DEVICE Block philox4x32_10(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
+                                        const RoundKeys& keys) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int round = 0; round < 10; ++round) {
+    uint32_t hi0, lo0, hi1, lo1;
+    multiply_wide(0xD2511F53u, c0, hi0, lo0);
+    multiply_wide(0xCD9E8D57u, c2, hi1, lo1);
+    c0 = hi1 ^ c1 ^ keys.k[round][0];
+    c1 = lo1;
+    c2 = hi0 ^ c3 ^ keys.k[round][1];
+    c3 = lo0;
+  }
+  return Block{{c0, c1, c2, c3}};
+}
+SIMPREC_HOST_DEVICE Block philox4x32_10(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
+                                        uint32_t k0, uint32_t k1) {
+  return philox4x32_10(c0, c1, c2, c3, round_keys(k0, k1));
+}
+
+// Block `call` of (row, 64-column group, lane class) in one problem (batch * heads + head),
+// from the round keys of the seed (round_keys(seed)).
+SIMPREC_HOST_DEVICE Block p_block(const RoundKeys& keys, uint32_t problem, uint32_t row,
+                                  uint32_t group, uint32_t lane, uint32_t call) {
+  return philox4x32_10(row, group, problem, lane | (call << 2) | kTag, keys);
+}
 SIMPREC_HOST_DEVICE Block p_block(uint64_t seed, uint32_t problem, uint32_t row, uint32_t group,
                                   uint32_t lane, uint32_t call) {
-  return philox4x32_10(row, group, problem, lane | (call << 2) | kTag,
-                       static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+  return p_block(round_keys(seed), problem, row, group, lane, call);
 }
 
 // Bits [e*k, e*k + k) of the block string, in the top k bits of the result. k divides 32

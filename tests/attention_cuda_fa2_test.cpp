@@ -35,7 +35,7 @@ float fake_device_exp2(float x) {
 struct CountingDevice {
   std::function<float(float)> f;
   int calls = 0;
-  std::vector<uint32_t> arguments;  // every argument evaluated, in call order
+  std::vector<uint32_t> arguments{};  // every argument evaluated, in call order
   DeviceFunction function() {
     return [this](const std::vector<uint32_t>& args) {
       ++calls;

@@ -271,11 +271,14 @@ __device__ __forceinline__ void write_row(const float (&acc_o)[kDTiles][4], int 
 }
 
 // A row's running max m and shift = fp32(m * c), c = fp32(scale * log2 e), -inf before the
-// first key. m is a float unless beta-rowmax can make it beta * max (a double).
+// first key. m is a float unless beta-rowmax can make it beta * max (a double); beta-rowmax's
+// kernels also keep m_low, the largest float <= m, so that they compare a float max with m in
+// float (x > m exactly when x > m_low: no float lies between them).
 template <bool kBeta>
 struct RunningMax {
   using Max = std::conditional_t<kBeta, double, float>;
   Max m = -static_cast<Max>(__builtin_huge_valf());
+  float m_low = -__builtin_huge_valf();  // beta-rowmax only
   float shift = -__builtin_huge_valf();
 
   struct Step {
@@ -286,22 +289,33 @@ struct RunningMax {
   __device__ __forceinline__ Step update(Top2 top, const ForwardParams& p) {
     constexpr float kInf = __builtin_huge_valf();
     const float mx = top.hi;
-    const Max m_old = m;
-    Max m_blk = mx;
-    float shift_blk = __fmul_rn(mx, p.scale_log2);  // fp32(m_blk * c), one rounding
-    if constexpr (kBeta) {
+    const float shift_blk = __fmul_rn(mx, p.scale_log2);  // fp32(mx * c), one rounding
+    if constexpr (!kBeta) {
+      const float m_old = m;
+      const float m_new = m_old > mx ? m_old : mx;
+      const bool any = m_new != -kInf;
+      // fp32(m_new * c): this block's when it raised the max, else the running one.
+      const float s = !any ? 0.f : mx > m_old ? shift_blk : shift;
+      float alpha = 1.f;
+      if (m_old != -kInf && m_new != m_old) alpha = ex2(__fsub_rn(shift, s));
+      m = m_new;
+      shift = any ? s : -kInf;
+      return {s, alpha};
+    } else {
       // Paper A: when at least two scores reach m1 - eps/scale (the emulation's test, in
-      // double: count(s >= RN(m1 - eps/scale)) > 1, i.e. m2 reaches that threshold), the
-      // block's max becomes beta*m1 (0 for m1 <= 0) and the shift follows it. Both candidates
-      // are computed and one is selected (no branch in the softmax).
-      const bool repeat = mx != -kInf && static_cast<double>(top.lo) >=
-                                             __dsub_rn(static_cast<double>(mx), p.eps_over_scale);
+      // double: count(s >= RN(m1 - eps/scale)) > 1, i.e. m2 reaches that threshold; for a float
+      // m2 that is m2 >= RU32(RN(m1 - eps/scale))), the block's max becomes beta*m1 (0 for
+      // m1 <= 0) and the shift follows it. Both candidates are computed and one is selected
+      // (no branch in the softmax).
+      const float threshold =
+          __double2float_ru(__dsub_rn(static_cast<double>(mx), p.eps_over_scale));
+      const bool repeat = mx != -kInf && top.lo >= threshold;
       // beta = 2^k (k >= 0, beta-rowmax's usual 2): for mx > 0, beta * mx and
       // fp32(beta * mx * c) are 2^k * mx and 2^k * shift_blk exactly while both stay finite and
       // shift_blk normal (scaling by 2^k commutes with rounding in the normal range): two float
-      // multiplies instead of the double product rounded once. A warp takes that path when it
-      // holds for all its lanes (a uniform branch: no divergence in the softmax); p.beta is the
-      // same everywhere, so its test is hoisted out of the loop.
+      // multiplies instead of the double product rounded once, and the block's max a float. A
+      // warp takes that path when it holds for all its lanes (a uniform branch: no divergence
+      // in the softmax); p.beta is the same everywhere, so its test is hoisted out of the loop.
       const long long bits = __double_as_longlong(p.beta);
       const long long exponent = bits >> 52;
       const bool power_of_two =
@@ -310,27 +324,34 @@ struct RunningMax {
       const float scaled_max = __fmul_rn(mx, factor), scaled_shift = __fmul_rn(shift_blk, factor);
       const bool exact =
           !(mx > 0) || (scaled_max < kInf && shift_blk > 0x1p-126f && scaled_shift < 0x1p127f);
-      double beta_m;
-      float beta_shift;
       if (__all_sync(0xffffffffu, power_of_two && exact)) {
-        beta_m = mx > 0 ? scaled_max : 0.f;
-        beta_shift = mx > 0 ? scaled_shift : 0.f;  // fp32(0 * c) = 0
-      } else {
-        beta_m = mx > 0 ? __dmul_rn(p.beta, static_cast<double>(mx)) : 0.0;
-        beta_shift = mul_rn_f32(beta_m, static_cast<double>(p.scale_log2));
+        // m_blk is a float: the steps in float, m_low standing for m.
+        const float m_blk = !repeat ? mx : mx > 0 ? scaled_max : 0.f;
+        const float s_blk = !repeat ? shift_blk : mx > 0 ? scaled_shift : 0.f;  // fp32(0 * c) = 0
+        const bool rises = m_blk > m_low, started = m_low != -kInf;
+        const float s = rises ? s_blk : started ? shift : 0.f;
+        const float alpha = started && rises ? ex2(__fsub_rn(shift, s)) : 1.f;
+        if (rises) m = m_blk, m_low = m_blk;
+        shift = rises || started ? s : -kInf;
+        return {s, alpha};
       }
-      m_blk = repeat ? beta_m : m_blk;
-      shift_blk = repeat ? beta_shift : shift_blk;
+      const double m_old = m;
+      double m_blk = mx;
+      float s_blk = shift_blk;
+      if (repeat) {
+        m_blk = mx > 0 ? __dmul_rn(p.beta, static_cast<double>(mx)) : 0.0;
+        s_blk = mul_rn_f32(m_blk, static_cast<double>(p.scale_log2));
+      }
+      const double m_new = m_old > m_blk ? m_old : m_blk;
+      const bool any = m_new != -static_cast<double>(kInf);
+      const float s = !any ? 0.f : m_blk > m_old ? s_blk : shift;
+      float alpha = 1.f;
+      if (m_old != -static_cast<double>(kInf) && m_new != m_old) alpha = ex2(__fsub_rn(shift, s));
+      m = m_new;
+      m_low = __double2float_rd(m_new);
+      shift = any ? s : -kInf;
+      return {s, alpha};
     }
-    const Max m_new = m_old > m_blk ? m_old : m_blk;
-    const bool any = m_new != -static_cast<Max>(kInf);
-    // fp32(m_new * c): this block's when it raised the max, else the running one.
-    const float s = !any ? 0.f : m_blk > m_old ? shift_blk : shift;
-    float alpha = 1.f;
-    if (m_old != -static_cast<Max>(kInf) && m_new != m_old) alpha = ex2(__fsub_rn(shift, s));
-    m = m_new;
-    shift = any ? s : -kInf;
-    return {s, alpha};
   }
 };
 
@@ -369,14 +390,17 @@ template <class Tag>
 __device__ __forceinline__ uint32_t pack_sr(float lo, float hi, const tiled_random::Block& bits,
                                             int n) {
   const uint32_t word = bits.w[(n % 8) / 2];
-  const uint32_t r0 = (word >> (16 * (n % 2))) & 0xffu;
-  const uint32_t r1 = (word >> (16 * (n % 2) + 8)) & 0xffu;
+  const int byte0 = 2 * (n % 2), byte1 = byte0 + 1;
   if constexpr (std::is_same_v<Tag, Bf16Tag>) {
     // P >= 0 is a normal fp32 or zero: bf16 keeps its exponent, and adding the draw below the
     // top 8 dropped bits carries into the kept part exactly when top8 + draw >= 256 (the
-    // stochastic rule); the high halves are the result.
-    return __byte_perm(__float_as_uint(lo) + (r0 << 8), __float_as_uint(hi) + (r1 << 8), 0x7632);
+    // stochastic rule); the high halves are the result. Each draw is moved to bits 8-15 by one
+    // byte permute with zeros (not a shift and a mask).
+    const uint32_t r0 = __byte_perm(word, 0u, 0x4404u | (byte0 << 4));
+    const uint32_t r1 = __byte_perm(word, 0u, 0x4404u | (byte1 << 4));
+    return __byte_perm(__float_as_uint(lo) + r0, __float_as_uint(hi) + r1, 0x7632);
   } else {
+    const uint32_t r0 = (word >> (8 * byte0)) & 0xffu, r1 = (word >> (8 * byte1)) & 0xffu;
     return stochastic_round<Tag>(lo, r0 << 24, 8) | stochastic_round<Tag>(hi, r1 << 24, 8) << 16;
   }
 }

@@ -40,7 +40,8 @@ struct ForwardConfig {
 };
 
 template <class Tag, int kHeadDim, int kBlockM, int kBlockN, int kWarps, bool kBeta, int kSrBits>
-__global__ void __launch_bounds__(kWarps * 32) flash_forward_kernel(const ForwardParams p) {
+__global__ void __launch_bounds__(kWarps * 32)
+    flash_forward_kernel(const KernelForwardParams<kSrBits> p) {
   using Cfg = ForwardConfig<Tag, kHeadDim, kBlockM, kBlockN, kWarps>;
   using QTile = typename Cfg::QTile;
   using KTile = typename Cfg::KTile;
@@ -179,7 +180,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_forward_kernel(const Forwar
             // The 16 elements of a 64-column group share one Philox block (kSrBits = 8).
             static_assert(kSrBits == 8, "one Philox block per 16 elements of 8 bits");
             if (n % 8 == 0)
-              bits = tiled_random::p_block(p.seed, problem, row, (col0 + n * 8) / 64, t, 0);
+              bits = tiled_random::p_block(p.sr_keys, problem, row, (col0 + n * 8) / 64, t, 0);
             pa[mt][n][h] = pack_sr<Tag>(pr[0], pr[1], bits, n);
           }
         }

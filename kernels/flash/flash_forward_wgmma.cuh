@@ -162,7 +162,8 @@ __device__ __forceinline__ void produce(const Smem& sm, const CUtensorMap& q_map
 
 template <class Tag, bool kBeta, int kSrBits>
 __global__ void __launch_bounds__(Layout::kThreads, 1)
-    flash_forward_wgmma_kernel(const ForwardParams p, const __grid_constant__ CUtensorMap q_map,
+    flash_forward_wgmma_kernel(const KernelForwardParams<kSrBits> p,
+                               const __grid_constant__ CUtensorMap q_map,
                                const __grid_constant__ CUtensorMap k_map,
                                const __grid_constant__ CUtensorMap v_map) {
   using L = Layout;
@@ -319,7 +320,7 @@ __global__ void __launch_bounds__(Layout::kThreads, 1)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int row = row0 + warp_in_group * 16 + g + 8 * h;
-        bits[h] = tiled_random::p_block(p.seed, problem, row, jb * kBlockN / 64, t, 0);
+        bits[h] = tiled_random::p_block(p.sr_keys, problem, row, jb * kBlockN / 64, t, 0);
       }
     }
   };

@@ -42,12 +42,12 @@ cudaError_t forward(const ForwardParams& p, cudaStream_t stream) {
   if (p.beta_rowmax) {
     return p.sr_bits
                ? launch(flash_forward_kernel<Tag, kHeadDim, kBlockM, kBlockN, kWarps, true, 8>,
-                        grid, threads, smem, stream, p)
+                        grid, threads, smem, stream, kernel_params<8>(p))
                : launch(flash_forward_kernel<Tag, kHeadDim, kBlockM, kBlockN, kWarps, true, 0>,
                         grid, threads, smem, stream, p);
   }
   return p.sr_bits ? launch(flash_forward_kernel<Tag, kHeadDim, kBlockM, kBlockN, kWarps, false, 8>,
-                            grid, threads, smem, stream, p)
+                            grid, threads, smem, stream, kernel_params<8>(p))
                    : launch(flash_forward_kernel<Tag, kHeadDim, kBlockM, kBlockN, kWarps, false, 0>,
                             grid, threads, smem, stream, p);
 }

@@ -9,7 +9,7 @@
 namespace simprec::flash {
 namespace detail {
 
-template <class Kernel>
+template <int kSrBits, class Kernel>
 cudaError_t launch_wgmma(Kernel kernel, const ForwardParams& p, cudaStream_t stream) {
   using L = wgmma::Layout;
   CUtensorMap q_map, k_map, v_map;
@@ -20,16 +20,16 @@ cudaError_t launch_wgmma(Kernel kernel, const ForwardParams& p, cudaStream_t str
                               tma::encode_rows(&v_map, p.v, k_rows, L::kHeadDim, L::kBlockN)})
     if (e != cudaSuccess) return e;
   return launch(kernel, dim3(p.seqlen_q / L::kBlockM, p.problems), L::kThreads, L::kSmemBytes,
-                stream, p, q_map, k_map, v_map);
+                stream, kernel_params<kSrBits>(p), q_map, k_map, v_map);
 }
 
 template <class Tag>
 cudaError_t forward_wgmma(const ForwardParams& p, cudaStream_t stream) {
   if (p.beta_rowmax)
-    return p.sr_bits ? launch_wgmma(wgmma::flash_forward_wgmma_kernel<Tag, true, 8>, p, stream)
-                     : launch_wgmma(wgmma::flash_forward_wgmma_kernel<Tag, true, 0>, p, stream);
-  return p.sr_bits ? launch_wgmma(wgmma::flash_forward_wgmma_kernel<Tag, false, 8>, p, stream)
-                   : launch_wgmma(wgmma::flash_forward_wgmma_kernel<Tag, false, 0>, p, stream);
+    return p.sr_bits ? launch_wgmma<8>(wgmma::flash_forward_wgmma_kernel<Tag, true, 8>, p, stream)
+                     : launch_wgmma<0>(wgmma::flash_forward_wgmma_kernel<Tag, true, 0>, p, stream);
+  return p.sr_bits ? launch_wgmma<8>(wgmma::flash_forward_wgmma_kernel<Tag, false, 8>, p, stream)
+                   : launch_wgmma<0>(wgmma::flash_forward_wgmma_kernel<Tag, false, 0>, p, stream);
 }
 
 }  // namespace detail
