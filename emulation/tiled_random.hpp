@@ -73,8 +73,29 @@ SIMPREC_HOST_DEVICE RoundKeys round_keys(uint64_t seed) {
   return round_keys(static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
 }
 
+// One Philox4x32 round with round key {k0, k1}.
+SIMPREC_HOST_DEVICE void philox_round(uint32_t (&c)[4], uint32_t k0, uint32_t k1) {
+  uint32_t hi0, lo0, hi1, lo1;
+  multiply_wide(0xD2511F53u, c[0], hi0, lo0);
+  multiply_wide(0xCD9E8D57u, c[2], hi1, lo1);
+  c[0] = hi1 ^ c[1] ^ k0;
+  c[1] = lo1;
+  c[2] = hi0 ^ c[3] ^ k1;
+  c[3] = lo0;
+}
+
+// Rounds first .. 9 of Philox4x32-10 on the state c.
+SIMPREC_HOST_DEVICE Block philox_rounds(uint32_t (&c)[4], const RoundKeys& keys, int first) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int round = first; round < 10; ++round) philox_round(c, keys.k[round][0], keys.k[round][1]);
+  return Block{{c[0], c[1], c[2], c[3]}};
+}
+
 // Philox4x32-10 (Salmon et al., SC'11; the Random123 definition, checked against it in
-// tests/tiled_random_test.cpp).
+// tests/tiled_random_test.cpp). Its rounds are written out here rather than through
+// philox_round: that way ptxas gave the 128x64 SR kernel twice the spills.
 SIMPREC_HOST_DEVICE Block philox4x32_10(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
                                         const RoundKeys& keys) {
 #if defined(__CUDA_ARCH__)
@@ -96,6 +117,34 @@ SIMPREC_HOST_DEVICE Block philox4x32_10(uint32_t c0, uint32_t c1, uint32_t c2, u
   return philox4x32_10(c0, c1, c2, c3, round_keys(k0, k1));
 }
 
+// Philox4x32-10 of counters that differ only in c1 (the flash kernels' 64-column group, a new one
+// per key block): the part of its first two rounds that c0, c2 and c3 determine, made once per
+// thread and row. Round 1's products both read fixed words, so its outputs are fixed but for
+// c1's XOR; round 2's second product reads a fixed word too. A block then costs one product and
+// two XORs for those rounds instead of four products and four XORs.
+struct PhiloxFixedCounters {
+  uint32_t x0;      // round 1's c0 without c1: hi(M1 c2) ^ k[0][0]
+  uint32_t c0, c1;  // round 2's c0 and c1 (fixed)
+  uint32_t x2;      // XORed into round 2's c2: lo(M0 c0) ^ k[1][1]
+};
+SIMPREC_HOST_DEVICE PhiloxFixedCounters fix_counters(uint32_t c0, uint32_t c2, uint32_t c3,
+                                                     const RoundKeys& keys) {
+  uint32_t hi0, lo0, hi1, lo1;
+  multiply_wide(0xD2511F53u, c0, hi0, lo0);
+  multiply_wide(0xCD9E8D57u, c2, hi1, lo1);
+  const uint32_t round1_c2 = hi0 ^ c3 ^ keys.k[0][1];
+  uint32_t hi, lo;
+  multiply_wide(0xCD9E8D57u, round1_c2, hi, lo);
+  return {hi1 ^ keys.k[0][0], hi ^ lo1 ^ keys.k[1][0], lo, lo0 ^ keys.k[1][1]};
+}
+SIMPREC_HOST_DEVICE Block philox4x32_10(const PhiloxFixedCounters& fixed, uint32_t c1,
+                                        const RoundKeys& keys) {
+  uint32_t hi, lo;
+  multiply_wide(0xD2511F53u, fixed.x0 ^ c1, hi, lo);  // round 2's first product
+  uint32_t c[4] = {fixed.c0, fixed.c1, hi ^ fixed.x2, lo};
+  return philox_rounds(c, keys, 2);
+}
+
 // Block `call` of (row, 64-column group, lane class) in one problem (batch * heads + head),
 // from the round keys of the seed (round_keys(seed)).
 SIMPREC_HOST_DEVICE Block p_block(const RoundKeys& keys, uint32_t problem, uint32_t row,
@@ -105,6 +154,16 @@ SIMPREC_HOST_DEVICE Block p_block(const RoundKeys& keys, uint32_t problem, uint3
 SIMPREC_HOST_DEVICE Block p_block(uint64_t seed, uint32_t problem, uint32_t row, uint32_t group,
                                   uint32_t lane, uint32_t call) {
   return p_block(round_keys(seed), problem, row, group, lane, call);
+}
+// The same blocks for one (problem, row, lane class, call) and any group: p_block(keys, problem,
+// row, group, lane, call) == p_block(p_row(keys, problem, row, lane, call), group, keys).
+SIMPREC_HOST_DEVICE PhiloxFixedCounters p_row(const RoundKeys& keys, uint32_t problem, uint32_t row,
+                                              uint32_t lane, uint32_t call) {
+  return fix_counters(row, problem, lane | (call << 2) | kTag, keys);
+}
+SIMPREC_HOST_DEVICE Block p_block(const PhiloxFixedCounters& row, uint32_t group,
+                                  const RoundKeys& keys) {
+  return philox4x32_10(row, group, keys);
 }
 
 // Bits [e*k, e*k + k) of the block string, in the top k bits of the result. k divides 32

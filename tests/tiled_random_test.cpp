@@ -39,6 +39,35 @@ TEST(TiledRandom, PhiloxIsRandom123s) {
   }
 }
 
+// The kernels' split of the first two rounds for counters that share c0, c2 and c3
+// (fix_counters once, then one block per c1) gives Philox4x32-10's blocks, and p_row / p_block
+// the layout's.
+TEST(TiledRandom, FixedCountersGiveTheSameBlocks) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 10000; ++trial) {
+    uint32_t c[4], k[2];
+    for (auto& x : c) x = trial % 3 == 0 ? rng() % 4 : rng();
+    for (auto& x : k) x = trial % 5 == 0 ? ~uint32_t{0} - rng() % 2 : rng();
+    const tiled_random::RoundKeys keys = tiled_random::round_keys(k[0], k[1]);
+    const auto fixed = tiled_random::fix_counters(c[0], c[2], c[3], keys);
+    const tiled_random::Block got = tiled_random::philox4x32_10(fixed, c[1], keys);
+    const auto want = random123(c[0], c[1], c[2], c[3], k[0], k[1]);
+    for (int w = 0; w < 4; ++w) ASSERT_EQ(got.w[w], want[w]) << trial << " word " << w;
+  }
+  const uint64_t seed = 0x0123456789abcdefull;
+  const tiled_random::RoundKeys keys = tiled_random::round_keys(seed);
+  for (uint32_t row : {0u, 7u, 4095u}) {
+    for (uint32_t lane = 0; lane < 4; ++lane) {
+      const auto fixed = tiled_random::p_row(keys, 3, row, lane, 1);
+      for (uint32_t group : {0u, 1u, 63u, 1000u}) {
+        const tiled_random::Block a = tiled_random::p_block(fixed, group, keys);
+        const tiled_random::Block b = tiled_random::p_block(seed, 3, row, group, lane, 1);
+        for (int w = 0; w < 4; ++w) ASSERT_EQ(a.w[w], b.w[w]) << row << " " << lane << " " << group;
+      }
+    }
+  }
+}
+
 // The documented layout, rebuilt bit by bit: element e = 2*((col % 64) / 8) + col % 2 takes bits
 // [e*k, e*k + k) of the string of blocks call = 0, 1, ... (words 0..3, low bits first), block
 // `call` = Philox(counter {row, col / 64, problem, lane | call << 2 | 0x5e000000}, key {seed low,

@@ -313,15 +313,21 @@ __global__ void __launch_bounds__(Layout::kThreads, 1)
   };
   // SR's random bits of block jb: one Philox block per row half. They depend on no score, but
   // drawn before the wait for the scores (pinned there) SR cost 52% instead of 33%: the draws
-  // then delay the softmax that follows instead of filling its stalls.
+  // then delay the softmax that follows instead of filling its stalls. The Philox counters of
+  // the thread's two rows differ between blocks only in the group (p_row, made once).
+  tiled_random::PhiloxFixedCounters sr_rows[2] = {};
+  if constexpr (kSrBits != 0) {
+    static_assert(kSrBits == 8, "one Philox block per 16 elements of 8 bits");
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      sr_rows[h] =
+          tiled_random::p_row(p.sr_keys, problem, row0 + warp_in_group * 16 + g + 8 * h, t, 0);
+  }
   const auto draw = [&](int jb, tiled_random::Block(&bits)[2]) {
     if constexpr (kSrBits != 0) {
-      static_assert(kSrBits == 8, "one Philox block per 16 elements of 8 bits");
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int row = row0 + warp_in_group * 16 + g + 8 * h;
-        bits[h] = tiled_random::p_block(p.sr_keys, problem, row, jb * kBlockN / 64, t, 0);
-      }
+      for (int h = 0; h < 2; ++h)
+        bits[h] = tiled_random::p_block(sr_rows[h], jb * kBlockN / 64, p.sr_keys);
     }
   };
   // P (fp32, in s) -> its cast, packed in pairs [tile][half] as P V's A operand.
