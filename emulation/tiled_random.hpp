@@ -34,6 +34,9 @@ struct Block {
   uint32_t w[4];
 };
 
+// Philox4x32's round multipliers.
+inline constexpr uint32_t kPhiloxM0 = 0xD2511F53u, kPhiloxM1 = 0xCD9E8D57u;
+
 // The 64-bit product a * b as its high and low words. On the GPU it is one mul.wide.u32 whose
 // register pair is split with mov.b64: written as a 64-bit product shifted down (plain C++),
 // the compiler added a zero high word to every product (a UMOV and an IADD more per product,
@@ -76,8 +79,8 @@ SIMPREC_HOST_DEVICE RoundKeys round_keys(uint64_t seed) {
 // One Philox4x32 round with round key {k0, k1}.
 SIMPREC_HOST_DEVICE void philox_round(uint32_t (&c)[4], uint32_t k0, uint32_t k1) {
   uint32_t hi0, lo0, hi1, lo1;
-  multiply_wide(0xD2511F53u, c[0], hi0, lo0);
-  multiply_wide(0xCD9E8D57u, c[2], hi1, lo1);
+  multiply_wide(kPhiloxM0, c[0], hi0, lo0);
+  multiply_wide(kPhiloxM1, c[2], hi1, lo1);
   c[0] = hi1 ^ c[1] ^ k0;
   c[1] = lo1;
   c[2] = hi0 ^ c[3] ^ k1;
@@ -103,8 +106,8 @@ SIMPREC_HOST_DEVICE Block philox4x32_10(uint32_t c0, uint32_t c1, uint32_t c2, u
 #endif
   for (int round = 0; round < 10; ++round) {
     uint32_t hi0, lo0, hi1, lo1;
-    multiply_wide(0xD2511F53u, c0, hi0, lo0);
-    multiply_wide(0xCD9E8D57u, c2, hi1, lo1);
+    multiply_wide(kPhiloxM0, c0, hi0, lo0);
+    multiply_wide(kPhiloxM1, c2, hi1, lo1);
     c0 = hi1 ^ c1 ^ keys.k[round][0];
     c1 = lo1;
     c2 = hi0 ^ c3 ^ keys.k[round][1];
@@ -123,24 +126,24 @@ SIMPREC_HOST_DEVICE Block philox4x32_10(uint32_t c0, uint32_t c1, uint32_t c2, u
 // c1's XOR; round 2's second product reads a fixed word too. A block then costs one product and
 // two XORs for those rounds instead of four products and four XORs.
 struct PhiloxFixedCounters {
-  uint32_t x0;      // round 1's c0 without c1: hi(M1 c2) ^ k[0][0]
+  uint32_t x0;      // round 1's c0 without c1: hi(kPhiloxM1 * c2) ^ k[0][0]
   uint32_t c0, c1;  // round 2's c0 and c1 (fixed)
-  uint32_t x2;      // XORed into round 2's c2: lo(M0 c0) ^ k[1][1]
+  uint32_t x2;      // XORed into round 2's c2: lo(kPhiloxM0 * c0) ^ k[1][1]
 };
 SIMPREC_HOST_DEVICE PhiloxFixedCounters fix_counters(uint32_t c0, uint32_t c2, uint32_t c3,
                                                      const RoundKeys& keys) {
   uint32_t hi0, lo0, hi1, lo1;
-  multiply_wide(0xD2511F53u, c0, hi0, lo0);
-  multiply_wide(0xCD9E8D57u, c2, hi1, lo1);
+  multiply_wide(kPhiloxM0, c0, hi0, lo0);
+  multiply_wide(kPhiloxM1, c2, hi1, lo1);
   const uint32_t round1_c2 = hi0 ^ c3 ^ keys.k[0][1];
   uint32_t hi, lo;
-  multiply_wide(0xCD9E8D57u, round1_c2, hi, lo);
+  multiply_wide(kPhiloxM1, round1_c2, hi, lo);
   return {hi1 ^ keys.k[0][0], hi ^ lo1 ^ keys.k[1][0], lo, lo0 ^ keys.k[1][1]};
 }
 SIMPREC_HOST_DEVICE Block philox4x32_10(const PhiloxFixedCounters& fixed, uint32_t c1,
                                         const RoundKeys& keys) {
   uint32_t hi, lo;
-  multiply_wide(0xD2511F53u, fixed.x0 ^ c1, hi, lo);  // round 2's first product
+  multiply_wide(kPhiloxM0, fixed.x0 ^ c1, hi, lo);  // round 2's first product
   uint32_t c[4] = {fixed.c0, fixed.c1, hi ^ fixed.x2, lo};
   return philox_rounds(c, keys, 2);
 }
