@@ -291,16 +291,9 @@ struct RunningMax {
     const float mx = top.hi;
     const float shift_blk = __fmul_rn(mx, p.scale_log2);  // fp32(mx * c), one rounding
     if constexpr (!kBeta) {
-      const float m_old = m;
-      const float m_new = m_old > mx ? m_old : mx;
-      const bool any = m_new != -kInf;
-      // fp32(m_new * c): this block's when it raised the max, else the running one.
-      const float s = !any ? 0.f : mx > m_old ? shift_blk : shift;
-      float alpha = 1.f;
-      if (m_old != -kInf && m_new != m_old) alpha = ex2(__fsub_rn(shift, s));
-      m = m_new;
-      shift = any ? s : -kInf;
-      return {s, alpha};
+      const bool started = m != -kInf, rises = mx > m;
+      if (rises) m = mx;
+      return settle(started, rises, shift_blk);
     } else {
       // Paper A: when at least two scores reach m1 - eps/scale (the emulation's test, in
       // double: count(s >= RN(m1 - eps/scale)) > 1, i.e. m2 reaches that threshold; for a float
@@ -324,34 +317,37 @@ struct RunningMax {
       const float scaled_max = __fmul_rn(mx, factor), scaled_shift = __fmul_rn(shift_blk, factor);
       const bool exact =
           !(mx > 0) || (scaled_max < kInf && shift_blk > 0x1p-126f && scaled_shift < 0x1p127f);
+      const bool started = m_low != -kInf;
       if (__all_sync(0xffffffffu, power_of_two && exact)) {
-        // m_blk is a float: the steps in float, m_low standing for m.
+        // m_blk is a float: compared in float, m_low standing for m.
         const float m_blk = !repeat ? mx : mx > 0 ? scaled_max : 0.f;
         const float s_blk = !repeat ? shift_blk : mx > 0 ? scaled_shift : 0.f;  // fp32(0 * c) = 0
-        const bool rises = m_blk > m_low, started = m_low != -kInf;
-        const float s = rises ? s_blk : started ? shift : 0.f;
-        const float alpha = started && rises ? ex2(__fsub_rn(shift, s)) : 1.f;
+        const bool rises = m_blk > m_low;
         if (rises) m = m_blk, m_low = m_blk;
-        shift = rises || started ? s : -kInf;
-        return {s, alpha};
+        return settle(started, rises, s_blk);
       }
-      const double m_old = m;
       double m_blk = mx;
       float s_blk = shift_blk;
       if (repeat) {
         m_blk = mx > 0 ? __dmul_rn(p.beta, static_cast<double>(mx)) : 0.0;
         s_blk = mul_rn_f32(m_blk, static_cast<double>(p.scale_log2));
       }
-      const double m_new = m_old > m_blk ? m_old : m_blk;
-      const bool any = m_new != -static_cast<double>(kInf);
-      const float s = !any ? 0.f : m_blk > m_old ? s_blk : shift;
-      float alpha = 1.f;
-      if (m_old != -static_cast<double>(kInf) && m_new != m_old) alpha = ex2(__fsub_rn(shift, s));
-      m = m_new;
-      m_low = __double2float_rd(m_new);
-      shift = any ? s : -kInf;
-      return {s, alpha};
+      const bool rises = m_blk > m;
+      if (rises) m = m_blk, m_low = __double2float_rd(m_blk);
+      return settle(started, rises, s_blk);
     }
+  }
+
+ private:
+  // The end of a block's step, m already raised to the block's max when `rises`: the shift,
+  // fp32(m * c), is the block's s_blk when it raised the max, else the running one (0 while no
+  // key has a finite score), and O and l are rescaled by 2^(old shift - new) once there was a
+  // max to rescale from (`started`).
+  __device__ __forceinline__ Step settle(bool started, bool rises, float s_blk) {
+    const float s = rises ? s_blk : started ? shift : 0.f;
+    const float alpha = started && rises ? ex2(__fsub_rn(shift, s)) : 1.f;
+    shift = rises || started ? s : -__builtin_huge_valf();
+    return {s, alpha};
   }
 };
 

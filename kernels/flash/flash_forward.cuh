@@ -99,6 +99,10 @@ __global__ void __launch_bounds__(kWarps * 32)
   cp_async_commit();
 
   const int warp_row0 = warp * 16 * kM;  // first row of this warp within the CTA's tile
+  // The row of half h of the warp's 16-row tile mt.
+  const auto row_of = [&](int mt, int h) {
+    return m_block * kBlockM + warp_row0 + mt * 16 + g + 8 * h;
+  };
   float acc_o[kM][kDTiles][4];
   RunningMax<kBeta> run[kM][2];
   float l_part[kM][2];
@@ -120,8 +124,7 @@ __global__ void __launch_bounds__(kWarps * 32)
     for (int mt = 0; mt < kM; ++mt)
 #pragma unroll
       for (int h = 0; h < 2; ++h)
-        sr_rows[mt][h] = tiled_random::p_row(
-            p.sr_keys, problem, m_block * kBlockM + warp_row0 + mt * 16 + g + 8 * h, t, 0);
+        sr_rows[mt][h] = tiled_random::p_row(p.sr_keys, problem, row_of(mt, h), t, 0);
   }
 
   // S = Q K^T of the block in shared memory at sk: an mma chain over d from zero.
@@ -162,7 +165,7 @@ __global__ void __launch_bounds__(kWarps * 32)
     for (int mt = 0; mt < kM; ++mt) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int row = m_block * kBlockM + warp_row0 + mt * 16 + g + 8 * h;
+        const int row = row_of(mt, h);
         if (p.causal) mask_causal(s[mt], h, row, col0, t);
         const auto [shift, alpha] = run[mt][h].update(row_top<kBeta>(s[mt], h), p);
         // O *= alpha. Where the max rose in no row of the warp every alpha is 1 and the
@@ -329,8 +332,8 @@ __global__ void __launch_bounds__(kWarps * 32)
   for (int mt = 0; mt < kM; ++mt) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int row = m_block * kBlockM + warp_row0 + mt * 16 + g + 8 * h;
-      write_row<OutputTag<Tag>>(acc_o[mt], h, l_part[mt][h], run[mt][h].m, problem, row, t, p);
+      write_row<OutputTag<Tag>>(acc_o[mt], h, l_part[mt][h], run[mt][h].m, problem, row_of(mt, h),
+                                t, p);
     }
   }
 }

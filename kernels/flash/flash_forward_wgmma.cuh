@@ -214,6 +214,7 @@ __global__ void __launch_bounds__(Layout::kThreads, 1)
   // ---- a consumer warpgroup: rows row0 .. row0 + 63 ----
   const int group = warp / 4, warp_in_group = warp % 4;
   const int row0 = m_block * L::kBlockM + group * 64;
+  const auto row_of = [&](int h) { return row0 + warp_in_group * 16 + g + 8 * h; };  // half h
   // Under the causal mask the first group's rows end a block earlier: it skips the block that
   // is masked out for all of its rows, as the 64-row kernels do (no masked block in its sums).
   const int my_blocks = p.causal ? min(n_blocks, (row0 + 63) / kBlockN + 1) : n_blocks;
@@ -294,8 +295,7 @@ __global__ void __launch_bounds__(Layout::kThreads, 1)
     const int col0 = jb * kBlockN;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int row = row0 + warp_in_group * 16 + g + 8 * h;
-      if (p.causal) mask_causal(s, h, row, col0, t);
+      if (p.causal) mask_causal(s, h, row_of(h), col0, t);
       const auto [shift, a] = run[h].update(row_top<kBeta>(s, h), p);
       alpha[h] = a;
       float l = __fmul_rn(l_part[h], alpha[h]);
@@ -320,8 +320,7 @@ __global__ void __launch_bounds__(Layout::kThreads, 1)
     static_assert(kSrBits == 8, "one Philox block per 16 elements of 8 bits");
 #pragma unroll
     for (int h = 0; h < 2; ++h)
-      sr_rows[h] =
-          tiled_random::p_row(p.sr_keys, problem, row0 + warp_in_group * 16 + g + 8 * h, t, 0);
+      sr_rows[h] = tiled_random::p_row(p.sr_keys, problem, row_of(h), t, 0);
   }
   const auto draw = [&](int jb, tiled_random::Block(&bits)[2]) {
     if constexpr (kSrBits != 0) {
@@ -401,8 +400,7 @@ __global__ void __launch_bounds__(Layout::kThreads, 1)
     // ---- normalise and write ----
 #pragma unroll
   for (int h = 0; h < 2; ++h)
-    write_row<Tag>(acc_o, h, l_part[h], run[h].m, problem, row0 + warp_in_group * 16 + g + 8 * h, t,
-                   p);
+    write_row<Tag>(acc_o, h, l_part[h], run[h].m, problem, row_of(h), t, p);
 }
 
 }  // namespace simprec::flash::wgmma
