@@ -2,13 +2,14 @@
 # A/B of flash_bench builds on one GPU, in one run: for each build, its --check, its --digest
 # against the recorded one (docs/measurements/h100_flash_digest.txt: a change that should keep
 # the outputs must keep every line), and its bf16 forward benchmark on uniform and on repeated
-# keys; then each mitigation's time against its own build's plain kernel. This is how the
-# kernel experiments in docs/gpu_kernels.md were measured. Builds are made elsewhere (the GPU
-# machine may lack the host libraries), e.g. one per variant of kernels/flash/:
+# keys; then each build's table (scripts/flash_bench_table.py), with each mitigation's time
+# against its own build's plain kernel. This is how the kernel experiments in
+# docs/gpu_kernels.md were measured. Builds are made elsewhere (the GPU machine may lack the
+# host libraries), e.g. one per variant of kernels/flash/:
 #   nvcc -std=c++17 -O3 -lineinfo -gencode=arch=compute_90a,code=sm_90a -I. \
 #     kernels/flash/flash_bench.cu -o build-exp/fb_a
 #   scripts/flash_ab.sh OUT_DIR build-exp/fb_a build-exp/fb_b ...
-# writes OUT_DIR/<build name>.jsonl and <build name>_rep.jsonl and prints the summary.
+# writes OUT_DIR/<build name>.jsonl and <build name>_rep.jsonl and prints the tables.
 set -uo pipefail
 if [[ $# -lt 2 ]]; then
   echo "usage: scripts/flash_ab.sh OUT_DIR FLASH_BENCH..." >&2
@@ -34,16 +35,10 @@ for bench in "$@"; do
   timeout 300 "$bench" --iters 20 > "$out/$name.jsonl" || echo "bench: exit $?"
   timeout 300 "$bench" --iters 20 --repeated-keys > "$out/${name}_rep.jsonl" || echo "bench: exit $?"
 done
-python3 - "$out" "${names[@]}" <<'PY'
-import json, sys
-out = sys.argv[1]
-for name in sys.argv[2:]:
-    print(f"== {name}")
-    for path in (f"{out}/{name}.jsonl", f"{out}/{name}_rep.jsonl"):
-        rows = [json.loads(l) for l in open(path) if l.startswith("{")]
-        rows = [r for r in rows if r["pass"] == "forward" and "bf16" in r["kernel"]]
-        plain = {r["kernel"]: r["ms"] for r in rows if r["mitigation"] == "none"}
-        for r in rows:
-            cost = "" if r["mitigation"] == "none" else f"  {100 * (r['ms'] / plain[r['kernel']] - 1):+.1f}%"
-            print(f"{r['kernel']:26s} {r['mitigation']:12s} {r['inputs'][:8]:8s} {r['tflops']:6.1f}{cost}")
-PY
+# Each build's times, with each mitigation's cost against its plain kernel on the same inputs.
+for name in "${names[@]}"; do
+  echo "== $name"
+  for path in "$out/$name.jsonl" "$out/${name}_rep.jsonl"; do
+    python3 "$(dirname "$0")/flash_bench_table.py" "$path"
+  done
+done
