@@ -82,8 +82,8 @@ for kernel in flash_fwd_bf16_64x64 flash_fwd_bf16_128x64 flash_fwd_bf16_wg128x64
     done
   done
 done
-# beta-rowmax with a beta that is not a power of two: the double-precision path of the shift
-# (RunningMax::update; beta = 2 takes the float path)
+# beta-rowmax with a beta that is not a power of two, whose product with the max rounds (with
+# beta = 2 it is exact): fp32(fp32(beta) * max), RunningMax::update
 for kernel in flash_fwd_bf16_64x64 flash_fwd_bf16_wg128x64; do
   validate "$kernel.d128.repeated-max.beta1.5" --kernel "$kernel" --generate repeated-max \
     --dim B=4 --dim H=2 --dim Sq=256 --dim D=128 --param beta_rowmax=true --param beta=1.5

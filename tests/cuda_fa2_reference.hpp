@@ -106,9 +106,13 @@ inline void flash_forward(const FlashSpec& spec, uint32_t problem, int64_t nq, i
         block_max = std::max(block_max, s[j]);
       }
       if (spec.beta_rowmax && block_max != -kInf) {
+        // In fp32, as the kernels compute it: one float subtraction for the threshold, one
+        // float product (beta taken to fp32) for the shifted max.
+        const auto m1 = static_cast<float>(block_max);  // a score: fp32
+        const float threshold = m1 - static_cast<float>(spec.eps / spec.scale);
         int repeats = 0;
-        for (int64_t j = 0; j < bc; ++j) repeats += s[j] >= block_max - spec.eps / spec.scale;
-        if (repeats > 1) block_max = block_max > 0 ? spec.beta * block_max : 0.0;
+        for (int64_t j = 0; j < bc; ++j) repeats += s[j] >= threshold;
+        if (repeats > 1) block_max = m1 > 0 ? static_cast<float>(spec.beta) * m1 : 0.0f;
       }
       const double m_new = std::max(m, block_max);
       if (m_new == -kInf) continue;  // unreachable with top-left causal masks

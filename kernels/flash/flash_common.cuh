@@ -248,8 +248,8 @@ __device__ __forceinline__ Top2 row_top(const float (&s)[kNTiles][4], int h) {
 
 // The end of row `row` (half h) of problem `problem`: l summed over the quad, O = cast(O *
 // fp32(1/l)) stored, and (lane t = 0) LSE = m * scale + log(l) in double, rounded to fp32.
-template <class Out, int kDTiles, class Max>
-__device__ __forceinline__ void write_row(const float (&acc_o)[kDTiles][4], int h, float l, Max m,
+template <class Out, int kDTiles>
+__device__ __forceinline__ void write_row(const float (&acc_o)[kDTiles][4], int h, float l, float m,
                                           int problem, int row, int t, const ForwardParams& p) {
   using T = typename Out::Storage;
   l = __fadd_rn(l, __shfl_xor_sync(0xffffffffu, l, 2));
@@ -271,14 +271,10 @@ __device__ __forceinline__ void write_row(const float (&acc_o)[kDTiles][4], int 
 }
 
 // A row's running max m and shift = fp32(m * c), c = fp32(scale * log2 e), -inf before the
-// first key. m is a float unless beta-rowmax can make it beta * max (a double); beta-rowmax's
-// kernels also keep m_low, the largest float <= m, so that they compare a float max with m in
-// float (x > m exactly when x > m_low: no float lies between them).
+// first key.
 template <bool kBeta>
 struct RunningMax {
-  using Max = std::conditional_t<kBeta, double, float>;
-  Max m = -static_cast<Max>(__builtin_huge_valf());
-  float m_low = -__builtin_huge_valf();  // beta-rowmax only
+  float m = -__builtin_huge_valf();
   float shift = -__builtin_huge_valf();
 
   struct Step {
@@ -290,52 +286,24 @@ struct RunningMax {
     constexpr float kInf = __builtin_huge_valf();
     const float mx = top.hi;
     const float shift_blk = __fmul_rn(mx, p.scale_log2);  // fp32(mx * c), one rounding
-    if constexpr (!kBeta) {
-      const bool started = m != -kInf, rises = mx > m;
-      if (rises) m = mx;
-      return settle(started, rises, shift_blk);
-    } else {
-      // Paper A: when at least two scores reach m1 - eps/scale (the emulation's test, in
-      // double: count(s >= RN(m1 - eps/scale)) > 1, i.e. m2 reaches that threshold; for a float
-      // m2 that is m2 >= RU32(RN(m1 - eps/scale))), the block's max becomes beta*m1 (0 for
-      // m1 <= 0) and the shift follows it. Both candidates are computed and one is selected
-      // (no branch in the softmax).
-      const float threshold =
-          __double2float_ru(__dsub_rn(static_cast<double>(mx), p.eps_over_scale));
-      const bool repeat = mx != -kInf && top.lo >= threshold;
-      // beta = 2^k (k >= 0, beta-rowmax's usual 2): for mx > 0, beta * mx and
-      // fp32(beta * mx * c) are 2^k * mx and 2^k * shift_blk exactly while both stay finite and
-      // shift_blk normal (scaling by 2^k commutes with rounding in the normal range): two float
-      // multiplies instead of the double product rounded once, and the block's max a float. A
-      // warp takes that path when it holds for all its lanes (a uniform branch: no divergence
-      // in the softmax); p.beta is the same everywhere, so its test is hoisted out of the loop.
-      const long long bits = __double_as_longlong(p.beta);
-      const long long exponent = bits >> 52;
-      const bool power_of_two =
-          (bits & 0xFFFFFFFFFFFFFll) == 0 && exponent >= 1023 && exponent <= 1023 + 64;
-      const float factor = static_cast<float>(p.beta);
-      const float scaled_max = __fmul_rn(mx, factor), scaled_shift = __fmul_rn(shift_blk, factor);
-      const bool exact =
-          !(mx > 0) || (scaled_max < kInf && shift_blk > 0x1p-126f && scaled_shift < 0x1p127f);
-      const bool started = m_low != -kInf;
-      if (__all_sync(0xffffffffu, power_of_two && exact)) {
-        // m_blk is a float: compared in float, m_low standing for m.
-        const float m_blk = !repeat ? mx : mx > 0 ? scaled_max : 0.f;
-        const float s_blk = !repeat ? shift_blk : mx > 0 ? scaled_shift : 0.f;  // fp32(0 * c) = 0
-        const bool rises = m_blk > m_low;
-        if (rises) m = m_blk, m_low = m_blk;
-        return settle(started, rises, s_blk);
-      }
-      double m_blk = mx;
-      float s_blk = shift_blk;
-      if (repeat) {
-        m_blk = mx > 0 ? __dmul_rn(p.beta, static_cast<double>(mx)) : 0.0;
-        s_blk = mul_rn_f32(m_blk, static_cast<double>(p.scale_log2));
-      }
-      const bool rises = m_blk > m;
-      if (rises) m = m_blk, m_low = __double2float_rd(m_blk);
-      return settle(started, rises, s_blk);
+    float m_blk = mx, s_blk = shift_blk;
+    if constexpr (kBeta) {
+      // Paper A in fp32, the emulation's BetaArithmetic::kFp32: the block repeats its max when
+      // its second largest score reaches t = fp32(m1 - e), e = fp32(eps / scale); its max is
+      // then fp32(fp32(beta) * m1) for m1 > 0 and 0 otherwise, and its shift fp32(max * c), as
+      // for any max. Both candidates are formed side by side and one is selected: no branch,
+      // and only the test and a select on the softmax's critical path. (Its double-precision
+      // predecessor, a threshold in double and a double max behind a warp vote, cost +27% on
+      // wg128x64 against +18% for this; docs/gpu_kernels.md.)
+      const float e = static_cast<float>(p.eps_over_scale), beta = static_cast<float>(p.beta);
+      const bool repeat = mx > -kInf && top.lo >= __fsub_rn(mx, e);
+      const float beta_max = mx > 0 ? __fmul_rn(mx, beta) : 0.f;
+      m_blk = repeat ? beta_max : mx;
+      s_blk = repeat ? __fmul_rn(beta_max, p.scale_log2) : shift_blk;  // fp32(0 * c) = 0
     }
+    const bool started = m != -kInf, rises = m_blk > m;
+    if (rises) m = m_blk;
+    return settle(started, rises, s_blk);
   }
 
  private:

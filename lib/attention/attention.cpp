@@ -14,6 +14,7 @@
 
 #include "emulation/elementary.hpp"
 #include "emulation/tiled_random.hpp"
+#include "lib/attention/beta_rowmax.hpp"
 #include "lib/attention/float_flash.hpp"
 #include "lib/attention/product.hpp"
 
@@ -390,14 +391,10 @@ class Head {
 
   // The max the exponent subtracts for one block row: the row max, or paper A's shifted max.
   double block_max(const double* srow, int64_t n) const {
+    if (e_.cfg.beta_rowmax.enabled) return beta_block_max(srow, n, e_.cfg.beta_rowmax, e_.scale);
     double rm = -kInf;
     for (int64_t j = 0; j < n; ++j) rm = std::max(rm, srow[j]);
-    if (!e_.cfg.beta_rowmax.enabled || rm == -kInf) return rm;
-    int repeats = 0;
-    const double threshold = rm - e_.cfg.beta_rowmax.eps / e_.scale;  // eps on scaled scores
-    for (int64_t j = 0; j < n; ++j) repeats += srow[j] >= threshold;
-    if (repeats <= 1) return rm;
-    return rm > 0 ? e_.cfg.beta_rowmax.beta * rm : 0.0;
+    return rm;
   }
 
   // Scores of rows [i0, i1) against keys [j0, j1), causal mask applied.

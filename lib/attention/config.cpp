@@ -78,6 +78,9 @@ std::string_view to_string(ExpImpl e) {
   }
   return "?";
 }
+std::string_view to_string(BetaArithmetic a) {
+  return a == BetaArithmetic::kFp32 ? "fp32" : "fp64";
+}
 std::string_view to_string(PvMode m) {
   return m == PvMode::kFused ? "fused" : "per-block";
 }
@@ -289,6 +292,8 @@ nlohmann::json to_json(const AttentionConfig& config) {
   if (config.exp2_table) j["exp2_table_size"] = config.exp2_table->size();
   if (config.beta_rowmax.enabled) {
     j["beta_rowmax"] = {{"beta", config.beta_rowmax.beta}, {"eps", config.beta_rowmax.eps}};
+    if (config.beta_rowmax.arithmetic != BetaArithmetic::kFp64)
+      j["beta_rowmax"]["arithmetic"] = to_string(config.beta_rowmax.arithmetic);
   }
   return j;
 }

@@ -71,6 +71,13 @@ std::string_view to_string(RescaleImpl r);
 ExpImpl parse_exp_impl(std::string_view text);
 Algorithm parse_algorithm(std::string_view text);
 
+// The arithmetic of beta-rowmax's threshold and shifted max (lib/attention/beta_rowmax.hpp).
+enum class BetaArithmetic : uint8_t {
+  kFp64,  // t = RN64(r_m - eps/scale), shifted max RN64(beta * r_m)
+  kFp32,  // the GPU kernels': e = fp32(eps/scale), t = fp32(r_m - e), fp32(fp32(beta) * r_m)
+};
+std::string_view to_string(BetaArithmetic a);
+
 // Paper A's mitigation: when the block's row max r_m of the scaled scores is repeated within eps
 // (a score s counts when scale*s >= scale*r_m - eps), subtract beta*r_m (r_m > 0) or 0 (r_m < 0)
 // instead of r_m.
@@ -78,6 +85,7 @@ struct BetaRowmax {
   bool enabled = false;
   double beta = 2.0;
   double eps = 1e-3;
+  BetaArithmetic arithmetic = BetaArithmetic::kFp64;
 };
 
 // How D = rowsum(dO o O) is formed in the flash backward pass; kFromDpP uses rowsum(dP o P),

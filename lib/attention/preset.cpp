@@ -43,8 +43,9 @@ constexpr PresetInfo kPresets[] = {
     {"cuda-fa2",
      "simprec's own CUDA FlashAttention-2 kernels (plugin flash_gpu): fa2 with mma.sync "
      "tensor-core models for every product (fp8 included), the row sum as four partial sums "
-     "combined at the end, alpha = exp2 of the difference of the exponent shifts, 64x64 tiles; "
-     "O and gradients in F (bf16 for e4m3fn); with an exp2 table, the device's exp2"},
+     "combined at the end, alpha = exp2 of the difference of the exponent shifts, 64x64 tiles, "
+     "beta-rowmax's threshold and shifted max in fp32; O and gradients in F (bf16 for e4m3fn); "
+     "with an exp2 table, the device's exp2"},
     {"torch-efficient",
      "PyTorch's SDPA memory-efficient backend (xformers/CUTLASS, 64x64 tiles for d <= 64): "
      "mma.sync m16n8k8 for every product, exp2 of round(S*c) - round(shift), alpha = exp2 of "
@@ -156,6 +157,7 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
     c = make_preset("fa2", f);
     c.preset = "cuda-fa2";
     set_products(cuda_fa2_tensor_core_accumulation(f));
+    c.beta_rowmax.arithmetic = BetaArithmetic::kFp32;  // when enabled: the kernels' FADD, FMUL
     c.rowsum_lanes = 4;
     c.rescale = RescaleImpl::kExp2Shift;
     c.block_rows = 64;

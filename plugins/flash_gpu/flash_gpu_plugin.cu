@@ -172,8 +172,12 @@ SimprecStatus run_forward(const SimprecRunArgs* args, const AttentionEntry& e) {
     p.beta_rowmax = int_parameter(args, "beta_rowmax", 0) != 0;
     p.beta = float_parameter(args, "beta", 2.0);
     const double eps = float_parameter(args, "eps", 1e-3);
-    if (!(p.beta > 0) || !std::isfinite(p.beta) || !(eps >= 0) || !std::isfinite(eps))
-      throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT, "beta must be positive, eps non-negative");
+    // The kernels take beta in fp32 (cuda-fa2's beta-rowmax arithmetic).
+    if (!(p.beta > 0) || !std::isfinite(static_cast<float>(p.beta)) || !(eps >= 0) ||
+        !std::isfinite(eps)) {
+      throw Failure(SIMPREC_ERROR_INVALID_ARGUMENT,
+                    "beta must be positive and finite in fp32, eps finite and non-negative");
+    }
     p.eps_over_scale = eps / p.scale;
     const int64_t bits = int_parameter(args, "sr_p_bits", 0);
     if (bits != 0 && bits != 8) {
