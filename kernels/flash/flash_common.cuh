@@ -294,7 +294,7 @@ struct RunningMax {
       // for any max. Both candidates are formed side by side and one is selected: no branch,
       // and only the test and a select on the softmax's critical path. (Its double-precision
       // predecessor, a threshold in double and a double max behind a warp vote, cost +27% on
-      // wg128x64 against +18% for this; docs/gpu_kernels.md.)
+      // wg128x64 against +15 to +18% for this; docs/gpu_kernels.md.)
       const float e = static_cast<float>(p.eps_over_scale), beta = static_cast<float>(p.beta);
       const bool repeat = mx > -kInf && top.lo >= __fsub_rn(mx, e);
       const float beta_max = mx > 0 ? __fmul_rn(mx, beta) : 0.f;
