@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <mpfr.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -25,7 +26,8 @@ BetaRowmax make(BetaArithmetic arithmetic, double beta = 2.0, double eps = 1e-3)
 }
 
 double block_max(std::vector<double> scores, const BetaRowmax& b, double scale = 1.0) {
-  return beta_block_max(scores.data(), static_cast<int64_t>(scores.size()), b, scale);
+  const double row_max = *std::max_element(scores.begin(), scores.end());
+  return beta_block_max(scores.data(), static_cast<int64_t>(scores.size()), row_max, b, scale);
 }
 
 class BothArithmetics : public ::testing::TestWithParam<BetaArithmetic> {};

@@ -391,10 +391,10 @@ class Head {
 
   // The max the exponent subtracts for one block row: the row max, or paper A's shifted max.
   double block_max(const double* srow, int64_t n) const {
-    if (e_.cfg.beta_rowmax.enabled) return beta_block_max(srow, n, e_.cfg.beta_rowmax, e_.scale);
     double rm = -kInf;
     for (int64_t j = 0; j < n; ++j) rm = std::max(rm, srow[j]);
-    return rm;
+    if (!e_.cfg.beta_rowmax.enabled) return rm;
+    return beta_block_max(srow, n, rm, e_.cfg.beta_rowmax, e_.scale);
   }
 
   // Scores of rows [i0, i1) against keys [j0, j1), causal mask applied.

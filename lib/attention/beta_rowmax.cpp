@@ -1,17 +1,14 @@
 #include "lib/attention/beta_rowmax.hpp"
 
-#include <algorithm>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
 namespace simprec::attention {
 
-double beta_block_max(const double* scores, int64_t n, const BetaRowmax& beta, double scale) {
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  double row_max = -kInf;
-  for (int64_t j = 0; j < n; ++j) row_max = std::max(row_max, scores[j]);
-  if (row_max == -kInf) return row_max;
+double beta_block_max(const double* scores, int64_t n, double row_max, const BetaRowmax& beta,
+                      double scale) {
+  if (row_max == -std::numeric_limits<double>::infinity()) return row_max;
   const auto repeats = [&](double threshold) {
     int count = 0;
     for (int64_t j = 0; j < n && count < 2; ++j) count += scores[j] >= threshold;
