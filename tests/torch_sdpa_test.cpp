@@ -21,7 +21,7 @@ namespace {
 using namespace simprec;
 namespace fs = std::filesystem;
 
-const fs::path kData = fs::path(__FILE__).parent_path() / "data" / "torch_sdpa";
+const fs::path kData = fs::path(SIMPREC_SOURCE_DIR) / "tests" / "data" / "torch_sdpa";
 
 // Share of the emulated bf16 values whose bits equal PyTorch's.
 double identical_share(const std::vector<double>& emulated, const fs::path& recorded) {

@@ -169,6 +169,42 @@ AttentionOutputs reference_of(const AttentionInputs& in, const AttentionConfig& 
                                         config.threads);
 }
 
+// The mitigation texts of the call parameters beta_rowmax, beta, eps and sr_p_bits, each
+// checked by the mitigation table; a bad one is refused naming the parameter.
+std::vector<std::string> mitigations_from_parameters(const std::vector<NamedValue>& parameters) {
+  const attention::Mitigation& beta_rowmax = *attention::find_mitigation("beta-rowmax");
+  const auto text = [&](const char* name, std::string_view fallback) {
+    const NamedValue* p = find_parameter(parameters, name);
+    return p ? plugins::value_text(p->value) : std::string(fallback);
+  };
+  const std::string beta = text("beta", beta_rowmax.arguments[0].default_text);
+  const std::string eps = text("eps", beta_rowmax.arguments[1].default_text);
+  const auto check = [&](const char* name, const std::string& mitigation) {
+    try {
+      (void)attention::canonical_mitigation(mitigation);
+    } catch (const std::invalid_argument& e) {
+      const NamedValue& p = *find_parameter(parameters, name);
+      throw std::invalid_argument("parameter " + p.name + "=" + plugins::value_text(p.value) +
+                                  ": " + e.what());
+    }
+  };
+  if (find_parameter(parameters, "beta")) check("beta", "beta-rowmax:" + beta);
+  if (find_parameter(parameters, "eps")) check("eps", "beta-rowmax:2:" + eps);
+  std::vector<std::string> out;
+  if (bool_parameter(parameters, "beta_rowmax")) out.push_back("beta-rowmax:" + beta + ":" + eps);
+  const int64_t bits = int_parameter(parameters, "sr_p_bits");
+  if (bits < 0) {
+    const NamedValue& p = *find_parameter(parameters, "sr_p_bits");
+    throw std::invalid_argument("parameter sr_p_bits=" + plugins::value_text(p.value) +
+                                ": 0 (off), or the bit count of sr-p-tiled (1, 2, 4, 8, 16 or 32)");
+  }
+  if (bits > 0) {
+    out.push_back("sr-p-tiled:" + std::to_string(bits));
+    check("sr_p_bits", out.back());
+  }
+  return out;
+}
+
 }  // namespace
 
 AttentionConfig attention_config(const plugins::KernelInfo& kernel, const std::string& model,
@@ -200,18 +236,9 @@ AttentionConfig attention_config(const plugins::KernelInfo& kernel, const std::s
       spec.assignments.insert(spec.assignments.begin(),
                               "tile=" + std::to_string(rows) + "x" + std::to_string(cols));
     }
-    // The mitigations the call's parameters ask for, through the mitigation table.
-    if (bool_parameter(parameters, "beta_rowmax")) {
-      const attention::Mitigation& beta = *attention::find_mitigation("beta-rowmax");
-      const auto text = [&](const char* name, std::string_view fallback) {
-        const NamedValue* p = find_parameter(parameters, name);
-        return p ? plugins::value_text(p->value) : std::string(fallback);
-      };
-      spec.mitigations.push_back("beta-rowmax:" + text("beta", beta.arguments[0].default_text) +
-                                 ":" + text("eps", beta.arguments[1].default_text));
-    }
-    const int64_t bits = int_parameter(parameters, "sr_p_bits");
-    if (bits != 0) spec.mitigations.push_back("sr-p-tiled:" + std::to_string(bits));
+    // The mitigations the call's parameters ask for, through the mitigation table, whose
+    // checks apply to every parameter given.
+    for (auto& m : mitigations_from_parameters(parameters)) spec.mitigations.push_back(m);
     c = attention::make_config(spec, parse_format(declared.empty() ? input_format : declared));
     // The outputs are written in the output tensor's format, rounded as the spec rounds them.
     for (Site s : {Site::kOOut, Site::kGradOut}) {
