@@ -152,7 +152,7 @@ TEST(TorchSdpa, ControlsWithoutTheKernelsStructureAgreeLess) {
 // predicts, on every input kind and output. With >= 99% of the elements bit-identical the two
 // means may differ only by a fraction of their spread; the spread used is the standard error of
 // the mean over elements (errors within a row are correlated, so it is a scale, not a test of
-// significance). Printed for docs/attention.md.
+// significance). Printed for docs/findings.md.
 TEST(TorchSdpa, PresetsPredictPyTorchsBias) {
   struct Pair {
     const char* backend;
