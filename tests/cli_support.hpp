@@ -6,6 +6,8 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace simprec::testing {
@@ -39,6 +41,25 @@ inline CommandResult run_simprec(const std::string& arguments, const std::string
   std::remove(input_file.c_str());
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+// An empty folder TempDir()/simprec_NAME, made afresh.
+inline std::filesystem::path fresh_dir(const std::string& name) {
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / ("simprec_" + name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+inline std::filesystem::path write_file(const std::filesystem::path& file,
+                                        const std::string& text) {
+  std::ofstream(file) << text;
+  return file;
+}
+
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
 }
 
 }  // namespace simprec::testing

@@ -16,6 +16,7 @@
 #include "emulation/tiled_random.hpp"
 #include "lib/attention/beta_rowmax.hpp"
 #include "lib/attention/float_flash.hpp"
+#include "lib/attention/footprint.hpp"
 #include "lib/attention/product.hpp"
 
 namespace simprec::attention {
@@ -916,9 +917,7 @@ class Head {
 
 void AttentionInputs::validate() const {
   const AttentionShape& s = shape;
-  if (s.batch < 1 || s.heads < 1 || s.nq < 1 || s.nk < 1 || s.d < 1 || s.dv < 1) {
-    throw std::invalid_argument("attention shape must be positive in every dimension");
-  }
+  check_shape(s);
   check_size(q, s.problems() * s.nq * s.d, "Q");
   check_size(k, s.problems() * s.nk * s.d, "K");
   check_size(v, s.problems() * s.nk * s.dv, "V");

@@ -1,5 +1,6 @@
 #include "lib/attention/config.hpp"
 
+#include <cmath>
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
@@ -14,11 +15,11 @@ double parse_double(std::string_view text, std::string_view what) {
   try {
     size_t used = 0;
     const double v = std::stod(std::string(text), &used);
-    if (used != text.size()) throw std::invalid_argument("");
+    if (used != text.size() || !std::isfinite(v)) throw std::invalid_argument("");
     return v;
   } catch (const std::exception&) {
     throw std::invalid_argument("bad " + std::string(what) + " '" + std::string(text) +
-                                "' (expected a number)");
+                                "' (expected a finite number)");
   }
 }
 

@@ -9,30 +9,19 @@
 #include "emulation/round.hpp"
 #include "lib/attention/attention.hpp"
 #include "lib/attention/attribution.hpp"
+#include "lib/attention/footprint.hpp"
 #include "lib/attention/preset.hpp"
+#include "lib/attention/tile_text.hpp"
 #include "lib/inputs/generators.hpp"
+#include "lib/limits/checked_arithmetic.hpp"
 #include "lib/metrics/error_metrics.hpp"
+#include "lib/npy/npy.hpp"
 #include "plugins/host/plugin.hpp"
 
 namespace simprec::experiments {
 namespace {
 
 using attention::AttentionConfig;
-
-// "BRxBC" with positive sizes.
-std::pair<int, int> parse_tile(const std::string& text) {
-  const auto x = text.find('x');
-  try {
-    if (x != std::string::npos) {
-      size_t used_r = 0, used_c = 0;
-      const int r = std::stoi(text.substr(0, x), &used_r);
-      const int c = std::stoi(text.substr(x + 1), &used_c);
-      if (used_r == x && used_c == text.size() - x - 1 && r > 0 && c > 0) return {r, c};
-    }
-  } catch (const std::exception&) {
-  }
-  throw FieldError("tile", "'" + text + "' is not a tile size; expected BRxBC, e.g. 64x64");
-}
 
 AttentionConfig build_config(const ImplementationSpec& impl) {
   Format low;
@@ -47,7 +36,13 @@ AttentionConfig build_config(const ImplementationSpec& impl) {
   } catch (const std::invalid_argument& e) {
     throw FieldError("preset", e.what());
   }
-  if (!impl.tile.empty()) std::tie(config.block_rows, config.block_cols) = parse_tile(impl.tile);
+  if (!impl.tile.empty()) {
+    try {
+      std::tie(config.block_rows, config.block_cols) = attention::parse_tile(impl.tile);
+    } catch (const std::invalid_argument& e) {
+      throw FieldError("tile", e.what());
+    }
+  }
   config.causal = impl.causal;
   for (size_t i = 0; i < impl.set.size(); ++i) {
     try {
@@ -80,20 +75,37 @@ ImplementationSpec implementation_from_json(const nlohmann::json& j) {
   return impl;
 }
 
+attention::AttentionShape generated_shape(const std::vector<int64_t>& shape) {
+  attention::AttentionShape s;
+  s.batch = shape.at(0);
+  s.heads = shape.at(1);
+  s.nq = s.nk = shape.at(2);
+  s.d = s.dv = shape.at(3);
+  return s;
+}
+
+// The shape of file inputs from their headers (the data is not read).
+attention::AttentionShape file_shape(const std::string& q, const std::string& k,
+                                     const std::string& v) {
+  const NpyArray qh = read_npy_header(q), kh = read_npy_header(k), vh = read_npy_header(v);
+  for (const NpyArray* h : {&qh, &kh, &vh}) {
+    if (h->shape.size() < 2) throw std::invalid_argument(q + ": expected shape (..., N, d)");
+  }
+  attention::AttentionShape s;
+  const size_t rank = qh.shape.size();
+  s.nq = qh.shape[rank - 2];
+  s.d = qh.shape[rank - 1];
+  s.nk = kh.shape[kh.shape.size() - 2];
+  s.dv = vh.shape.back();
+  s.heads = limits::checked_product(std::span<const int64_t>(qh.shape.data(), rank - 2), q);
+  return s;
+}
+
 attention::AttentionInputs make_inputs(const nlohmann::json& in, bool backward) {
   if (in.contains("generator")) {
-    const auto shape = in["shape"].get<std::vector<int64_t>>();
-    attention::AttentionShape s;
-    s.batch = shape[0];
-    s.heads = shape[1];
-    s.nq = s.nk = shape[2];
-    s.d = s.dv = shape[3];
-    inputs::GeneratorParams p;
-    const auto options = in.value("options", std::map<std::string, double>{});
-    if (auto it = options.find("peak"); it != options.end()) p.peak = it->second;
-    if (auto it = options.find("prototypes"); it != options.end())
-      p.prototypes = static_cast<int>(it->second);
-    if (auto it = options.find("concentration"); it != options.end()) p.concentration = it->second;
+    const attention::AttentionShape s = generated_shape(in["shape"].get<std::vector<int64_t>>());
+    const inputs::GeneratorParams p =
+        inputs::generator_params(in.value("options", std::map<std::string, double>{}));
     return inputs::generate(in["generator"].get<std::string>(), s, in["seed"].get<uint64_t>(),
                             backward && in.value("backward", true), p);
   }
@@ -198,10 +210,10 @@ std::vector<plugins::NamedValue> mitigation_parameters(const plugins::KernelInfo
       try {
         size_t used = 0;
         const double v = std::stod(parts[k], &used);
-        if (used != parts[k].size()) throw std::invalid_argument(parts[k]);
+        if (used != parts[k].size() || !std::isfinite(v)) throw std::invalid_argument(parts[k]);
         return v;
       } catch (const std::exception&) {
-        throw FieldError(field, "'" + parts[k] + "' in '" + text + "' is not a number");
+        throw FieldError(field, "'" + parts[k] + "' in '" + text + "' is not a finite number");
       }
     };
     const auto require = [&](const char* parameter) {
@@ -302,11 +314,15 @@ void AttentionBackend::check_input(const InputSpec& input) const {
       throw FieldError("generator",
                        "unknown generator '" + input.generator + "': expected one of " + list);
     }
-    for (const auto& [key, _] : input.options) {
-      if (key != "peak" && key != "prototypes" && key != "concentration") {
-        throw FieldError("options", "unknown generator option '" + key +
-                                        "': expected peak, prototypes or concentration");
-      }
+    try {
+      inputs::generator_params(input.options);
+    } catch (const std::invalid_argument& e) {
+      throw FieldError("options", e.what());
+    }
+    try {
+      attention::check_shape(generated_shape(input.shape));
+    } catch (const std::invalid_argument& e) {
+      throw FieldError("shape", e.what());
     }
   } else {
     std::optional<Format> bits;
@@ -335,6 +351,24 @@ void AttentionBackend::check_implementation(const ImplementationSpec& impl) cons
     return;
   }
   build_config(impl);
+}
+
+limits::MemoryEstimate AttentionBackend::estimate_memory(const nlohmann::json& params) const {
+  const ImplementationSpec impl = implementation_from_json(params["implementation"]);
+  const auto& in = params["input"];
+  const bool backward = params["analysis"].value("backward", true) &&
+                        (in.contains("generator") ? in.value("backward", true) : in.contains("do"));
+  const attention::AttentionShape shape =
+      in.contains("generator") ? generated_shape(in["shape"].get<std::vector<int64_t>>())
+                               : file_shape(in["q"].get<std::string>(), in["k"].get<std::string>(),
+                                            in["v"].get<std::string>());
+  attention::FootprintUse use;
+  use.threads = 1;
+  if (!impl.plugin.empty()) return attention::estimate_memory(shape, AttentionConfig{}, use);
+  use.backward = backward;
+  // The emulation's outputs, the reference's and, with attribution, a rerun's.
+  use.output_sets = params["analysis"].value("attribute", false) ? 3 : 2;
+  return attention::estimate_memory(shape, build_config(impl), use);
 }
 
 nlohmann::json AttentionBackend::run_case(const nlohmann::json& params, unsigned threads) const {
