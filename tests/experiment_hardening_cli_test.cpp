@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "tests/cli_support.hpp"
+#include "tests/npy_file_support.hpp"
 
 namespace {
 
@@ -92,7 +93,10 @@ TEST(ExperimentHardening, SweepsTooLargeToCountAreRefusedWithTheirCount) {
   const auto full = write_file(dir / "full.toml", head + axes + axis("draws", 1, 65536));
   auto r = run_simprec("run " + full.string() + " --check");
   EXPECT_EQ(r.exit_code, 2) << r.output.substr(0, 2000);
-  EXPECT_TRUE(contains(r.output, "the sweep gives 2^64 or more cases")) << r.output.substr(0, 2000);
+  EXPECT_TRUE(contains(r.output,
+                       "the sweep gives 2^64 or more (1 x 1 x 65536 x 65536 x 65536 x 65536 does "
+                       "not fit in 64 bits) cases"))
+      << r.output.substr(0, 2000);
   const auto half = write_file(dir / "half.toml", head + axes + axis("draws", 1, 32768));
   r = run_simprec("run " + half.string() + " --check");
   EXPECT_EQ(r.exit_code, 2) << r.output.substr(0, 2000);
@@ -241,6 +245,33 @@ TEST(ExperimentHardening, GeneratorOptionsMustBeFinite) {
     EXPECT_TRUE(contains(r.output, c.position)) << c.option << ": " << r.output;
     EXPECT_TRUE(contains(r.output, c.words)) << c.option << ": " << r.output;
   }
+}
+
+TEST(ExperimentHardening, NanOutputsAreShownInTheReportNeverAsZero) {
+  const auto dir = fresh_dir("experiment_hardening_nan");
+  // Item 6: float32 inputs near 3e38 overflow every score, so O is NaN; report.md showed
+  // max|err| 0. The fp64 reference of the same inputs is finite.
+  const std::string big = simprec::testing::float32_data(3e38f, 2 * 16 * 8);
+  for (const char* name : {"q.npy", "k.npy", "v.npy"})
+    simprec::testing::write_raw_npy(dir / name, "<f4", "(2, 16, 8)", big);
+  const auto file = write_file(dir / "e.toml",
+                               "[inputs.huge]\nq = \"q.npy\"\nk = \"k.npy\"\nv = \"v.npy\"\n"
+                               "[implementations.flash]\npreset = \"fa2\"\n");
+  const fs::path out = dir / "out";
+  const auto r = run_simprec("run " + file.string() + " -j 1 --out " + out.string());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "NaN or infinite values where the reference is finite"))
+      << r.output;
+  std::stringstream report;
+  report << std::ifstream(out / "report.md").rdbuf();
+  EXPECT_TRUE(contains(report.str(), "| inf (256 NaN, 0 inf) |")) << report.str();
+  const auto record = nlohmann::json::parse(lines_of(out / "results.jsonl").at(0));
+  EXPECT_EQ(record["results"]["outputs"]["o"]["nonfinite_mismatch"], 256);
+  EXPECT_TRUE(record["results"]["outputs"]["o"]["max_abs"].is_null());
+  std::stringstream csv;
+  csv << std::ifstream(out / "summary.csv").rdbuf();
+  EXPECT_TRUE(contains(csv.str(), ",o_nan_count,o_inf_count,o_nonfinite_mismatch,")) << csv.str();
+  EXPECT_TRUE(contains(csv.str(), ",256,0,256,")) << csv.str();
 }
 
 TEST(ExperimentHardening, TilesFollowTheCommandLinesRule) {

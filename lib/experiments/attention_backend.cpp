@@ -213,7 +213,8 @@ std::vector<plugins::NamedValue> mitigation_parameters(const plugins::KernelInfo
         if (used != parts[k].size() || !std::isfinite(v)) throw std::invalid_argument(parts[k]);
         return v;
       } catch (const std::exception&) {
-        throw FieldError(field, "'" + parts[k] + "' in '" + text + "' is not a finite number");
+        throw FieldError(field, "'" + parts[k] + "' in '" + text +
+                                    "' is not a number (expected a finite number)");
       }
     };
     const auto require = [&](const char* parameter) {

@@ -431,8 +431,9 @@ std::vector<Case> expand_cases(const ExperimentSpec& spec, const CaseBackend& ba
   }
   if (!total || *total > static_cast<uint64_t>(spec.max_cases)) {
     throw ConfigError(spec.file + ": the sweep gives " +
-                      (total ? std::to_string(*total) : std::string("2^64 or more")) + " cases (" +
-                      factors + "), more than max_cases = " + std::to_string(spec.max_cases) +
+                      (total ? std::to_string(*total)
+                             : "2^64 or more (" + factors + " does not fit in 64 bits)") +
+                      " cases, more than max_cases = " + std::to_string(spec.max_cases) +
                       " (raise max_cases in the file or pass --max-cases)");
   }
   const auto find_input = [&](const std::string& name) -> const InputSpec& {

@@ -124,6 +124,18 @@ int lock_folder(const fs::path& dir) {
   return fd;
 }
 
+[[noreturn]] void refuse_foreign_folder(const fs::path& dir) {
+  fail(dir,
+       "exists and is not a simprec results folder (no experiment.json); use --force or --out "
+       "to choose another folder");
+}
+
+// Whether `dir` holds anything but the lock file.
+bool holds_other_files(const fs::path& dir) {
+  return std::any_of(fs::directory_iterator(dir), fs::directory_iterator(),
+                     [](const auto& entry) { return entry.path().filename() != kLockFile; });
+}
+
 void write_file_atomically(const fs::path& path, const std::string& text) {
   const fs::path tmp = path.string() + ".tmp";
   {
@@ -144,6 +156,10 @@ ResultsStore::ResultsStore(fs::path dir, const ExperimentSpec& spec, bool force)
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) fail(dir_, "cannot create the output folder: " + ec.message());
+  // A folder of something else is refused before the lock file is put into it.
+  if (!force && !fs::exists(dir_ / "experiment.json") && holds_other_files(dir_)) {
+    refuse_foreign_folder(dir_);
+  }
   lock_fd_ = lock_folder(dir_);
   try {
     open_locked(spec, force);
@@ -180,13 +196,8 @@ void ResultsStore::open_locked(const ExperimentSpec& spec, bool force) {
       }
       start_afresh = true;
     }
-  } else if (std::any_of(fs::directory_iterator(dir_), fs::directory_iterator(),
-                         [](const auto& entry) { return entry.path().filename() != kLockFile; })) {
-    if (!force) {
-      fail(dir_,
-           "exists and is not a simprec results folder (no experiment.json); use --force or "
-           "--out to choose another folder");
-    }
+  } else if (holds_other_files(dir_)) {
+    if (!force) refuse_foreign_folder(dir_);
     start_afresh = true;
   }
   if (start_afresh && fs::exists(results)) {
