@@ -94,16 +94,18 @@ TEST(CliErrors, FifoAndDirectoryInputsAreNotRegularFiles) {
   // turns a hang into exit 124 instead of a stuck test.
   const fs::path fifo = dir / "q.npy";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  auto r = run_simprec("attention --q " + fifo.string() + " --k " + fifo.string() + " --v " +
-                       fifo.string() + " --out " + (dir / "x").string());
+  auto r = simprec::testing::run_command(
+      "timeout 20 " + std::string(SIMPREC_CLI) + " attention --q " + fifo.string() + " --k " +
+      fifo.string() + " --v " + fifo.string() + " --out " + (dir / "x").string() + " 2>&1");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "q.npy: not a regular file (a FIFO)")) << r.output;
   r = run_simprec("attention --q " + dir.string() + " --k " + dir.string() + " --v " +
                   dir.string() + " --out " + (dir / "x").string());
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "not a regular file (a directory)")) << r.output;
-  r = run_simprec("mma --model tc:sm90-mma-bf16 --a " + fifo.string() + " --b " + fifo.string() +
-                  " --out " + (dir / "d.npy").string());
+  r = simprec::testing::run_command("timeout 20 " + std::string(SIMPREC_CLI) +
+                                    " mma --model tc:sm90-mma-bf16 --a " + fifo.string() + " --b " +
+                                    fifo.string() + " --out " + (dir / "d.npy").string() + " 2>&1");
   EXPECT_TRUE(contains(r.output, "not a regular file (a FIFO)")) << r.output;
 }
 

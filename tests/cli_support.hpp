@@ -17,6 +17,20 @@ struct CommandResult {
   std::string output;  // stdout and stderr together
 };
 
+// Runs a shell command line; its output is what it writes to stdout (add 2>&1 for stderr).
+inline CommandResult run_command(const std::string& command) {
+  CommandResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return result;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    result.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
 // Runs `simprec <arguments>` through the shell, feeding `input` on stdin.
 inline CommandResult run_simprec(const std::string& arguments, const std::string& input = "") {
   // One file per call: ctest runs the tests of a program as parallel processes.
@@ -28,18 +42,9 @@ inline CommandResult run_simprec(const std::string& arguments, const std::string
     std::fputs(input.c_str(), f);
     std::fclose(f);
   }
-  const std::string command =
-      std::string(SIMPREC_CLI) + " " + arguments + " < " + input_file + " 2>&1";
-  CommandResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return result;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-    result.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
+  const CommandResult result =
+      run_command(std::string(SIMPREC_CLI) + " " + arguments + " < " + input_file + " 2>&1");
   std::remove(input_file.c_str());
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
 }
 
