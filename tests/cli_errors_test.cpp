@@ -107,6 +107,14 @@ TEST(CliErrors, FifoAndDirectoryInputsAreNotRegularFiles) {
                                     " mma --model tc:sm90-mma-bf16 --a " + fifo.string() + " --b " +
                                     fifo.string() + " --out " + (dir / "d.npy").string() + " 2>&1");
   EXPECT_TRUE(contains(r.output, "not a regular file (a FIFO)")) << r.output;
+  // The experiment file itself.
+  r = simprec::testing::run_command("timeout 20 " + std::string(SIMPREC_CLI) + " run " +
+                                    fifo.string() + " --check 2>&1");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "not a regular file (a FIFO)")) << r.output;
+  r = run_simprec("run " + dir.string() + " --check");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "not a regular file (a directory)")) << r.output;
 }
 
 TEST(CliErrors, ParseErrorsExitWith2) {

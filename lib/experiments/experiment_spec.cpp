@@ -10,6 +10,7 @@
 
 #include "lib/config/toml_reader.hpp"
 #include "lib/limits/checked_arithmetic.hpp"
+#include "lib/limits/input_file.hpp"
 #include "lib/limits/strict_parse.hpp"
 
 namespace simprec::experiments {
@@ -269,6 +270,11 @@ std::string ExperimentSpec::fingerprint() const {
 
 ExperimentSpec load_experiment(const std::string& path, const CaseBackend& backend) {
   if (!fs::exists(path)) throw ConfigError(path + ": no such experiment file");
+  try {
+    limits::require_regular_file(path);  // a FIFO would block the parser
+  } catch (const std::runtime_error& e) {
+    throw ConfigError(e.what());
+  }
   const toml::table root_table = config::parse_toml_file(path);
   const TableReader root(root_table, path, "");
   root.allow_only({"name", "description", "max_cases", "inputs", "implementations", "sweep",
