@@ -6,6 +6,8 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace simprec::testing {
@@ -14,6 +16,20 @@ struct CommandResult {
   int exit_code = -1;
   std::string output;  // stdout and stderr together
 };
+
+// Runs a shell command line; its output is what it writes to stdout (add 2>&1 for stderr).
+inline CommandResult run_command(const std::string& command) {
+  CommandResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return result;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    result.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
 
 // Runs `simprec <arguments>` through the shell, feeding `input` on stdin.
 inline CommandResult run_simprec(const std::string& arguments, const std::string& input = "") {
@@ -26,19 +42,29 @@ inline CommandResult run_simprec(const std::string& arguments, const std::string
     std::fputs(input.c_str(), f);
     std::fclose(f);
   }
-  const std::string command =
-      std::string(SIMPREC_CLI) + " " + arguments + " < " + input_file + " 2>&1";
-  CommandResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return result;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-    result.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
+  const CommandResult result =
+      run_command(std::string(SIMPREC_CLI) + " " + arguments + " < " + input_file + " 2>&1");
   std::remove(input_file.c_str());
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+// An empty folder TempDir()/simprec_NAME, made afresh.
+inline std::filesystem::path fresh_dir(const std::string& name) {
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / ("simprec_" + name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+inline std::filesystem::path write_file(const std::filesystem::path& file,
+                                        const std::string& text) {
+  std::ofstream(file) << text;
+  return file;
+}
+
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
 }
 
 }  // namespace simprec::testing

@@ -107,7 +107,7 @@ TEST(ExperimentValidation, WrongTypeAndBadValuesArePlaced) {
       {inputs + "[implementations.x]\npreset = \"fa2\"\n[sweep]\nseqlen = [16]\n", "e.toml:7:1",
        "did you mean 'seq_len'"},
       {inputs + "[implementations.x]\npreset = \"fa2\"\n[sweep]\ntile = [\"16x16\", \"big\"]\n",
-       "e.toml:7:8", "bad tile 'big' (expected BRxBC"},
+       "e.toml:7:8", "tile 'big' is not a tile size"},
       {inputs + "[implementations.x]\npreset = \"fa2\"\n[analysis]\nbaseline = \"y\"\n",
        "e.toml:7:12", "not an implementation"},
       {inputs + "[implementations.x]\npreset = \"fa2\"\n[studies.s]\ninputs = [\"b\"]\n",

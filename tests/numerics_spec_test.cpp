@@ -118,9 +118,9 @@ TEST(NumericsSpec, BadSpecsNameTheOffendingItem) {
   expect_error("fa2,beta-rowmax:nan", "expected a finite number");
   expect_error("fa2,beta-rowmax:2:-1", "expected a number >= 0");
   expect_error("fa2,beta-rowmax:2:0.1:9", "takes at most 2");
-  expect_error("fa2,sr-p:33", "expected an integer from 1 to 32");
+  expect_error("fa2,sr-p:33", "sr-p random bit count '33' is not an integer in [1, 32]");
   expect_error("fa2,sr-p-tiled:3", "must divide 32");
-  expect_error("fa2,tile=0x64", "tile rows '0'");
+  expect_error("fa2,tile=0x64", "tile '0x64' is not a tile size");
   expect_error("fa2,tile=64", "expected BRxBC");
   expect_error("fa2,rescale=fast", "unknown rescale 'fast' (known: exact, exp2-shift, exp2-diff)");
   expect_error("fa2,p_cast=bf17", "bf17");
@@ -192,8 +192,8 @@ TEST(NumericsSpec, DocsCarryTheTablesAsTheCodeHasThem) {
   std::stringstream text;
   text << f.rdbuf();
   EXPECT_NE(text.str().find(options_markdown()), std::string::npos)
-      << "docs/attention.md lacks the structural options table; paste the output of "
-         "`simprec numerics --list`:\n"
+      << "docs/attention.md lacks the structural options table; run "
+         "scripts/update_attention_tables.py:\n"
       << options_markdown();
   EXPECT_NE(text.str().find(mitigations_markdown()), std::string::npos)
       << "docs/attention.md lacks the mitigations table:\n"

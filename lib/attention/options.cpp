@@ -4,7 +4,11 @@
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
+
+#include "lib/attention/tile_text.hpp"
+#include "lib/limits/strict_parse.hpp"
 
 namespace simprec::attention {
 namespace {
@@ -179,15 +183,9 @@ std::vector<StructuralOption> make_structural_options() {
     StructuralOption o;
     o.key = "tile";
     o.doc = "flash attention's tile: Br query rows by Bc key columns";
-    o.value_syntax = "BRxBC (1..65536 each)";
+    o.value_syntax = "BRxBC (integers in [1, 65536])";
     o.set = [](AttentionConfig& c, std::string_view v) {
-      const size_t x = v.find('x');
-      if (x == std::string_view::npos) {
-        throw std::invalid_argument("bad tile '" + std::string(v) +
-                                    "' (expected BRxBC, e.g. 64x64)");
-      }
-      c.block_rows = static_cast<int>(parse_integer_in(v.substr(0, x), 1, 65536, "tile rows"));
-      c.block_cols = static_cast<int>(parse_integer_in(v.substr(x + 1), 1, 65536, "tile columns"));
+      std::tie(c.block_rows, c.block_cols) = parse_tile(v);
     };
     o.get = [](const AttentionConfig& c) {
       return std::to_string(c.block_rows) + "x" + std::to_string(c.block_cols);
@@ -205,7 +203,7 @@ std::string number_text(double v) {
 
 int parse_bits(const std::string& text, std::string_view mitigation) {
   return static_cast<int>(
-      parse_integer_in(text, 1, 32, std::string(mitigation) + " random bit count"));
+      limits::parse_integer(text, 1, 32, std::string(mitigation) + " random bit count"));
 }
 
 std::vector<Mitigation> make_mitigations() {
@@ -396,11 +394,8 @@ std::string canonical_mitigation(std::string_view text) {
   size_t last = args.size();
   while (last > 0 && args[last - 1].empty()) --last;
   for (size_t i = 0; i < last; ++i) {
-    std::string a = args[i];
-    double v = 0;
-    const auto r = std::from_chars(a.data(), a.data() + a.size(), v);
-    if (r.ec == std::errc() && r.ptr == a.data() + a.size()) a = number_text(v);
-    out += ":" + a;
+    const auto number = limits::parse_finite_double(args[i]);
+    out += ":" + (number ? number_text(*number) : args[i]);
   }
   return out;
 }
@@ -427,26 +422,9 @@ std::span<const std::string_view> kernel_parameter_names() {
 }
 
 double parse_finite_number(std::string_view text, std::string_view what) {
-  double v = 0;
-  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size() ||
-      !std::isfinite(v)) {
-    throw std::invalid_argument(std::string(what) + " '" + std::string(text) +
-                                "': expected a finite number");
-  }
-  return v;
-}
-
-int64_t parse_integer_in(std::string_view text, int64_t lo, int64_t hi, std::string_view what) {
-  int64_t v = 0;
-  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size() || v < lo ||
-      v > hi) {
-    throw std::invalid_argument(std::string(what) + " '" + std::string(text) +
-                                "': expected an integer from " + std::to_string(lo) + " to " +
-                                std::to_string(hi));
-  }
-  return v;
+  if (const auto v = limits::parse_finite_double(text)) return *v;
+  throw std::invalid_argument(std::string(what) + " '" + limits::excerpt(text) +
+                              "': expected a finite number");
 }
 
 std::string options_markdown() {

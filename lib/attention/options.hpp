@@ -77,10 +77,9 @@ std::vector<KernelParameter> mitigation_kernel_parameters(std::string_view text)
 // mitigation each maps back to: causal, scale, beta_rowmax, beta, eps, sr_p_bits, seed.
 std::span<const std::string_view> kernel_parameter_names();
 
-// Checks shared by the parsers: a finite number (std::from_chars, the whole text), an integer in
-// [lo, hi]. `what` names the value in the error.
+// A finite number, the whole text (limits::parse_finite_double); throws std::invalid_argument
+// naming `what`.
 double parse_finite_number(std::string_view text, std::string_view what);
-int64_t parse_integer_in(std::string_view text, int64_t lo, int64_t hi, std::string_view what);
 
 // The Markdown reference tables (structural options; mitigations) that docs/attention.md holds.
 std::string options_markdown();

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "lib/attention/footprint.hpp"
+
 namespace simprec::attention {
 namespace {
 
@@ -24,9 +26,7 @@ void check_size(const std::vector<double>& x, int64_t expected, const char* name
 
 void AttentionInputs::validate() const {
   const AttentionShape& s = shape;
-  if (s.batch < 1 || s.heads < 1 || s.nq < 1 || s.nk < 1 || s.d < 1 || s.dv < 1) {
-    throw std::invalid_argument("attention shape must be positive in every dimension");
-  }
+  check_shape(s);
   check_size(q, s.problems() * s.nq * s.d, "Q");
   check_size(k, s.problems() * s.nk * s.d, "K");
   check_size(v, s.problems() * s.nk * s.dv, "V");

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -15,10 +16,14 @@
 #include "emulation/bulk.hpp"
 #include "lib/attention/attention.hpp"
 #include "lib/attention/attribution.hpp"
+#include "lib/attention/footprint.hpp"
 #include "lib/attention/numerics_spec.hpp"
 #include "lib/attention/preset.hpp"
 #include "lib/cli/command.hpp"
+#include "lib/cli/seed_option.hpp"
 #include "lib/inputs/generators.hpp"
+#include "lib/limits/memory_bound.hpp"
+#include "lib/limits/strict_parse.hpp"
 #include "lib/metrics/error_metrics.hpp"
 #include "lib/npy/npy.hpp"
 
@@ -30,28 +35,58 @@ using namespace simprec::attention;
 struct Options {
   std::string q, k, v, d_out, input_format;
   std::string generate, shape, preset, numerics, format = "bf16", tile, out, attribute_target = "o";
+  std::string scale, max_memory;
   std::vector<std::string> sets, mitigations, gen_params;
   uint64_t seed = 0;
-  double scale = 0;
   bool causal = false, attribute = false, backward = false, trace = false, no_baseline = false;
   unsigned threads = 0;
 };
 
-std::vector<int64_t> parse_int_list(const std::string& text, char sep, const std::string& what) {
+// B,H,N,d: four integers in [1, kMaxDimension].
+std::vector<int64_t> parse_shape(const std::string& text) {
   std::vector<int64_t> values;
   std::stringstream ss(text);
   std::string item;
-  while (std::getline(ss, item, sep)) {
+  while (std::getline(ss, item, ',')) {
     try {
-      size_t used = 0;
-      const long long v = std::stoll(item, &used);
-      if (used != item.size() || v < 1) throw std::invalid_argument("");
-      values.push_back(v);
-    } catch (const std::exception&) {
-      throw UsageError("bad " + what + " '" + text + "'");
+      values.push_back(limits::parse_integer(item, 1, kMaxDimension, "--shape entry"));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string(e.what()) + " (expected --shape B,H,N,d)");
     }
   }
+  if (values.size() != 4 || text.ends_with(','))
+    throw UsageError("bad --shape '" + limits::excerpt(text) + "' (expected B,H,N,d)");
   return values;
+}
+
+// --scale: a finite positive number. Any such scale is run; where it makes scores overflow, the
+// NaN and infinite outputs are counted and shown (docs/attention.md, "NaN rule").
+double parse_scale(const std::string& text) {
+  const auto value = limits::parse_finite_double(text);
+  if (!value || !(*value > 0)) {
+    throw UsageError("--scale '" + limits::excerpt(text) +
+                     "' is not a softmax scale (expected a finite positive number)");
+  }
+  return *value;
+}
+
+inputs::GeneratorParams parse_generator_params(const std::vector<std::string>& items) {
+  std::map<std::string, double> values;
+  for (const auto& kv : items) {
+    const size_t eq = kv.find('=');
+    const auto value =
+        eq == std::string::npos ? std::nullopt : limits::parse_finite_double(kv.substr(eq + 1));
+    if (!value) {
+      throw UsageError("bad --gen-param '" + limits::excerpt(kv) +
+                       "' (expected peak=X, prototypes=N or concentration=X with a finite number)");
+    }
+    values[kv.substr(0, eq)] = *value;
+  }
+  try {
+    return inputs::generator_params(values);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError("--gen-param: " + std::string(e.what()));
+  }
 }
 
 // Values in the npy type that holds `format` exactly: float64, float32, or bit patterns.
@@ -76,6 +111,12 @@ NpyArray to_npy(const std::vector<double>& values, std::vector<int64_t> shape,
   return make_npy<double>(shape, values);
 }
 
+std::string shape_text(const AttentionShape& s) {
+  return "B=" + std::to_string(s.batch) + " H=" + std::to_string(s.heads) +
+         " Nq=" + std::to_string(s.nq) + " Nk=" + std::to_string(s.nk) +
+         " d=" + std::to_string(s.d) + " dv=" + std::to_string(s.dv);
+}
+
 std::string npy_kind(const Format& f) {
   if (f == formats::fp64) return "float64 values";
   if (f.width() <= 8) return f.name() + " bit patterns (uint8)";
@@ -88,6 +129,7 @@ void print_metrics_line(const char* name, const metrics::ErrorMetrics& m) {
   std::printf(
       "  %-6s max|err| %-10.3g rms %-10.3g rel %-10.3g bias %-+11.3e se %-9.2e z %-+7.1f W1 %.3g\n",
       name, m.max_abs, m.rms, m.rel_frobenius, m.bias, m.bias_se, m.bias_z(), m.wasserstein1);
+  if (m.nan_count || m.inf_count) std::printf("         %s\n", m.nonfinite_text().c_str());
 }
 
 void run(const Options& opt) {
@@ -110,7 +152,29 @@ void run(const Options& opt) {
     throw UsageError(e.what());
   }
   config.causal = opt.causal;
-  if (opt.scale != 0) config.scale = opt.scale;
+  if (!opt.scale.empty()) config.scale = parse_scale(opt.scale);
+  limits::MemoryLimit memory_limit;
+  try {
+    memory_limit = limits::memory_limit(opt.max_memory);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  // Everything kept alive at once: the emulation's outputs, the reference's, a standard-attention
+  // baseline's and the attribution's reruns.
+  const bool baseline = config.algorithm == Algorithm::kFlash && !opt.no_baseline;
+  const auto check_memory = [&](const AttentionShape& shape, bool backward) {
+    FootprintUse use;
+    use.backward = backward;
+    use.output_sets = 2 + (baseline ? 1 : 0) + (opt.attribute ? 1 : 0);
+    use.threads = opt.threads;
+    use.standard_baseline = baseline;
+    try {
+      limits::check_memory(estimate_memory(shape, config, use), memory_limit,
+                           "attention on shape " + shape_text(shape));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  };
   config.seed = opt.seed;
   config.threads = opt.threads;
   config.trace = opt.trace;
@@ -123,31 +187,15 @@ void run(const Options& opt) {
     if (!opt.q.empty() || !opt.k.empty() || !opt.v.empty()) {
       throw UsageError("--generate replaces --q/--k/--v; give one or the other");
     }
-    const auto dims = parse_int_list(opt.shape, ',', "--shape (expected B,H,N,d)");
-    if (dims.size() != 4) throw UsageError("bad --shape '" + opt.shape + "' (expected B,H,N,d)");
+    const auto dims = parse_shape(opt.shape);
     AttentionShape s{dims[0], dims[1], dims[2], dims[2], dims[3], dims[3]};
-    inputs::GeneratorParams params;
-    for (const auto& kv : opt.gen_params) {
-      const size_t eq = kv.find('=');
-      const std::string key = kv.substr(0, eq);
-      double value = 0;
-      try {
-        if (eq == std::string::npos) throw std::invalid_argument("");
-        value = std::stod(kv.substr(eq + 1));
-      } catch (const std::exception&) {
-        throw UsageError("bad --gen-param '" + kv +
-                         "' (expected peak=X, prototypes=N or concentration=X)");
-      }
-      if (key == "peak")
-        params.peak = value;
-      else if (key == "prototypes" && value >= 1)
-        params.prototypes = static_cast<int>(value);
-      else if (key == "concentration")
-        params.concentration = value;
-      else
-        throw UsageError("bad --gen-param '" + kv +
-                         "' (expected peak=X, prototypes=N or concentration=X)");
+    try {
+      check_shape(s);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError("--shape " + opt.shape + ": " + e.what());
     }
+    const inputs::GeneratorParams params = parse_generator_params(opt.gen_params);
+    check_memory(s, opt.backward);
     try {
       raw = inputs::generate(opt.generate, s, opt.seed, opt.backward, params);
     } catch (const std::invalid_argument& e) {
@@ -176,6 +224,7 @@ void run(const Options& opt) {
     }
     const NpyArray header = read_npy(opt.q);
     leading.assign(header.shape.begin(), header.shape.end() - 2);
+    check_memory(raw.shape, raw.has_grad());
     source = "files " + opt.q + ", " + opt.k + ", " + opt.v +
              (opt.d_out.empty() ? "" : ", " + opt.d_out);
   }
@@ -360,7 +409,7 @@ const RegisterCommand kRegistration([](CLI::App& app) {
       "--gen-param", opt->gen_params,
       "generator parameter: peak=X (peaky), prototypes=N, concentration=X (repeated-max)");
   command->add_option("--shape", opt->shape, "B,H,N,d of generated inputs (B = independent draws)");
-  command->add_option("--seed", opt->seed, "seed of generated inputs and stochastic rounding");
+  add_seed_option(*command, opt->seed, "seed of generated inputs and stochastic rounding");
   command->add_flag("--backward", opt->backward,
                     "with --generate: also generate dO and run the backward pass");
   command->add_option("--numerics", opt->numerics,
@@ -380,7 +429,11 @@ const RegisterCommand kRegistration([](CLI::App& app) {
                       "hp:SITE[:FORMAT], delta-dpp (repeatable)");
   command->add_option("--tile", opt->tile, "BRxBC tile sizes (default: the preset's); tile=BRxBC");
   command->add_flag("--causal", opt->causal, "causal mask");
-  command->add_option("--scale", opt->scale, "softmax scale (default 1/sqrt(d))");
+  command->add_option("--scale", opt->scale,
+                      "softmax scale, a finite positive number (default 1/sqrt(d))");
+  command->add_option("--max-memory", opt->max_memory,
+                      "refuse work whose estimated memory exceeds SIZE (e.g. 4G; default: the "
+                      "machine's physical memory)");
   command->add_flag("--attribute", opt->attribute,
                     "rank the rounding sites by the bias they explain");
   command->add_option("--attribute-target", opt->attribute_target,

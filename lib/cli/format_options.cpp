@@ -1,6 +1,7 @@
 #include "lib/cli/format_options.hpp"
 
 #include "lib/cli/command.hpp"
+#include "lib/cli/seed_option.hpp"
 
 namespace simprec::cli {
 
@@ -16,7 +17,7 @@ void FormatOptions::add_to(CLI::App& command) {
       ->required();
   command.add_option("--sr-bits", sr_bits, "random bits for stochastic rounding (1..32)")
       ->capture_default_str();
-  command.add_option("--seed", seed, "random seed for sr and rnr")->capture_default_str();
+  add_seed_option(command, seed, "random seed for sr and rnr");
   command.add_option("--overflow", overflow,
                      "what overflow gives: inf, saturate or nan (default: the format's own)");
   command.add_flag("--no-subnormals", no_subnormals,

@@ -1,5 +1,7 @@
 #include <cstdio>
 #include <exception>
+#include <new>
+#include <stdexcept>
 
 #include "lib/cli/command.hpp"
 
@@ -18,12 +20,25 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11 prints the message; --help and --version exit 0, every parse error 2 (its own codes,
+    // 100 and up, would collide with nothing we document).
+    return app.exit(e) == 0 ? 0 : 2;
   } catch (const simprec::cli::ExitStatus& status) {
     return status.code;
   } catch (const simprec::cli::UsageError& e) {
     std::fprintf(stderr, "simprec: error: %s\n", e.what());
     return 2;
+  } catch (const std::bad_alloc&) {
+    // Sizes from input are checked and estimated before allocating (docs: the memory bound);
+    // this is what is left when the machine has less free memory than the estimate assumed.
+    std::fprintf(stderr,
+                 "simprec: error: out of memory: the work needs more memory than is free now "
+                 "(see --max-memory)\n");
+    return 1;
+  } catch (const std::length_error&) {
+    std::fprintf(stderr,
+                 "simprec: error: a size computed from the input is too large to allocate\n");
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "simprec: error: %s\n", e.what());
     return 1;

@@ -1,21 +1,26 @@
 // simprec mma: D = A*B + C the way a tensor-core instruction chain computes it (emulation/
 // tensor_core.hpp), on .npy operands; `simprec mma --list` lists the models.
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "emulation/round.hpp"
 #include "emulation/tensor_core.hpp"
 #include "lib/cli/command.hpp"
+#include "lib/limits/checked_arithmetic.hpp"
+#include "lib/limits/memory_bound.hpp"
 #include "lib/npy/npy.hpp"
 
 namespace simprec::cli {
 namespace {
 
 struct Options {
-  std::string model, a, b, c, out;
+  std::string model, a, b, c, out, max_memory;
   bool list = false;
   unsigned threads = 0;
 };
@@ -105,11 +110,6 @@ std::vector<uint32_t> encodings(const NpyArray& array, const Format& format,
 std::vector<int64_t> batch_of(const std::vector<int64_t>& shape) {
   return {shape.begin(), shape.end() - 2};
 }
-int64_t product(const std::vector<int64_t>& v) {
-  int64_t p = 1;
-  for (int64_t x : v) p *= x;
-  return p;
-}
 
 void run_mma(const Options& o) {
   if (o.list) {
@@ -159,9 +159,29 @@ void run_mma(const Options& o) {
     c_bits = encodings(c, model->accumulator, "C");
     c_shape = c.shape;
   }
+  // M, N and K reach the GEMM as int; D's size is checked before anything is allocated.
+  for (const auto& [name, size] : {std::pair{"M", m}, std::pair{"N", n}, std::pair{"K", k}}) {
+    if (size < 1 || size > INT32_MAX) {
+      throw UsageError(std::string(name) + " = " + std::to_string(size) + " is out of range [1, " +
+                       std::to_string(INT32_MAX) + "]");
+    }
+  }
+  int64_t batches = 0;
+  limits::MemoryEstimate estimate;
+  try {
+    batches = limits::checked_product(std::span<const int64_t>(batch), "batch dimensions");
+    std::vector<int64_t> d_dims = {batches, m, n};
+    estimate.add(limits::checked_product(std::span<const int64_t>(d_dims), "D (batch x M x N)"),
+                 2 * sizeof(uint32_t));
+    estimate.add(m * k + k * n, 2 * sizeof(uint32_t)).add(m * n, 2 * sizeof(uint32_t));
+    estimate.add(a.size() + b.size(), sizeof(uint32_t));
+    limits::check_memory(estimate, limits::memory_limit(o.max_memory),
+                         "D " + shape_text({batches, m, n}));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   const std::vector<uint32_t> a_bits = encodings(a, model->input, "A"),
                               b_bits = encodings(b, model->input, "B");
-  const int64_t batches = product(batch);
   const bool a_shared = a.shape.size() == 2, b_shared = b.shape.size() == 2,
              c_shared = c_shape.size() == 2;
   std::vector<uint32_t> d(static_cast<size_t>(batches * m * n));
@@ -211,6 +231,9 @@ const RegisterCommand kRegistration([](CLI::App& app) {
   command->add_option("--out", options->out,
                       "D.npy: float32, or uint16 fp16 bit patterns for fp16 accumulators");
   command->add_option("--threads", options->threads, "threads (0: all)");
+  command->add_option("--max-memory", options->max_memory,
+                      "refuse work whose estimated memory exceeds SIZE (e.g. 4G; default: the "
+                      "machine's physical memory)");
   command->callback([options] { run_mma(*options); });
 });
 

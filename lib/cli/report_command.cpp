@@ -14,6 +14,7 @@ const RegisterCommand kRegistration([](CLI::App& app) {
   command->add_option("dir", *dir, "the results folder")->required();
   command->callback([dir] {
     const auto files = reports::write_report(*dir);
+    if (!files.skipped_note.empty()) std::printf("%s\n", files.skipped_note.c_str());
     std::printf("report: %s\nsummary: %s\n", files.markdown.string().c_str(),
                 files.csv.string().c_str());
     for (const auto& p : files.plots) std::printf("plot: %s\n", p.string().c_str());

@@ -9,6 +9,7 @@
 #include "lib/cli/command.hpp"
 #include "lib/cli/format_options.hpp"
 #include "lib/cli/number_text.hpp"
+#include "lib/limits/strict_parse.hpp"
 
 namespace simprec::cli {
 namespace {
@@ -84,8 +85,11 @@ void run_round(const FormatOptions& options, bool report) {
     Unrounded exact_value;
     try {
       exact_value = parse_exact(line);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError("stdin line " + std::to_string(line_number) + ": " + e.what());
+    } catch (const std::invalid_argument&) {
+      // Quoted in part and escaped: the line may be megabytes long or binary.
+      throw UsageError("stdin line " + std::to_string(line_number) + ": '" + limits::excerpt(line) +
+                       "' is not a number (expected decimal, hex float like 0x1.8p-3, inf, -inf "
+                       "or nan)");
     }
     const uint64_t bits = ctx.round(exact_value);
     const double value = decode(format, bits);

@@ -8,13 +8,15 @@
 #include "lib/experiments/attention_backend.hpp"
 #include "lib/experiments/results_store.hpp"
 #include "lib/experiments/runner.hpp"
+#include "lib/limits/memory_bound.hpp"
+#include "lib/limits/strict_parse.hpp"
 #include "lib/reports/report.hpp"
 
 namespace simprec::cli {
 namespace {
 
 struct RunArguments {
-  std::string file, out;
+  std::string file, out, max_memory;
   bool force = false, quiet = false, validate_only = false;
   unsigned threads = 0;
   int64_t max_cases = 0;
@@ -31,11 +33,33 @@ int run(const RunArguments& args) {
   } catch (const config::ConfigError& e) {
     throw UsageError(e.what());
   }
+  // The memory bound, checked for every case before any runs (and by --check).
+  experiments::RunOptions options;
+  try {
+    const limits::MemoryLimit limit = limits::memory_limit(args.max_memory);
+    limits::MemoryEstimate largest;
+    for (const auto& c : cases) {
+      const limits::MemoryEstimate estimate = backend.estimate_memory(c.params);
+      limits::check_memory(estimate, limit,
+                           "case " + std::to_string(c.index) + " (" + c.label() + ")");
+      if (estimate.bytes() > largest.bytes()) largest = estimate;
+    }
+    options.case_memory_bytes = largest.bytes();
+    options.memory_limit_bytes = limit.bytes;
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(args.file + ": " + e.what());
+  }
   if (args.validate_only) {
     std::printf("%s: valid, %zu cases\n", args.file.c_str(), cases.size());
     return 0;
   }
-  experiments::RunOptions options;
+  if (args.out.empty()) {
+    // The file's stem is the default name; a stem that cannot be a folder needs --out.
+    if (const std::string problem = experiments::folder_name_problem(spec.name); !problem.empty()) {
+      throw UsageError(args.file + ": the experiment's name '" + limits::excerpt(spec.name) +
+                       "' cannot be the output folder (" + problem + "); give --out DIR");
+    }
+  }
   options.out =
       args.out.empty() ? std::filesystem::path(spec.name) : std::filesystem::path(args.out);
   options.force = args.force;
@@ -51,6 +75,7 @@ int run(const RunArguments& args) {
   }
   const auto files = reports::write_report(options.out);
   if (!args.quiet) {
+    if (!files.skipped_note.empty()) std::printf("%s\n", files.skipped_note.c_str());
     std::printf("%zu cases (%zu already done, %zu run, %zu failed) in %s\n", summary.total,
                 summary.skipped, summary.ran, summary.failed, options.out.string().c_str());
     std::printf("report: %s\nsummary: %s\n", files.markdown.string().c_str(),
@@ -78,7 +103,12 @@ const RegisterCommand kRegistration([](CLI::App& app) {
   command->add_option("--threads,-j", args->threads, "threads (default: all cores)");
   command->add_option("--max-cases", args->max_cases,
                       "refuse sweeps with more cases (default: the file's max_cases)");
-  command->add_flag("--check", args->validate_only, "only validate the file and count its cases");
+  command->add_flag("--check", args->validate_only,
+                    "only validate the file (and the memory bound) and count its cases");
+  command->add_option("--max-memory", args->max_memory,
+                      "refuse cases whose estimated memory exceeds SIZE (e.g. 4G; default: the "
+                      "machine's physical memory); fewer cases run at once where the limit would "
+                      "not hold them all");
   command->callback([args] {
     if (const int code = run(*args); code != 0) throw ExitStatus{code};
   });

@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "lib/cli/command.hpp"
+#include "lib/cli/seed_option.hpp"
 #include "lib/inputs/generators.hpp"
+#include "lib/limits/strict_parse.hpp"
 #include "lib/npy/npy.hpp"
 #include "lib/validate/validation.hpp"
 #include "lib/validate/validation_inputs.hpp"
@@ -55,12 +57,10 @@ validate::InputChoices input_choices(const ValidateOptions& o) {
   validate::InputChoices choices;
   for (const auto& [symbol, text] : pairs(o.dimensions, "--dim")) {
     try {
-      size_t used = 0;
-      const long long v = std::stoll(text, &used);
-      if (used != text.size() || v < 1) throw std::invalid_argument(text);
-      choices.dimensions[symbol] = v;
-    } catch (const std::exception&) {
-      throw UsageError("--dim " + symbol + "=" + text + ": the size must be a positive integer");
+      choices.dimensions[symbol] =
+          limits::parse_integer(text, 1, int64_t{1} << 31, "--dim " + symbol);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
     }
   }
   choices.formats = pairs(o.formats, "--format");
@@ -124,6 +124,11 @@ void run_validate(const ValidateOptions& o) {
   validate::print_validation(stdout, result);
   if (!result.passed()) {
     std::fflush(stdout);
+    if (result.nan_mismatches() > 0) {
+      throw std::runtime_error("kernel '" + result.kernel + "' of plugin '" + result.plugin +
+                               "' and model '" + result.model + "' disagree on NaN in " +
+                               std::to_string(result.nan_mismatches()) + " values");
+    }
     throw std::runtime_error("kernel '" + result.kernel + "' of plugin '" + result.plugin +
                              "' is not bit-exact with model '" + result.model + "'" +
                              (result.claims_bit_exact ? " as it claims" : ""));
@@ -142,7 +147,7 @@ const RegisterCommand registration{[](CLI::App& app) {
   cmd->add_option("--timeout", o->timeout_seconds,
                   "seconds a plugin call may take before it is killed")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--seed", o->seed, "seed of generated inputs");
+  add_seed_option(*cmd, o->seed, "seed of generated inputs");
   cmd->add_option(
       "--dim", o->dimensions,
       "SYMBOL=SIZE of a shape symbol (default 64; 32 or 16 in tensors of rank 3 or more)");

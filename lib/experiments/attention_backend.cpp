@@ -9,11 +9,14 @@
 #include "emulation/round.hpp"
 #include "lib/attention/attention.hpp"
 #include "lib/attention/attribution.hpp"
+#include "lib/attention/footprint.hpp"
 #include "lib/attention/numerics_spec.hpp"
 #include "lib/attention/options.hpp"
 #include "lib/attention/preset.hpp"
 #include "lib/inputs/generators.hpp"
+#include "lib/limits/checked_arithmetic.hpp"
 #include "lib/metrics/error_metrics.hpp"
+#include "lib/npy/npy.hpp"
 #include "plugins/host/plugin.hpp"
 
 namespace simprec::experiments {
@@ -86,20 +89,37 @@ ImplementationSpec implementation_from_json(const nlohmann::json& j) {
   return impl;
 }
 
+attention::AttentionShape generated_shape(const std::vector<int64_t>& shape) {
+  attention::AttentionShape s;
+  s.batch = shape.at(0);
+  s.heads = shape.at(1);
+  s.nq = s.nk = shape.at(2);
+  s.d = s.dv = shape.at(3);
+  return s;
+}
+
+// The shape of file inputs from their headers (the data is not read).
+attention::AttentionShape file_shape(const std::string& q, const std::string& k,
+                                     const std::string& v) {
+  const NpyArray qh = read_npy_header(q), kh = read_npy_header(k), vh = read_npy_header(v);
+  for (const NpyArray* h : {&qh, &kh, &vh}) {
+    if (h->shape.size() < 2) throw std::invalid_argument(q + ": expected shape (..., N, d)");
+  }
+  attention::AttentionShape s;
+  const size_t rank = qh.shape.size();
+  s.nq = qh.shape[rank - 2];
+  s.d = qh.shape[rank - 1];
+  s.nk = kh.shape[kh.shape.size() - 2];
+  s.dv = vh.shape.back();
+  s.heads = limits::checked_product(std::span<const int64_t>(qh.shape.data(), rank - 2), q);
+  return s;
+}
+
 attention::AttentionInputs make_inputs(const nlohmann::json& in, bool backward) {
   if (in.contains("generator")) {
-    const auto shape = in["shape"].get<std::vector<int64_t>>();
-    attention::AttentionShape s;
-    s.batch = shape[0];
-    s.heads = shape[1];
-    s.nq = s.nk = shape[2];
-    s.d = s.dv = shape[3];
-    inputs::GeneratorParams p;
-    const auto options = in.value("options", std::map<std::string, double>{});
-    if (auto it = options.find("peak"); it != options.end()) p.peak = it->second;
-    if (auto it = options.find("prototypes"); it != options.end())
-      p.prototypes = static_cast<int>(it->second);
-    if (auto it = options.find("concentration"); it != options.end()) p.concentration = it->second;
+    const attention::AttentionShape s = generated_shape(in["shape"].get<std::vector<int64_t>>());
+    const inputs::GeneratorParams p =
+        inputs::generator_params(in.value("options", std::map<std::string, double>{}));
     return inputs::generate(in["generator"].get<std::string>(), s, in["seed"].get<uint64_t>(),
                             backward && in.value("backward", true), p);
   }
@@ -282,11 +302,15 @@ void AttentionBackend::check_input(const InputSpec& input) const {
       throw FieldError("generator",
                        "unknown generator '" + input.generator + "': expected one of " + list);
     }
-    for (const auto& [key, _] : input.options) {
-      if (key != "peak" && key != "prototypes" && key != "concentration") {
-        throw FieldError("options", "unknown generator option '" + key +
-                                        "': expected peak, prototypes or concentration");
-      }
+    try {
+      inputs::generator_params(input.options);
+    } catch (const std::invalid_argument& e) {
+      throw FieldError("options", e.what());
+    }
+    try {
+      attention::check_shape(generated_shape(input.shape));
+    } catch (const std::invalid_argument& e) {
+      throw FieldError("shape", e.what());
     }
   } else {
     std::optional<Format> bits;
@@ -315,6 +339,24 @@ void AttentionBackend::check_implementation(const ImplementationSpec& impl) cons
     return;
   }
   build_config(impl);
+}
+
+limits::MemoryEstimate AttentionBackend::estimate_memory(const nlohmann::json& params) const {
+  const ImplementationSpec impl = implementation_from_json(params["implementation"]);
+  const auto& in = params["input"];
+  const bool backward = params["analysis"].value("backward", true) &&
+                        (in.contains("generator") ? in.value("backward", true) : in.contains("do"));
+  const attention::AttentionShape shape =
+      in.contains("generator") ? generated_shape(in["shape"].get<std::vector<int64_t>>())
+                               : file_shape(in["q"].get<std::string>(), in["k"].get<std::string>(),
+                                            in["v"].get<std::string>());
+  attention::FootprintUse use;
+  use.threads = 1;
+  if (!impl.plugin.empty()) return attention::estimate_memory(shape, AttentionConfig{}, use);
+  use.backward = backward;
+  // The emulation's outputs, the reference's and, with attribution, a rerun's.
+  use.output_sets = params["analysis"].value("attribute", false) ? 3 : 2;
+  return attention::estimate_memory(shape, build_config(impl), use);
 }
 
 nlohmann::json AttentionBackend::run_case(const nlohmann::json& params, unsigned threads) const {

@@ -12,6 +12,7 @@ class AttentionBackend final : public CaseBackend {
   void check_input(const InputSpec& input) const override;
   void check_implementation(const ImplementationSpec& impl) const override;
   nlohmann::json run_case(const nlohmann::json& params, unsigned threads) const override;
+  limits::MemoryEstimate estimate_memory(const nlohmann::json& params) const override;
 };
 
 }  // namespace simprec::experiments

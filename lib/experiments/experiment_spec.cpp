@@ -1,11 +1,17 @@
 #include "lib/experiments/experiment_spec.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <set>
+#include <span>
 
 #include "lib/config/toml_reader.hpp"
+#include "lib/limits/checked_arithmetic.hpp"
+#include "lib/limits/input_file.hpp"
+#include "lib/limits/strict_parse.hpp"
 
 namespace simprec::experiments {
 namespace {
@@ -74,7 +80,14 @@ InputSpec read_input(const TableReader& t, const std::string& name, const fs::pa
     in.seed = static_cast<uint64_t>(t.integer("seed", 0, INT64_MAX).value_or(0));
     in.backward = t.boolean("backward").value_or(true);
     if (auto options = t.table("options")) {
-      for (const auto& key : options->keys()) in.options[key] = *options->number(key);
+      for (const auto& key : options->keys()) {
+        const double value = *options->number(key);
+        if (!std::isfinite(value)) {
+          options->fail_at(key, "'" + options->key_path(key) + "' must be a finite number, not " +
+                                    std::to_string(value));
+        }
+        in.options[key] = value;
+      }
     }
   } else {
     for (const char* key : {"q", "k", "v"}) {
@@ -262,6 +275,11 @@ std::string ExperimentSpec::fingerprint() const {
 
 ExperimentSpec load_experiment(const std::string& path, const CaseBackend& backend) {
   if (!fs::exists(path)) throw ConfigError(path + ": no such experiment file");
+  try {
+    limits::require_regular_file(path);  // a FIFO would block the parser
+  } catch (const std::runtime_error& e) {
+    throw ConfigError(e.what());
+  }
   const toml::table root_table = config::parse_toml_file(path);
   const TableReader root(root_table, path, "");
   root.allow_only({"name", "description", "max_cases", "inputs", "implementations", "sweep",
@@ -270,6 +288,10 @@ ExperimentSpec load_experiment(const std::string& path, const CaseBackend& backe
   ExperimentSpec spec;
   spec.file = fs::absolute(path).lexically_normal().string();
   spec.name = root.string("name").value_or(fs::path(path).stem().string());
+  if (root.has("name")) {
+    if (const std::string problem = folder_name_problem(spec.name); !problem.empty())
+      root.fail_at("name", "'name' = \"" + limits::excerpt(spec.name) + "\": " + problem);
+  }
   spec.description = root.string("description").value_or("");
   spec.max_cases = root.integer("max_cases", 1, int64_t{1} << 40).value_or(10000);
 
@@ -387,15 +409,42 @@ std::string Case::label() const {
   return text;
 }
 
-std::vector<Case> expand_cases(const ExperimentSpec& spec, const CaseBackend& backend) {
-  size_t total = 0;
-  for (const auto& study : spec.studies) {
-    size_t combinations = 1;
-    for (const auto& axis : study.sweep) combinations *= axis.values.size();
-    total += combinations * study.inputs.size() * study.implementations.size();
+std::string folder_name_problem(const std::string& name) {
+  if (name.empty() || name.size() > 100) return "a folder name needs 1 to 100 characters";
+  for (const char c : name) {
+    const bool allowed = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                         (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '+' || c == '-';
+    if (!allowed) {
+      return "'" + limits::excerpt(std::string(1, c)) +
+             "' cannot be in the name of the default output folder (allowed: A-Z a-z 0-9 . _ + -)";
+    }
   }
-  if (static_cast<int64_t>(total) > spec.max_cases) {
-    throw ConfigError(spec.file + ": the sweep gives " + std::to_string(total) +
+  if (name.front() == '.' || name.front() == '-')
+    return "the default output folder's name cannot start with '.' or '-'";
+  return "";
+}
+
+std::vector<Case> expand_cases(const ExperimentSpec& spec, const CaseBackend& backend) {
+  // Counted in unsigned 64 bits with every product and sum checked: a sweep too large to count
+  // is refused like any other above max_cases, before anything is expanded.
+  std::optional<uint64_t> total = 0;
+  std::string factors;
+  for (const auto& study : spec.studies) {
+    std::vector<uint64_t> sizes = {study.inputs.size(), study.implementations.size()};
+    for (const auto& axis : study.sweep) sizes.push_back(axis.values.size());
+    std::optional<uint64_t> combinations = 1;
+    for (const uint64_t n : sizes) {
+      if (combinations) combinations = limits::checked_mul(*combinations, n);
+    }
+    if (total && combinations) total = limits::checked_add(*total, *combinations);
+    if (!combinations) total.reset();
+    factors +=
+        (factors.empty() ? "" : " + ") + limits::product_text(std::span<const uint64_t>(sizes));
+  }
+  if (!total || *total > static_cast<uint64_t>(spec.max_cases)) {
+    throw ConfigError(spec.file + ": the sweep gives " +
+                      (total ? std::to_string(*total)
+                             : "2^64 or more (" + factors + " does not fit in 64 bits)") +
                       " cases, more than max_cases = " + std::to_string(spec.max_cases) +
                       " (raise max_cases in the file or pass --max-cases)");
   }

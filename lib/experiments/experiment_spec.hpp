@@ -25,6 +25,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lib/limits/memory_bound.hpp"
+
 namespace simprec::experiments {
 
 struct InputSpec {
@@ -108,7 +110,18 @@ class CaseBackend {
   // Runs one case (its parameters as made by expand_cases) and returns its results.
   // `threads` is how many threads the case may use; results must not depend on it.
   virtual nlohmann::json run_case(const nlohmann::json& params, unsigned threads) const = 0;
+  // An estimate of the memory run_case needs on one thread (the memory bound); zero when the
+  // backend does not estimate. Throws std::invalid_argument when sizes overflow.
+  virtual limits::MemoryEstimate estimate_memory(const nlohmann::json& params) const {
+    (void)params;
+    return {};
+  }
 };
+
+// Why `name` cannot be the default output folder (empty when it can): 1 to 100 characters from
+// A-Z a-z 0-9 . _ + -, not starting with '.' or '-' (so no path separator, no "..", no hidden
+// or option-like folder).
+std::string folder_name_problem(const std::string& name);
 
 // Reads and validates; throws config::ConfigError with FILE:LINE:COLUMN.
 ExperimentSpec load_experiment(const std::string& path, const CaseBackend& backend);
@@ -121,7 +134,8 @@ struct Case {
 };
 
 // The product of the sweep axes, inputs and implementations, in a fixed order. Throws
-// config::ConfigError when there are more than max_cases.
+// config::ConfigError when there are more than max_cases (the count is computed with overflow
+// checks and compared before anything is expanded).
 std::vector<Case> expand_cases(const ExperimentSpec& spec, const CaseBackend& backend);
 
 // 64-bit FNV-1a of a string, as 16 hex digits.

@@ -1,6 +1,11 @@
 // DIR/results.jsonl: one self-describing JSON record per finished case, each appended with a
 // single write and flushed to disk, so that an interrupted run loses at most the cases in
 // flight; DIR/experiment.json says which experiment the folder belongs to.
+//
+// A line that is not a record (corrupted, or edited by hand) is reported by its line number and
+// skipped: every good record before and after it is kept, and only the cases without a good
+// record run again. The folder is locked (flock on DIR/run.lock) while a run writes to it; a
+// second run on the same folder is refused with the pid and host of the first.
 #pragma once
 
 #include <filesystem>
@@ -15,12 +20,28 @@
 
 namespace simprec::experiments {
 
+// A line of results.jsonl that holds no usable record.
+struct SkippedLine {
+  size_t line = 0;  // 1-based
+  std::string reason;
+};
+
+struct ResultsFile {
+  std::vector<nlohmann::json> records;  // good records, in file order, the first of each case id
+  std::vector<SkippedLine> skipped;     // bad lines and later duplicates of a case id
+};
+
+// "skipped 2 lines of DIR/results.jsonl that hold no usable record: line 5 (not JSON), ..."
+// (empty when none were skipped).
+std::string skipped_lines_text(const std::filesystem::path& file,
+                               const std::vector<SkippedLine>& skipped);
+
 class ResultsStore {
  public:
   // Opens (or creates) `dir` for `spec`. Refuses, with std::runtime_error, a folder that holds
   // another experiment's results (or anything that is not a results folder) unless `force`;
   // with `force` the old results are moved aside to results.jsonl.previous and the run starts
-  // afresh. Also refuses an unwritable folder.
+  // afresh. Also refuses an unwritable folder, and a folder another run holds locked.
   ResultsStore(std::filesystem::path dir, const ExperimentSpec& spec, bool force);
   ~ResultsStore();
   ResultsStore(const ResultsStore&) = delete;
@@ -28,19 +49,27 @@ class ResultsStore {
 
   // Records already in the file, by case id (a torn last line, from a crash mid-write, is cut).
   const std::map<std::string, nlohmann::json>& finished() const { return finished_; }
+  // Lines of the existing file that were skipped.
+  const std::vector<SkippedLine>& skipped() const { return skipped_; }
   // Appends one record; safe to call from several threads.
   void append(const nlohmann::json& record);
   const std::filesystem::path& dir() const { return dir_; }
 
  private:
+  void open_locked(const ExperimentSpec& spec, bool force);
+
   std::filesystem::path dir_;
   std::map<std::string, nlohmann::json> finished_;
+  std::vector<SkippedLine> skipped_;
   std::mutex mutex_;
   int fd_ = -1;
+  int lock_fd_ = -1;
 };
 
-// Every complete record of DIR/results.jsonl, in case order; throws std::runtime_error when the
-// folder has no results.
+// Every good record of DIR/results.jsonl, in case order, and the lines skipped; throws
+// std::runtime_error when the folder has no results.
+ResultsFile read_results_file(const std::filesystem::path& dir);
+// The records alone.
 std::vector<nlohmann::json> read_results(const std::filesystem::path& dir);
 
 }  // namespace simprec::experiments

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <thread>
 
 #include "lib/experiments/progress.hpp"
@@ -52,6 +53,7 @@ class StopSignals {
 RunSummary run_experiment(const ExperimentSpec& spec, const std::vector<Case>& cases,
                           const CaseBackend& backend, const RunOptions& options) {
   ResultsStore store(options.out, spec, options.force);
+  const std::string skipped = skipped_lines_text(options.out / "results.jsonl", store.skipped());
   std::vector<const Case*> todo;
   for (const auto& c : cases) {
     if (!store.finished().count(c.id)) todo.push_back(&c);
@@ -60,6 +62,10 @@ RunSummary run_experiment(const ExperimentSpec& spec, const std::vector<Case>& c
   summary.total = cases.size();
   summary.skipped = cases.size() - todo.size();
   Progress progress(cases.size(), summary.skipped, options.quiet);
+  // Reported even when quiet: records the run will not use.
+  if (!skipped.empty())
+    std::fprintf(stderr, "simprec run: %s; cases without a good record run again\n",
+                 skipped.c_str());
   if (summary.skipped > 0) {
     progress.message("resuming: " + std::to_string(summary.skipped) + " of " +
                      std::to_string(cases.size()) + " cases already in " +
@@ -67,8 +73,13 @@ RunSummary run_experiment(const ExperimentSpec& spec, const std::vector<Case>& c
   }
   const unsigned cores =
       options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-  const unsigned workers =
-      static_cast<unsigned>(std::min<size_t>(cores, std::max<size_t>(1, todo.size())));
+  // No more cases at once than the memory bound allows (each case's estimate at most
+  // options.case_memory_bytes).
+  size_t concurrent = cores;
+  if (options.case_memory_bytes > 0)
+    concurrent = std::max<size_t>(1, options.memory_limit_bytes / options.case_memory_bytes);
+  const unsigned workers = static_cast<unsigned>(
+      std::min<size_t>({cores, concurrent, std::max<size_t>(1, todo.size())}));
   // Cores left over when there are fewer cases than cores go to each case's own threads.
   const unsigned inner_threads = std::max(1u, cores / workers);
 

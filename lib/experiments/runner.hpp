@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <vector>
 
@@ -14,6 +15,10 @@ struct RunOptions {
   bool force = false;         // replace another experiment's results
   bool quiet = false;
   unsigned threads = 0;  // 0: all cores
+  // The memory bound: the largest estimate of one case (0: not estimated) and the limit; fewer
+  // cases run at once where the limit would not hold them all.
+  uint64_t case_memory_bytes = 0;
+  uint64_t memory_limit_bytes = 0;
 };
 
 struct RunSummary {

@@ -1,11 +1,16 @@
 #include "lib/inputs/generators.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numbers>
+#include <span>
 #include <stdexcept>
 
 #include "emulation/random.hpp"
 #include "emulation/round.hpp"
+#include "lib/attention/footprint.hpp"
+#include "lib/limits/checked_arithmetic.hpp"
 #include "lib/npy/npy.hpp"
 
 namespace simprec::inputs {
@@ -43,14 +48,36 @@ std::vector<std::string> generator_kinds() {
   return {"normal", "peaky", "repeated-max", "low-rank", "sinks"};
 }
 
+GeneratorParams generator_params(const std::map<std::string, double>& values) {
+  GeneratorParams p;
+  for (const auto& [key, value] : values) {
+    const auto bad = [&, key = key, value = value](const std::string& expected) {
+      char text[40];
+      std::snprintf(text, sizeof text, "%.17g", value);
+      return std::invalid_argument("generator parameter " + key + " = " + text + ": expected " +
+                                   expected);
+    };
+    if (key == "peak" || key == "concentration") {
+      if (!std::isfinite(value) || value <= 0) throw bad("a finite positive number");
+      (key == "peak" ? p.peak : p.concentration) = value;
+    } else if (key == "prototypes") {
+      if (!(value >= 1 && value <= kMaxPrototypes) || value != std::floor(value))
+        throw bad("an integer in [1, " + std::to_string(kMaxPrototypes) + "]");
+      p.prototypes = static_cast<int>(value);
+    } else {
+      throw std::invalid_argument("unknown generator parameter '" + key +
+                                  "' (expected peak, prototypes or concentration)");
+    }
+  }
+  return p;
+}
+
 AttentionInputs generate(std::string_view kind, const AttentionShape& shape_in, uint64_t seed,
                          bool with_grad, const GeneratorParams& prm) {
   AttentionShape s = shape_in;
   s.nk = s.nq;
   s.dv = s.d;
-  if (s.batch < 1 || s.heads < 1 || s.nq < 1 || s.d < 1) {
-    throw std::invalid_argument("generated shape must be positive in every dimension");
-  }
+  attention::check_shape(s);
   bool known = false;
   for (const auto& k : generator_kinds()) known |= k == kind;
   if (!known) {
@@ -186,9 +213,17 @@ Loaded load_one(const std::filesystem::path& path, const std::optional<Format>& 
                                   " expects uint16 or uint8 bit patterns, the file holds " +
                                   npy_type_name(a.type));
     }
-    if ((a.type == NpyType::kUint8) != (bits_format->width() <= 8)) {
-      throw std::invalid_argument(path.string() + ": " + npy_type_name(a.type) +
-                                  " does not match the width of " + bits_format->name());
+    // The dtype must be the format's width: uint8 for 8-bit formats, uint16 for 9 to 16 bits.
+    const bool narrow = bits_format->width() <= 8;
+    if (bits_format->width() > 16 || (a.type == NpyType::kUint8) != narrow) {
+      throw std::invalid_argument(
+          path.string() + ": --input-format " + bits_format->name() + " is " +
+          std::to_string(bits_format->width()) + " bits wide, the file holds " +
+          npy_type_name(a.type) +
+          (bits_format->width() > 16
+               ? " (--input-format takes formats of at most 16 bits; give float32 or float64 "
+                 "values without it)"
+               : std::string(" (expected ") + (narrow ? "uint8" : "uint16") + " bit patterns)"));
     }
     const std::vector<double> raw = a.to_doubles();
     for (size_t i = 0; i < raw.size(); ++i)
@@ -245,8 +280,9 @@ AttentionInputs load_inputs(const std::filesystem::path& qp, const std::filesyst
   }
   AttentionInputs in;
   AttentionShape& s = in.shape;
-  s.batch = 1;
-  for (size_t i = 0; i + 3 < rank; ++i) s.batch *= q.shape[i];
+  s.batch = limits::checked_product(
+      std::span<const int64_t>(q.shape.data(), rank - std::min<size_t>(rank, 3)),
+      qp.string() + ": batch dimensions");
   s.heads = rank >= 3 ? q.shape[rank - 3] : 1;
   s.nq = q.shape[rank - 2];
   s.d = q.shape[rank - 1];

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +32,12 @@ struct GeneratorParams {
 };
 
 std::vector<std::string> generator_kinds();
+
+// Parameters by name, as the command line (--gen-param) and experiment files ([inputs.X.options])
+// give them: peak and concentration finite and positive, prototypes an integer in
+// [1, kMaxPrototypes]. Throws std::invalid_argument naming the parameter and its value.
+inline constexpr int kMaxPrototypes = 1 << 20;
+GeneratorParams generator_params(const std::map<std::string, double>& values);
 
 // Shape (batch, heads, n, d) with nq = nk = n, dv = d. with_grad: also dO.
 attention::AttentionInputs generate(std::string_view kind, const attention::AttentionShape& shape,

@@ -40,7 +40,10 @@ nlohmann::json number(double x) {
 }  // namespace
 
 double ratio(double a, double b) {
-  return b != 0 ? a / b : kNaN;
+  // inf/inf is a NaN with its sign bit set on x86, printed "-nan"; every undefined ratio is the
+  // same NaN.
+  const double r = b != 0 ? a / b : kNaN;
+  return std::isnan(r) ? kNaN : r;
 }
 
 ErrorMetrics compute_metrics(std::span<const double> test, std::span<const double> ref,
@@ -58,8 +61,16 @@ ErrorMetrics compute_metrics(std::span<const double> test, std::span<const doubl
   m.draws = draws;
   const size_t per_draw = test.size() / draws;
   std::vector<double> draw_bias(draws, 0.0), draw_mag(draws, 0.0);
+  std::vector<int64_t> draw_count(draws, 0);
   double sum_sq = 0, ref_sq = 0, sum_err = 0, sum_err_sq = 0;
   for (size_t i = 0; i < test.size(); ++i) {
+    if (std::isnan(test[i])) ++m.nan_count;
+    if (std::isinf(test[i])) ++m.inf_count;
+    if (!std::isfinite(test[i]) || !std::isfinite(ref[i])) {
+      const bool agree = (std::isnan(test[i]) && std::isnan(ref[i])) || test[i] == ref[i];
+      if (!agree) ++m.nonfinite_mismatch;
+      continue;
+    }
     const double err = test[i] - ref[i];
     m.max_abs = std::max(m.max_abs, std::fabs(err));
     sum_sq += err * err;
@@ -68,30 +79,69 @@ ErrorMetrics compute_metrics(std::span<const double> test, std::span<const doubl
     sum_err_sq += err * err;
     draw_bias[i / per_draw] += err;
     draw_mag[i / per_draw] += ref[i] < 0 ? -err : err;
+    ++draw_count[i / per_draw];
     const double ulps = err / ulp_at(format, std::fabs(ref[i]));
     int bin =
         static_cast<int>(std::clamp(std::nearbyint(ulps), double{-ErrorMetrics::kHistogramLimit},
                                     double{ErrorMetrics::kHistogramLimit}));
     ++m.ulp_histogram[bin];
   }
-  const auto n = static_cast<double>(test.size());
+  if (m.nonfinite_mismatch > 0) {
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    m.max_abs = m.rms = m.rel_frobenius = kInf;
+    m.ref_rms = m.bias = m.bias_se = m.magnitude_bias = m.magnitude_bias_se = m.naive_z =
+        m.wasserstein1 = kNaN;
+    return m;
+  }
+  // Agreeing NaN or infinite pairs carry no error; the means are over the finite pairs.
+  const auto n = static_cast<double>(test.size() - static_cast<size_t>(m.nan_count + m.inf_count));
+  if (n == 0) {
+    m.rms = m.rel_frobenius = m.ref_rms = m.bias = m.bias_se = m.magnitude_bias =
+        m.magnitude_bias_se = m.naive_z = m.wasserstein1 = kNaN;
+    return m;
+  }
   m.rms = std::sqrt(sum_sq / n);
   m.ref_rms = std::sqrt(ref_sq / n);
   m.rel_frobenius = ref_sq > 0 ? std::sqrt(sum_sq / ref_sq) : kNaN;
-  for (auto& b : draw_bias) b /= static_cast<double>(per_draw);
-  for (auto& b : draw_mag) b /= static_cast<double>(per_draw);
+  // Each draw's mean over its finite pairs; a draw without any has no mean and is left out.
+  std::vector<double> bias_means, magnitude_means;
+  for (int64_t d = 0; d < draws; ++d) {
+    if (draw_count[d] == 0) continue;
+    bias_means.push_back(draw_bias[d] / static_cast<double>(draw_count[d]));
+    magnitude_means.push_back(draw_mag[d] / static_cast<double>(draw_count[d]));
+  }
+  draw_bias = std::move(bias_means);
+  draw_mag = std::move(magnitude_means);
   mean_and_se(draw_bias, m.bias, m.bias_se);
   mean_and_se(draw_mag, m.magnitude_bias, m.magnitude_bias_se);
   const double mean = sum_err / n;
   const double var = n > 1 ? (sum_err_sq - n * mean * mean) / (n - 1) : 0;
   m.naive_z = var > 0 ? mean / std::sqrt(var / n) : 0;
-  std::vector<double> a(test.begin(), test.end()), b(ref.begin(), ref.end());
+  std::vector<double> a, b;
+  for (size_t i = 0; i < test.size(); ++i) {
+    if (!std::isfinite(test[i])) continue;
+    a.push_back(test[i]);
+    b.push_back(ref[i]);
+  }
   std::sort(a.begin(), a.end());
   std::sort(b.begin(), b.end());
   double w = 0;
   for (size_t i = 0; i < a.size(); ++i) w += std::fabs(a[i] - b[i]);
   m.wasserstein1 = w / n;
   return m;
+}
+
+std::string ErrorMetrics::nonfinite_text() const {
+  if (nan_count == 0 && inf_count == 0 && nonfinite_mismatch == 0) return "";
+  std::string text = std::to_string(nan_count) + " of " + std::to_string(count) + " values NaN, " +
+                     std::to_string(inf_count) + " infinite";
+  if (nonfinite_mismatch > 0) {
+    text += "; " + std::to_string(nonfinite_mismatch) +
+            " where the reference differs: no error statistic is finite";
+  } else {
+    text += ", the reference the same there";
+  }
+  return text;
 }
 
 nlohmann::json ErrorMetrics::to_json() const {
@@ -104,19 +154,22 @@ nlohmann::json ErrorMetrics::to_json() const {
   }
   return {{"count", count},
           {"draws", draws},
-          {"max_abs", max_abs},
-          {"rms", rms},
+          {"nan_count", nan_count},
+          {"inf_count", inf_count},
+          {"nonfinite_mismatch", nonfinite_mismatch},
+          {"max_abs", number(max_abs)},
+          {"rms", number(rms)},
           {"rel_frobenius", number(rel_frobenius)},
-          {"ref_rms", ref_rms},
-          {"bias", bias},
+          {"ref_rms", number(ref_rms)},
+          {"bias", number(bias)},
           {"bias_se", number(bias_se)},
           {"bias_z", bias_se > 0 ? nlohmann::json(bias_z()) : nlohmann::json()},
-          {"magnitude_bias", magnitude_bias},
+          {"magnitude_bias", number(magnitude_bias)},
           {"magnitude_bias_se", number(magnitude_bias_se)},
           {"magnitude_bias_z",
            magnitude_bias_se > 0 ? nlohmann::json(magnitude_bias_z()) : nlohmann::json()},
-          {"naive_per_element_z", naive_z},
-          {"wasserstein1", wasserstein1},
+          {"naive_per_element_z", number(naive_z)},
+          {"wasserstein1", number(wasserstein1)},
           {"ulp_histogram", hist}};
 }
 

@@ -7,6 +7,10 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "lib/limits/checked_arithmetic.hpp"
+#include "lib/limits/input_file.hpp"
+#include "lib/limits/strict_parse.hpp"
+
 namespace simprec {
 namespace {
 
@@ -34,12 +38,38 @@ const TypeInfo& info(NpyType t) {
   throw std::runtime_error(path.string() + ": not a usable .npy file: " + what);
 }
 
+// The dimensions of a header's shape tuple, "(2, 3)", "(5,)" or "()": non-negative decimal
+// integers, with at most one trailing comma.
+std::vector<int64_t> parse_shape(const std::filesystem::path& path, const std::string& dims) {
+  std::vector<int64_t> shape;
+  size_t start = 0;
+  while (start <= dims.size()) {
+    size_t comma = dims.find(',', start);
+    if (comma == std::string::npos) comma = dims.size();
+    std::string item = dims.substr(start, comma - start);
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    const bool last = comma == dims.size();
+    if (item.empty()) {
+      // "()" and the trailing comma of "(5,)" or "(2, 3,)" hold no dimension.
+      if (last && (shape.empty() == (start == 0))) break;
+      fail(path, "shape (" + dims + ") has an empty entry");
+    }
+    const auto d = limits::parse_int64(item);
+    if (!d || *d < 0) {
+      fail(path, "shape entry '" + limits::excerpt(item) +
+                     "' is not a dimension (expected a non-negative integer)");
+    }
+    shape.push_back(*d);
+    start = comma + 1;
+  }
+  return shape;
+}
+
 }  // namespace
 
 int64_t NpyArray::size() const {
-  int64_t n = 1;
-  for (const auto d : shape) n *= d;
-  return n;
+  return limits::checked_product(std::span<const int64_t>(shape), "npy shape");
 }
 
 size_t NpyArray::element_bytes() const {
@@ -86,25 +116,33 @@ std::vector<double> NpyArray::to_doubles() const {
   return out;
 }
 
-NpyArray read_npy(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
+namespace {
+
+// Reads and checks the header; leaves `in` at the start of the data and returns its size.
+uint64_t read_header(const std::filesystem::path& path, std::ifstream& in, NpyArray& array) {
+  const uint64_t file_bytes = limits::require_regular_file(path);
+  in.open(path, std::ios::binary);
   if (!in) throw std::runtime_error(path.string() + ": cannot open: " + std::strerror(errno));
   char magic[8];
   if (!in.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0) fail(path, "bad magic");
   const int major = static_cast<unsigned char>(magic[6]);
   uint32_t header_len = 0;
+  uint64_t data_offset = 0;
   if (major == 1) {
     unsigned char len[2];
     if (!in.read(reinterpret_cast<char*>(len), 2)) fail(path, "truncated header");
     header_len = len[0] | (len[1] << 8);
+    data_offset = 10 + uint64_t{header_len};
   } else if (major == 2 || major == 3) {
     unsigned char len[4];
     if (!in.read(reinterpret_cast<char*>(len), 4)) fail(path, "truncated header");
     header_len = len[0] | (len[1] << 8) | (len[2] << 16) | (uint32_t{len[3]} << 24);
+    data_offset = 12 + uint64_t{header_len};
   } else {
     fail(path, "unsupported version " + std::to_string(major));
   }
   if (header_len > (1u << 20)) fail(path, "header of " + std::to_string(header_len) + " bytes");
+  if (data_offset > file_bytes) fail(path, "truncated header");
   std::string header(header_len, '\0');
   if (!in.read(header.data(), header_len)) fail(path, "truncated header");
 
@@ -112,7 +150,6 @@ NpyArray read_npy(const std::filesystem::path& path) {
   if (!std::regex_search(header, m, std::regex(R"('descr'\s*:\s*'([^']*)')")))
     fail(path, "no descr");
   const std::string descr = m[1];
-  NpyArray array;
   bool known = false;
   for (const auto& t : kTypes) {
     if (descr == t.descr || (t.bytes == 1 && descr == "<u1")) {
@@ -121,7 +158,7 @@ NpyArray read_npy(const std::filesystem::path& path) {
     }
   }
   if (!known) {
-    fail(path, "dtype '" + descr +
+    fail(path, "dtype '" + limits::excerpt(descr) +
                    "' (expected float32, float64, uint8, uint16, uint32, uint64, int32 or int64, "
                    "little endian)");
   }
@@ -131,17 +168,42 @@ NpyArray read_npy(const std::filesystem::path& path) {
   if (m[1] == "True") fail(path, "Fortran order is not supported (save a C-contiguous array)");
   if (!std::regex_search(header, m, std::regex(R"('shape'\s*:\s*\(([^)]*)\))")))
     fail(path, "no shape");
-  const std::string dims = m[1];
-  const std::regex number(R"(\d+)");
-  for (std::sregex_iterator it(dims.begin(), dims.end(), number), end; it != end; ++it) {
-    array.shape.push_back(std::stoll(it->str()));
+  array.shape = parse_shape(path, m[1]);
+  // The sizes the header claims are checked against the file before anything is allocated.
+  uint64_t bytes = 0;
+  try {
+    std::vector<uint64_t> factors(array.shape.begin(), array.shape.end());
+    factors.push_back(array.element_bytes());
+    bytes = limits::checked_product(std::span<const uint64_t>(factors), "shape times element size");
+  } catch (const std::invalid_argument& e) {
+    fail(path, std::string(e.what()));
   }
-  const auto bytes = static_cast<size_t>(array.size()) * array.element_bytes();
+  const uint64_t data_bytes = file_bytes - data_offset;
+  if (bytes > static_cast<uint64_t>(INT64_MAX) || bytes != data_bytes) {
+    fail(path, "the shape " + limits::product_text(std::span<const int64_t>(array.shape)) + " of " +
+                   npy_type_name(array.type) + " needs " + std::to_string(bytes) +
+                   " bytes of data, the file holds " + std::to_string(data_bytes));
+  }
+  return bytes;
+}
+
+}  // namespace
+
+NpyArray read_npy_header(const std::filesystem::path& path) {
+  std::ifstream in;
+  NpyArray array;
+  read_header(path, in, array);
+  return array;
+}
+
+NpyArray read_npy(const std::filesystem::path& path) {
+  std::ifstream in;
+  NpyArray array;
+  const uint64_t bytes = read_header(path, in, array);
   array.data.resize(bytes);
   if (!in.read(reinterpret_cast<char*>(array.data.data()), static_cast<std::streamsize>(bytes))) {
     fail(path, "data shorter than the shape says (" + std::to_string(bytes) + " bytes expected)");
   }
-  if (in.peek() != std::char_traits<char>::eof()) fail(path, "data longer than the shape says");
   return array;
 }
 
@@ -159,9 +221,18 @@ void write_npy(const std::filesystem::path& path, const NpyArray& array) {
   header.append((64 - unpadded % 64) % 64, ' ');
   header += '\n';
   const std::filesystem::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
+  // The temporary file goes whenever the write or the rename fails (a directory in the way, a
+  // full disk): nothing is left behind but the file asked for.
+  const auto fail_write = [&](const std::string& what) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw std::runtime_error(path.string() + ": " + what);
+  };
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) fail_write("cannot write: it is a directory");
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(path.string() + ": cannot write: " + std::strerror(errno));
+    if (!out) fail_write(std::string("cannot write: ") + std::strerror(errno));
     out.write("\x93NUMPY\x01\x00", 8);
     const auto len = static_cast<uint16_t>(header.size());
     const char len_bytes[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
@@ -170,11 +241,10 @@ void write_npy(const std::filesystem::path& path, const NpyArray& array) {
     out.write(reinterpret_cast<const char*>(array.data.data()),
               static_cast<std::streamsize>(array.data.size()));
     out.flush();
-    if (!out) throw std::runtime_error(path.string() + ": write failed: " + std::strerror(errno));
+    if (!out) fail_write(std::string("write failed: ") + std::strerror(errno));
   }
-  std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error(path.string() + ": cannot rename into place: " + ec.message());
+  if (ec) fail_write("cannot rename into place: " + ec.message());
 }
 
 template <class T>
@@ -197,7 +267,7 @@ NpyArray make_npy(std::vector<int64_t> shape, std::span<const T> values) {
   else
     a.type = NpyType::kInt64;
   a.shape = std::move(shape);
-  if (a.size() != static_cast<int64_t>(values.size())) {
+  if (a.size() != static_cast<int64_t>(values.size())) {  // size() throws on overflow
     throw std::invalid_argument("make_npy: shape does not match the number of values");
   }
   a.data.resize(values.size() * sizeof(T));

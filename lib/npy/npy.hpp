@@ -41,9 +41,12 @@ struct NpyArray {
 
 std::string npy_type_name(NpyType type);  // "float32", "uint16", ...
 
-// Throws std::runtime_error naming the file and what is wrong (bad magic, unsupported dtype,
-// Fortran order, size that disagrees with the shape, ...).
+// Throws std::runtime_error naming the file and what is wrong (not a regular file, bad magic,
+// unsupported dtype, Fortran order, a shape entry that is not a non-negative integer, a size
+// that overflows or disagrees with the file's size: all found before the data is allocated).
 NpyArray read_npy(const std::filesystem::path& path);
+// The type and shape alone, checked as read_npy checks them (the data is not read).
+NpyArray read_npy_header(const std::filesystem::path& path);
 // Writes atomically (a temporary file renamed into place). Throws std::runtime_error.
 void write_npy(const std::filesystem::path& path, const NpyArray& array);
 

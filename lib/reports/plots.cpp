@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "lib/limits/strict_parse.hpp"
 #include "lib/reports/result_view.hpp"
 
 namespace simprec::reports {
@@ -134,7 +135,9 @@ bool histogram_plot(const fs::path& dir, const std::vector<nlohmann::json>& reco
     for (const auto& [key, count] : hist.items()) {
       std::string k = key;
       if (k.rfind(">=", 0) == 0 || k.rfind("<=", 0) == 0) k = k.substr(2);
-      bins[std::stoi(k)] += count.get<double>();
+      const auto bin = limits::parse_int64(k);
+      if (!bin || !count.is_number()) continue;  // not a histogram bin of docs/experiments.md
+      bins[static_cast<int>(std::clamp<int64_t>(*bin, -1000, 1000))] += count.get<double>();
       total += count.get<double>();
     }
     data << "\"" << name << "\"\n";

@@ -179,7 +179,7 @@ void deviation_table(const std::vector<nlohmann::json>& records, std::ostream& m
       md << "failed: " << r.value("error", "") << " | | | | | | | | |\n";
       continue;
     }
-    md << fmt(c.metric("o", "max_abs")) << " | " << fmt(c.metric("o", "rms")) << " | "
+    md << c.max_abs_text("o") << " | " << fmt(c.metric("o", "rms")) << " | "
        << fmt(c.metric("o", "rel_frobenius")) << " | " << fmt(c.metric("o", "bias")) << " +- "
        << fmt(c.metric("o", "bias_se"), 2) << " (" << fmt(c.metric("o", "bias_z"), 3) << ") | "
        << fmt(c.metric("delta", "bias_z"), 3) << " | " << fmt(c.metric("dq", "rel_frobenius"))
@@ -264,18 +264,43 @@ void mitigation_table(const std::vector<nlohmann::json>& records, std::ostream& 
   }
 }
 
+// Cases with NaN or infinite outputs where the reference is finite come first: none of their
+// statistics can be read as a result.
+void nonfinite_verdict(const std::vector<nlohmann::json>& records, std::vector<std::string>& out) {
+  std::string cases;
+  size_t count = 0;
+  for (const auto& r : records) {
+    const CaseView c{r};
+    for (const char* output : kOutputs) {
+      if (c.nonfinite_mismatch(output) == 0) continue;
+      ++count;
+      if (count <= 10) {
+        cases += (cases.empty() ? "" : ", ") + std::string("#") +
+                 std::to_string(r.value("case_index", uint64_t{0})) + " " + output;
+      }
+    }
+  }
+  if (count == 0) return;
+  out.push_back(std::to_string(count) + " output" + (count == 1 ? " has" : "s have") +
+                " NaN or infinite values where the reference is finite (" + cases +
+                (count > 10 ? ", ..." : "") +
+                "): their error statistics are not finite and say nothing about bias.");
+}
+
 }  // namespace
 
 std::vector<std::string> verdict(const std::vector<nlohmann::json>& records) {
   std::vector<std::string> lines;
+  nonfinite_verdict(records, lines);
   flash_vs_baseline_verdict(records, lines);
   bias_verdict(records, lines);
   return lines;
 }
 
-ReportFiles write_report(const fs::path& dir) {
-  const auto records = experiments::read_results(dir);
+static ReportFiles write_report_from(const fs::path& dir, const experiments::ResultsFile& results) {
+  const auto& records = results.records;
   ReportFiles files;
+  files.skipped_note = experiments::skipped_lines_text(dir / "results.jsonl", results.skipped);
   files.csv = dir / "summary.csv";
   write_summary_csv(records, files.csv);
   const PlotResult plots = make_plots(dir, records);
@@ -289,6 +314,7 @@ ReportFiles write_report(const fs::path& dir) {
     } catch (const std::exception&) {
     }
   }
+  if (!header.is_object()) header = nlohmann::json::object();
   size_t failed = 0;
   for (const auto& r : records) failed += r.contains("error");
   std::ostringstream md;
@@ -306,6 +332,7 @@ ReportFiles write_report(const fs::path& dir) {
      << "); rebuilt from `results.jsonl` by "
      << "`simprec report " << dir.string() << "`. " << records.size() << " cases, " << failed
      << " failed. "
+     << (files.skipped_note.empty() ? "" : "Not counted: " + files.skipped_note + ". ")
      << "Errors are measured against the fp64 reference on the same inputs; bias standard errors "
         "are "
         "taken across the independent draws of the batch dimension.\n\n";
@@ -333,6 +360,17 @@ ReportFiles write_report(const fs::path& dir) {
   }
   fs::rename(tmp, files.markdown);
   return files;
+}
+
+ReportFiles write_report(const fs::path& dir) {
+  try {
+    return write_report_from(dir, experiments::read_results_file(dir));
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error((dir / "results.jsonl").string() +
+                             ": a record does not have the layout docs/experiments.md describes "
+                             "(" +
+                             e.what() + ")");
+  }
 }
 
 }  // namespace simprec::reports

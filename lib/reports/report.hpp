@@ -14,6 +14,8 @@ struct ReportFiles {
   std::filesystem::path csv, markdown;
   std::vector<std::filesystem::path> plots;
   std::string plot_note;  // why plots are missing, when they are
+  // The lines of results.jsonl that hold no usable record, when there are any (also in report.md).
+  std::string skipped_note;
 };
 
 // Reads DIR/results.jsonl and writes the report files into DIR.

@@ -60,6 +60,14 @@ struct CaseView {
     if (!m.contains(name) || !m[name].is_number()) return nan();
     return m[name].get<double>();
   }
+  // "inf (4096 NaN, 0 inf)" where the output has values the NaN rule counts as differences,
+  // the value of max|err| otherwise.
+  std::string max_abs_text(const std::string& output) const;
+  // Elements of the output that disagree with the reference under the NaN rule (0 if absent).
+  int64_t nonfinite_mismatch(const std::string& output) const {
+    const double n = metric(output, "nonfinite_mismatch");
+    return std::isnan(n) ? 0 : static_cast<int64_t>(n);
+  }
   bool has_output(const std::string& output) const {
     return !failed() && record.contains("results") &&
            record["results"].value("outputs", nlohmann::json::object()).contains(output);
@@ -91,5 +99,11 @@ struct CaseView {
 
 // "1.23e-04", "nan" as "-".
 std::string fmt(double x, int digits = 3);
+
+inline std::string CaseView::max_abs_text(const std::string& output) const {
+  if (nonfinite_mismatch(output) == 0) return fmt(metric(output, "max_abs"));
+  return "inf (" + fmt(metric(output, "nan_count"), 12) + " NaN, " +
+         fmt(metric(output, "inf_count"), 12) + " inf)";
+}
 
 }  // namespace simprec::reports

@@ -12,6 +12,8 @@ namespace {
 constexpr const char* kMetrics[] = {"max_abs", "rms",    "rel_frobenius",    "bias",
                                     "bias_se", "bias_z", "magnitude_bias_z", "wasserstein1"};
 
+constexpr const char* kNonfiniteCounts[] = {"nan_count", "inf_count", "nonfinite_mismatch"};
+
 std::string csv_field(const std::string& text) {
   if (text.find_first_of(",\"\n") == std::string::npos) return text;
   std::string quoted = "\"";
@@ -47,7 +49,12 @@ void write_summary_csv(const std::vector<nlohmann::json>& records,
     for (const char* output : kOutputs) {
       for (const char* metric : kMetrics) out << ',' << output << '_' << metric;
     }
-    out << ",error\n";
+    // The NaN rule's counts (docs/experiments.md) come after the error, where columns are added.
+    out << ",error";
+    for (const char* output : kOutputs) {
+      for (const char* count : kNonfiniteCounts) out << ',' << output << '_' << count;
+    }
+    out << "\n";
     for (const auto& r : records) {
       const CaseView c{r};
       out << r.value("case_index", 0) << ',' << r.value("case_id", "") << ','
@@ -59,7 +66,11 @@ void write_summary_csv(const std::vector<nlohmann::json>& records,
       for (const char* output : kOutputs) {
         for (const char* metric : kMetrics) out << ',' << number(c.metric(output, metric));
       }
-      out << ',' << csv_field(r.value("error", "")) << '\n';
+      out << ',' << csv_field(r.value("error", ""));
+      for (const char* output : kOutputs) {
+        for (const char* count : kNonfiniteCounts) out << ',' << number(c.metric(output, count));
+      }
+      out << '\n';
     }
     if (!out.flush()) throw std::runtime_error(file.string() + ": write failed");
   }

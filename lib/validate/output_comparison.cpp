@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <stdexcept>
 
 #include "emulation/round.hpp"
@@ -57,6 +58,7 @@ OutputComparison compare_outputs(const plugins::HostTensor& kernel,
     const uint64_t kb = kernel.bits_at(i), eb = emulation.bits_at(i);
     if (kb == eb) ++c.bitwise_equal;
     const double kv = decode(format, kb), ev = decode(format, eb);
+    if (kb == eb || (std::isnan(kv) && std::isnan(ev))) ++c.agreeing;
     if (std::isnan(kv) || std::isnan(ev)) {
       if (std::isnan(kv) && std::isnan(ev)) {
         ++c.both_nan;
@@ -78,11 +80,11 @@ OutputComparison compare_outputs(const plugins::HostTensor& kernel,
       ++finite_count;
     }
   }
-  if (ulp_count > 0) c.mean_signed_ulps = sum_ulps / static_cast<double>(ulp_count);
-  if (finite_count > 0) {
-    c.mean_signed_difference = sum_difference / static_cast<double>(finite_count);
-    c.mean_abs_value = sum_abs / static_cast<double>(finite_count);
-  }
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  c.mean_signed_ulps = ulp_count > 0 ? sum_ulps / static_cast<double>(ulp_count) : kNaN;
+  c.mean_signed_difference =
+      finite_count > 0 ? sum_difference / static_cast<double>(finite_count) : kNaN;
+  c.mean_abs_value = finite_count > 0 ? sum_abs / static_cast<double>(finite_count) : kNaN;
   return c;
 }
 
@@ -104,7 +106,9 @@ void add_reference_errors(OutputComparison& comparison, const plugins::HostTenso
     emulation_sum += e - r;
     ++count;
   }
-  const double n = count > 0 ? static_cast<double>(count) : 1.0;
+  // With no element finite on every side there is no mean error to report, not a zero one.
+  const double n =
+      count > 0 ? static_cast<double>(count) : std::numeric_limits<double>::quiet_NaN();
   comparison.kernel_mean_signed_error = kernel_sum / n;
   comparison.emulation_mean_signed_error = emulation_sum / n;
 }

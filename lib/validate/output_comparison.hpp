@@ -22,8 +22,12 @@ struct OutputComparison {
   std::vector<int64_t> shape;
   int64_t values = 0;
   int64_t bitwise_equal = 0;
-  int64_t both_nan = 0;      // NaN in both (counted as agreeing in value, maybe not in bits)
-  int64_t nan_mismatch = 0;  // NaN in one only: left out of the ulp and mean statistics
+  // The NaN rule: NaN in both at the same position agrees (NaN payloads are not compared); NaN
+  // in one only is a difference, always counted, and is left out of the ulp and mean
+  // statistics, which are NaN when no pair is left to average.
+  int64_t both_nan = 0;
+  int64_t nan_mismatch = 0;
+  int64_t agreeing = 0;              // bitwise equal, or NaN in both
   std::vector<UlpBucket> histogram;  // every bucket, empty ones included, in increasing order
   int64_t max_abs_ulps = 0;
   double mean_signed_ulps = 0;        // over values that are not NaN in either
@@ -33,7 +37,7 @@ struct OutputComparison {
   // over elements finite in the kernel, the emulation and the reference.
   std::optional<double> kernel_mean_signed_error, emulation_mean_signed_error;
 
-  bool bit_exact() const { return bitwise_equal == values; }
+  bool bit_exact() const { return agreeing == values; }
 };
 
 // Compares two tensors of the same name, format and shape (throws std::invalid_argument

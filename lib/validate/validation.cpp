@@ -69,6 +69,12 @@ bool ValidationResult::bit_exact() const {
   return true;
 }
 
+int64_t ValidationResult::nan_mismatches() const {
+  int64_t n = 0;
+  for (const auto& c : comparisons) n += c.nan_mismatch;
+  return n;
+}
+
 // The canonical numerics spec an attention kernel is emulated with (empty for other kinds).
 static std::string numerics_of(const EmulationCall& call,
                                const std::vector<plugins::HostTensor>& outputs) {
@@ -185,6 +191,9 @@ void print_validation(std::FILE* out, const ValidationResult& r) {
   }
   if (r.bit_exact()) {
     std::fprintf(out, "result PASS bit-exact%s\n", r.claims_bit_exact ? " as claimed" : "");
+  } else if (r.nan_mismatches() > 0) {
+    std::fprintf(out, "result FAIL %" PRId64 " values are NaN in one output and not in the other\n",
+                 r.nan_mismatches());
   } else if (r.enforced) {
     std::fprintf(out, "result FAIL %s\n",
                  r.claims_bit_exact

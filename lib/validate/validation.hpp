@@ -32,7 +32,10 @@ struct ValidationResult {
   std::vector<OutputComparison> comparisons;
 
   bool bit_exact() const;
-  bool passed() const { return !enforced || bit_exact(); }
+  // NaN where the other side has none is never a rounding difference: it fails whatever the
+  // claim. Otherwise differences fail only when enforced.
+  int64_t nan_mismatches() const;
+  bool passed() const { return nan_mismatches() == 0 && (!enforced || bit_exact()); }
 };
 
 // Throws std::invalid_argument unless validate can emulate the kernel with `model` (empty: the

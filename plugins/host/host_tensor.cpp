@@ -1,9 +1,11 @@
 #include "plugins/host/host_tensor.hpp"
 
 #include <cstring>
+#include <span>
 #include <stdexcept>
 
 #include "emulation/format.hpp"
+#include "lib/limits/checked_arithmetic.hpp"
 
 namespace simprec::plugins {
 
@@ -58,7 +60,13 @@ HostTensor HostTensor::zeros(std::string name, std::string format, std::vector<i
       throw std::invalid_argument("tensor '" + t.name + "': negative dimension in " +
                                   shape_text(t.shape));
   }
-  t.bytes.assign(static_cast<size_t>(t.element_count()) * storage_for_format(t.format).bytes, 0);
+  // The shape comes from user options (--dim) and plugin descriptions: its size is checked.
+  std::vector<int64_t> factors = t.shape;
+  factors.push_back(static_cast<int64_t>(storage_for_format(t.format).bytes));
+  const int64_t bytes =
+      limits::checked_product(std::span<const int64_t>(factors),
+                              "tensor '" + t.name + "' " + shape_text(t.shape) + " bytes");
+  t.bytes.assign(static_cast<size_t>(bytes), 0);
   return t;
 }
 

@@ -1,0 +1,76 @@
+#include "lib/attention/footprint.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "lib/limits/checked_arithmetic.hpp"
+
+namespace simprec::attention {
+
+void check_shape(const AttentionShape& s) {
+  const std::pair<const char*, int64_t> dims[] = {{"B", s.batch}, {"H", s.heads}, {"Nq", s.nq},
+                                                  {"Nk", s.nk},   {"d", s.d},     {"dv", s.dv}};
+  for (const auto& [name, value] : dims) {
+    if (value < 1 || value > kMaxDimension) {
+      throw std::invalid_argument("attention shape: " + std::string(name) + " = " +
+                                  std::to_string(value) + " is out of range [1, " +
+                                  std::to_string(kMaxDimension) + "]");
+    }
+  }
+  // Each tensor's size in bytes (as doubles) must fit in 64 bits, and so must a problem's
+  // Nq x Nk scores.
+  const std::string what = "attention tensor (elements x 8 bytes)";
+  const std::pair<int64_t, int64_t> tensors[] = {
+      {s.nq, s.d}, {s.nk, s.d}, {s.nk, s.dv}, {s.nq, s.dv}};
+  for (const auto& [n, d] : tensors)
+    limits::checked_product({s.batch, s.heads, n, d, int64_t{8}}, what);
+  limits::checked_product({s.nq, s.nk, int64_t{8}}, "attention scores (Nq x Nk x 8 bytes)");
+}
+
+limits::MemoryEstimate estimate_memory(const AttentionShape& s, const AttentionConfig& config,
+                                       const FootprintUse& use) {
+  check_shape(s);
+  constexpr uint64_t kDouble = sizeof(double), kFloat = sizeof(float);
+  const int64_t problems = s.batch * s.heads;
+  const int64_t input_per_problem =
+      s.nq * s.d + s.nk * s.d + s.nk * s.dv + (use.backward ? s.nq * s.dv : 0);
+  const int64_t output_per_problem =
+      s.nq * s.dv + s.nq + (use.backward ? s.nq * s.d + s.nk * s.d + s.nk * s.dv + s.nq : 0);
+  limits::MemoryEstimate total;
+  // The program, its libraries and small buffers (simprec's resident size on a tiny problem is
+  // about 20 MiB).
+  total.add(1, uint64_t{32} << 20);
+  // Inputs as given, rounded for the reference and rounded inside run_attention.
+  total.add(problems, 3 * kDouble * uint64_t(input_per_problem));
+  limits::MemoryEstimate outputs;
+  outputs.add(problems, kDouble * uint64_t(output_per_problem)).times(uint64_t(use.output_sets));
+  total.add(outputs);
+
+  // Per problem in flight: the reference holds Nq x Nk scores (and, backward, dS and two
+  // transposes); standard attention rows of Nk scores per tile row (backward: two Nq x Nk
+  // matrices); a flash tile several Br x Bc blocks; every engine float and transposed copies.
+  const int64_t br = config.block_rows, bc = config.block_cols;
+  limits::MemoryEstimate reference;
+  reference.add(s.nq, kDouble * uint64_t(s.nk)).times(use.backward ? 4 : 1);
+  reference.add(s.nk, kDouble * uint64_t(std::max(s.d, s.dv)));
+  limits::MemoryEstimate engine;
+  engine.add(s.nq + s.nk, (kDouble + 2 * kFloat) * uint64_t(s.d + s.dv));
+  limits::MemoryEstimate tiles;
+  tiles.add(br, kDouble * 6 * uint64_t(bc)).add(br, kDouble * 2 * uint64_t(std::max(s.d, s.dv)));
+  limits::MemoryEstimate standard;
+  standard.add(br, kDouble * 2 * uint64_t(s.nk));
+  if (use.backward) standard.add(s.nq, kDouble * 4 * uint64_t(s.nk));
+  limits::MemoryEstimate emulation = engine;
+  if (config.algorithm == Algorithm::kFlash) emulation.add(tiles);
+  if (config.algorithm == Algorithm::kStandard || use.standard_baseline) emulation.add(standard);
+  limits::MemoryEstimate per_problem =
+      reference.bytes() > emulation.bytes() ? reference : emulation;
+  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+  const int64_t workers = std::min<int64_t>(problems, use.threads ? use.threads : hardware);
+  total.add(per_problem.times(uint64_t(workers)));
+  return total;
+}
+
+}  // namespace simprec::attention

@@ -1,0 +1,33 @@
+// What an attention run's shape costs before it runs: element counts that must fit in 64 bits,
+// and an estimate of the memory the emulation, the fp64 reference and the comparison need
+// (docs/attention.md, "Memory bound").
+#pragma once
+
+#include <cstdint>
+
+#include "lib/attention/attention.hpp"
+#include "lib/limits/memory_bound.hpp"
+
+namespace simprec::attention {
+
+// Throws std::invalid_argument when a dimension is below 1 or above kMaxDimension, or when a
+// tensor's element count (B*H*N*d, B*H*Nq*Nk per problem scores) does not fit in 64 bits.
+void check_shape(const AttentionShape& shape);
+inline constexpr int64_t kMaxDimension = int64_t{1} << 31;
+
+// What a command keeps alive at once around run_attention.
+struct FootprintUse {
+  bool backward = false;           // dO given: gradients computed
+  int output_sets = 2;             // the emulation's outputs, the reference's, a baseline's ...
+  unsigned threads = 0;            // 0: hardware concurrency
+  bool standard_baseline = false;  // a standard-attention run follows the flash one
+};
+
+// An estimate of the peak memory of run_attention and reference_attention on `shape` with
+// `config`'s tiles, plus the inputs (given, rounded for the reference, rounded inside the run)
+// and `use.output_sets` sets of outputs. Measured peaks (max RSS of `simprec attention`, 2
+// threads, forward and backward, N from 256 to 4096) lie between 0.5 and 1 times it.
+limits::MemoryEstimate estimate_memory(const AttentionShape& shape, const AttentionConfig& config,
+                                       const FootprintUse& use);
+
+}  // namespace simprec::attention

@@ -1,0 +1,32 @@
+// Numbers given as text by the user (options, file headers): the whole text must be the number,
+// in range, or the caller gets an error that quotes it and says what was expected. Nothing is
+// clamped, wrapped or cast.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace simprec::limits {
+
+// A decimal integer ("-" allowed for signed, no "+", no spaces, no other characters); nullopt
+// when the text is anything else or out of the type's range.
+std::optional<int64_t> parse_int64(std::string_view text);
+std::optional<uint64_t> parse_uint64(std::string_view text);
+
+// A decimal integer in [min, max]; otherwise throws std::invalid_argument:
+// "WHAT 'TEXT' is not an integer in [MIN, MAX]".
+int64_t parse_integer(std::string_view text, int64_t min, int64_t max, const std::string& what);
+
+// A seed: a decimal integer in [0, 2^64). Throws std::invalid_argument naming `what`.
+uint64_t parse_seed(std::string_view text, const std::string& what);
+
+// A finite double (decimal or hex float as strtod reads it, the whole text); nullopt otherwise.
+std::optional<double> parse_finite_double(std::string_view text);
+
+// At most `max_chars` characters of `text` for an error message, with control characters and
+// bytes outside printable ASCII escaped (\n, \xNN) and "..." (and the full length) when cut.
+std::string excerpt(std::string_view text, size_t max_chars = 60);
+
+}  // namespace simprec::limits
