@@ -180,6 +180,13 @@ std::string Format::name() const {
   return result;
 }
 
+void require_sign(const Format& format, std::string_view use) {
+  if (format.has_sign()) return;
+  throw std::invalid_argument("format " + format.name() + " has no sign, so it cannot hold " +
+                              std::string(use) + " (expected a signed format; " + format.name() +
+                              " is a scale format, see simprec quantize)");
+}
+
 Format parse_format(std::string_view text) {
   std::string_view name = text;
   for (const auto& a : kAliases) {

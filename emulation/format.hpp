@@ -8,7 +8,7 @@
 
 namespace simprec {
 
-// How the top encodings are spent on NaN and infinity (CUTLASS names the first four cases).
+// How the top encodings are spent on NaN and infinity (CUTLASS names IEEE, canonical NaN, none).
 enum class SpecialEncoding : uint8_t {
   kIeee,          // exponent all ones: infinity (mantissa zero) or NaN (mantissa nonzero)
   kFiniteNan,     // OCP e4m3fn: only S.1111.111 is NaN; no infinity; the top binade is finite
@@ -226,6 +226,10 @@ static_assert(formats::e8m0.nan_bits() == 0xff && formats::e8m0.max_finite_bits(
 // "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e8m0fnu", PTX's "ue8m0").
 // Throws std::invalid_argument naming the text and what was expected.
 Format parse_format(std::string_view text);
+
+// Throws std::invalid_argument unless the format has a sign bit: `use` needs negative values
+// (E8M0 holds scales only).
+void require_sign(const Format& format, std::string_view use);
 
 // "inf", "saturate" or "nan", as the command line spells the policies.
 std::string_view overflow_name(OverflowPolicy policy);

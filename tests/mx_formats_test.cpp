@@ -257,6 +257,46 @@ TEST(MxFormats, StochasticRoundingDefinitionForEveryK) {
   EXPECT_EQ(bad.count, 0u) << bad.report();
 }
 
+// Random-tie rounding: at the midpoint of every pair of neighbouring values the random word's
+// last bit picks the larger magnitude (1) or the smaller (0); off the midpoint it is the
+// oracle's nearest-even whatever the word.
+TEST(MxFormats, RandomTiesAtEveryMidpoint) {
+  oracle::Mismatches bad;
+  int ties = 0;
+  for (const Format& f : all_variants()) {
+    oracle::Oracle o(f);
+    const auto& s = o.spec();
+    for (uint64_t lo = 0; lo < s.max_bits; ++lo) {
+      const double a = oracle::decode(s, lo), b = oracle::decode(s, lo + 1);
+      for (double sign : {1.0, -1.0}) {
+        if (s.exponent_only && sign < 0) continue;
+        const double mid = sign * (a + b) / 2;  // exact
+        uint64_t n[6];
+        oracle::round_double_all(o, mid, n);
+        const uint64_t toward = n[2], away = sign < 0 ? n[4] : n[3];
+        ++ties;
+        for (uint32_t r : {0u, 1u, 0xfffffffeu, 0x12345679u}) {
+          const uint64_t got = round_to_format(f, unrounded_from_double(mid),
+                                               Rounding{RoundingMode::kNearestRandomTies}, r);
+          if (got != ((r & 1) ? away : toward)) {
+            bad.add(f.name() + " tie " + std::to_string(mid) + " r=" + oracle::hex(r));
+          }
+        }
+        const double off = mid + sign * (b - a) / 8;  // nearer b, not a tie
+        oracle::round_double_all(o, off, n);
+        for (uint32_t r : {0u, 1u}) {
+          if (round_to_format(f, unrounded_from_double(off),
+                              Rounding{RoundingMode::kNearestRandomTies}, r) != n[0]) {
+            bad.add(f.name() + " off-tie " + std::to_string(off));
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(ties, 500);
+  EXPECT_EQ(bad.count, 0u) << bad.report();
+}
+
 // The bulk API (vectorised where it applies) gives the scalar kernel's bits, in every mode.
 TEST(MxFormats, BulkMatchesScalarKernel) {
   std::mt19937_64 rng(7);

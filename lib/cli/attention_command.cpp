@@ -96,6 +96,7 @@ void run(const Options& opt) {
   Format low;
   try {
     low = parse_format(opt.format);
+    require_sign(low, "attention's values");
     config = make_preset(opt.preset, low);
     for (const auto& s : opt.sets) apply_override(config, s);
     for (const auto& m : opt.mitigations) apply_mitigation(config, m);

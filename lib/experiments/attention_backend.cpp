@@ -38,6 +38,7 @@ AttentionConfig build_config(const ImplementationSpec& impl) {
   Format low;
   try {
     low = parse_format(impl.format);
+    require_sign(low, "attention's values");
   } catch (const std::invalid_argument& e) {
     throw FieldError("format", e.what());
   }
