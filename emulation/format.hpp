@@ -206,7 +206,7 @@ static_assert(formats::e5m2fnuz.min_subnormal() == 0x1p-17);
 static_assert(formats::bf16.epsilon() == 0x1p-7 && formats::fp16.epsilon() == 0x1p-10);
 static_assert(formats::e4m3fn.nan_bits() == 0x7f && formats::e4m3fnuz.nan_bits() == 0x80);
 static_assert(formats::bf16.nan_bits() == 0x7fc0 && formats::fp16.infinity_bits() == 0x7c00);
-// OCP MX v1.0 Tables 4, 5 and 7.
+// OCP MX v1.0 §5.3.2 (FP6), §5.3.3 (FP4), §5.4.1 (E8M0).
 static_assert(formats::fp6_e2m3.max_finite() == 7.5 && formats::fp6_e2m3.min_normal() == 1.0 &&
               formats::fp6_e2m3.min_subnormal() == 0.125 && formats::fp6_e2m3.width() == 6);
 static_assert(formats::fp6_e3m2.max_finite() == 28.0 && formats::fp6_e3m2.min_normal() == 0.25 &&

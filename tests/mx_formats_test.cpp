@@ -43,7 +43,7 @@ std::vector<Format> all_variants() {
 }
 
 TEST(MxFormats, SpecNumbers) {
-  // OCP MX v1.0 Table 4 (FP6), Table 5 (FP4), Table 7 (E8M0), typed in from the spec.
+  // OCP MX v1.0 §5.3.2 (FP6), §5.3.3 (FP4), §5.4.1 (E8M0), typed in from the spec.
   struct Row {
     Format f;
     int width;
