@@ -136,6 +136,10 @@ TEST(CliQuantize, BadInputIsRefusedClearly) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("--block-size -3: expected 1..2^30"), std::string::npos) << r.output;
 
+  r = run_simprec("quantize --scheme mxfp4 --block-size 0 --in " + (dir / "d.npy").string() + out);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--block-size 0: expected 1..2^30"), std::string::npos) << r.output;
+
   r = run_simprec("quantize --scheme mxfp4 --in " + (dir / "missing.npy").string() + out);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("missing.npy"), std::string::npos) << r.output;

@@ -21,7 +21,8 @@ struct Options {
   std::string scheme, in, out, rounding = "rne";
   int sr_bits = 32;
   uint64_t seed = 0;
-  int64_t block_size = 0;  // 0: the scheme's own
+  int64_t block_size = 0;
+  bool block_size_given = false;  // otherwise the scheme's own
 };
 
 std::string scheme_names() {
@@ -94,7 +95,7 @@ void run_quantize(const Options& o) {
   if (!mx && o.scheme != "nvfp4") {
     throw UsageError("--scheme '" + o.scheme + "': expected one of " + scheme_names());
   }
-  if (o.block_size < 0 || o.block_size > (int64_t{1} << 30)) {
+  if (o.block_size_given && (o.block_size < 1 || o.block_size > (int64_t{1} << 30))) {
     throw UsageError("--block-size " + std::to_string(o.block_size) + ": expected 1..2^30");
   }
   const ElementRounding rounding{parse_rounding(o), RandomStream{o.seed, 0}};
@@ -105,9 +106,9 @@ void run_quantize(const Options& o) {
   }
   BlockLayout layout;
   layout.row_length = array.shape.empty() ? 1 : static_cast<size_t>(array.shape.back());
-  layout.block_size = o.block_size > 0 ? static_cast<size_t>(o.block_size)
-                      : mx             ? kMxBlockSize
-                                       : kNvfp4BlockSize;
+  layout.block_size = o.block_size_given ? static_cast<size_t>(o.block_size)
+                      : mx               ? kMxBlockSize
+                                         : kNvfp4BlockSize;
   const std::vector<double> input = array.to_doubles();
   BlockScaled q;
   try {
@@ -155,9 +156,13 @@ const RegisterCommand kRegistration([](CLI::App& app) {
       ->capture_default_str();
   command->add_option("--seed", options->seed, "random seed for sr and rnr (value i takes index i)")
       ->capture_default_str();
-  command->add_option("--block-size", options->block_size,
-                      "values per block along the last axis (default: 32 for MX, 16 for nvfp4)");
-  command->callback([options] { run_quantize(*options); });
+  auto* block_size = command->add_option(
+      "--block-size", options->block_size,
+      "values per block along the last axis (default: 32 for MX, 16 for nvfp4)");
+  command->callback([options, block_size] {
+    options->block_size_given = block_size->count() > 0;
+    run_quantize(*options);
+  });
 });
 
 }  // namespace
