@@ -381,6 +381,17 @@ TEST(Nvfp4Scaling, EdgeCasesByHand) {
     EXPECT_EQ(q.elements[17], 0x2u);  // 448 / 448 = 1
     EXPECT_EQ(q.dequantized(16), 2688.0);
   }
+  // Where the paper's order of fp32 operations and TransformerEngine's differ: here
+  // fp32(fp32(amax_b / 6) * s_enc) = 0x1.5p+2 = 5.25 exactly, the e4m3 tie between 5 (0x4a) and
+  // 5.5 (0x4b), which goes to even, while amax_b * fp32(s_enc * fp32(1/6)) = 0x1.500002p+2 would
+  // round to 5.5. (Found by a search over random amax pairs.)
+  {
+    std::vector<float> x(32, 0.0f);
+    x[0] = 0x1.8aa49ap+0f;  // the tensor's amax
+    x[16] = 0x1.27fb74p-6f;
+    const BlockScaled q = nvfp4_quantize(x, BlockLayout{32, 16}, rne);
+    EXPECT_EQ(q.scales[1], 0x4au);
+  }
   // An all-zero tensor: s_enc = 1, scale 0 and zero elements.
   {
     const std::vector<float> x(16, 0.0f);

@@ -125,6 +125,18 @@ TEST(MxFormats, NamesAliasesAndValidation) {
   EXPECT_FALSE(e8m1.validate().empty());
 }
 
+TEST(MxFormats, ConsumersThatNeedASignRefuseE8m0) {
+  EXPECT_NO_THROW(require_sign(formats::fp4_e2m1, "attention's values"));
+  try {
+    require_sign(formats::e8m0, "attention's values");
+    ADD_FAILURE() << "e8m0 accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("format e8m0 has no sign, so it cannot hold attention's"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(MxFormats, Negate) {
   EXPECT_EQ(negate(formats::fp4_e2m1, 0x7), 0xfu);
   EXPECT_EQ(negate(formats::fp4_e2m1, 0x8), 0x0u);  // -0 -> +0
