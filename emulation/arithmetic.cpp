@@ -164,6 +164,7 @@ uint64_t sqrt(RoundingContext& ctx, uint64_t a) {
 
 uint64_t negate(const Format& f, uint64_t a) {
   if (f.is_nan_bits(a)) return a;
+  if (!f.has_sign()) return f.nan_bits();  // every value is positive: -x does not exist
   if (!f.has_negative_zero() && (a & f.magnitude_mask()) == 0) return a;
   return a ^ f.sign_mask();
 }

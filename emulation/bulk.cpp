@@ -43,7 +43,9 @@ bool fast_path_applies(const Format& f) {
   using L = IeeeLayout<In>;
   // The kernel works in the input's lane width, sign bit included: a wider target (possible
   // with a custom bias, e.g. 1+10+22 bits from float) would lose its sign bit there.
-  return f.mantissa_bits < L::kMantissa && f.emin() >= 1 - L::kBias && f.width() <= L::kWidth;
+  // Exponent-only formats (no sign, no zero, field 0 normal) take the scalar kernel.
+  return f.has_sign() && f.mantissa_bits < L::kMantissa && f.emin() >= 1 - L::kBias &&
+         f.width() <= L::kWidth;
 }
 
 // Constants of one (input type, target format) pair.

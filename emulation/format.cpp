@@ -7,18 +7,33 @@ namespace simprec {
 namespace {
 
 constexpr NamedFormat kNamedFormats[] = {
-    {"bf16", formats::bf16}, {"fp16", formats::fp16},         {"tf32", formats::tf32},
-    {"fp32", formats::fp32}, {"fp64", formats::fp64},         {"e4m3fn", formats::e4m3fn},
-    {"e5m2", formats::e5m2}, {"e4m3fnuz", formats::e4m3fnuz}, {"e5m2fnuz", formats::e5m2fnuz},
+    {"bf16", formats::bf16},         {"fp16", formats::fp16},
+    {"tf32", formats::tf32},         {"fp32", formats::fp32},
+    {"fp64", formats::fp64},         {"e4m3fn", formats::e4m3fn},
+    {"e5m2", formats::e5m2},         {"e4m3fnuz", formats::e4m3fnuz},
+    {"e5m2fnuz", formats::e5m2fnuz}, {"fp6_e2m3", formats::fp6_e2m3},
+    {"fp6_e3m2", formats::fp6_e3m2}, {"fp4_e2m1", formats::fp4_e2m1},
+    {"e8m0", formats::e8m0},
 };
 
 struct Alias {
   std::string_view alias;
   std::string_view name;
 };
-constexpr Alias kAliases[] = {{"bfloat16", "bf16"}, {"half", "fp16"},    {"float16", "fp16"},
-                              {"float", "fp32"},    {"float32", "fp32"}, {"single", "fp32"},
-                              {"double", "fp64"},   {"float64", "fp64"}};
+constexpr Alias kAliases[] = {{"bfloat16", "bf16"},
+                              {"half", "fp16"},
+                              {"float16", "fp16"},
+                              {"float", "fp32"},
+                              {"float32", "fp32"},
+                              {"single", "fp32"},
+                              {"double", "fp64"},
+                              {"float64", "fp64"},
+                              // ml_dtypes' and PTX's names of the OCP MX formats
+                              {"float6_e2m3fn", "fp6_e2m3"},
+                              {"float6_e3m2fn", "fp6_e3m2"},
+                              {"float4_e2m1fn", "fp4_e2m1"},
+                              {"float8_e8m0fnu", "e8m0"},
+                              {"ue8m0", "e8m0"}};
 
 // Reads a decimal number at the front of `text`, advancing it; -1 when there is none.
 int take_number(std::string_view& text) {
@@ -29,7 +44,8 @@ int take_number(std::string_view& text) {
   return value;
 }
 
-// "eXmY", "eXmYfn" or "eXmYfnuz" with the same default policies as the OCP/fnuz formats.
+// "eXmY", "eXmYfn", "eXmYfnuz" or "eXmYfinite" with the same default policies as the
+// OCP/fnuz/MX formats.
 bool parse_exmy(std::string_view text, Format& out) {
   if (text.empty() || text.front() != 'e') return false;
   text.remove_prefix(1);
@@ -54,6 +70,13 @@ bool parse_exmy(std::string_view text, Format& out) {
                  SpecialEncoding::kUnsignedZero,
                  OverflowPolicy::kNan,
                  SubnormalPolicy::kKeep};
+  } else if (text == "finite") {
+    out = Format{e,
+                 m,
+                 (1 << (e - 1)) - 1,
+                 SpecialEncoding::kNone,
+                 OverflowPolicy::kSaturate,
+                 SubnormalPolicy::kKeep};
   } else {
     return false;
   }
@@ -68,8 +91,24 @@ std::string_view special_suffix(SpecialEncoding s) {
       return "fn";
     case SpecialEncoding::kUnsignedZero:
       return "fnuz";
+    case SpecialEncoding::kNone:
+      return "finite";
+    case SpecialEncoding::kExponentOnly:
+      return "";
   }
   return "";
+}
+
+// The overflow policy a format of this encoding has unless told otherwise.
+OverflowPolicy default_overflow(SpecialEncoding s) {
+  switch (s) {
+    case SpecialEncoding::kIeee:
+      return OverflowPolicy::kInfinity;
+    case SpecialEncoding::kNone:
+      return OverflowPolicy::kSaturate;
+    default:
+      return OverflowPolicy::kNan;
+  }
 }
 
 }  // namespace
@@ -98,7 +137,12 @@ std::string Format::validate() const {
     return "exponent bits must be 2..11 (the value must fit in a double), got " +
            std::to_string(exponent_bits);
   }
-  if (mantissa_bits < 1 || mantissa_bits > 52) {
+  if (special == SpecialEncoding::kExponentOnly) {
+    if (mantissa_bits != 0) {
+      return "an exponent-only format has no mantissa bits, got " + std::to_string(mantissa_bits);
+    }
+    if (!keeps_subnormals()) return "an exponent-only format has no subnormals to flush";
+  } else if (mantissa_bits < 1 || mantissa_bits > 52) {
     return "mantissa bits must be 1..52, got " + std::to_string(mantissa_bits);
   }
   if (emax() > 1023 || emin() - mantissa_bits < -1074) {
@@ -107,14 +151,18 @@ std::string Format::validate() const {
   }
   if (emax() < emin()) return "bias " + std::to_string(bias) + " leaves no normal numbers";
   if (overflow == OverflowPolicy::kInfinity && !has_infinity()) {
-    return "overflow to infinity asked for a format without infinity";
+    return "overflow to infinity asked for a format without infinity (expected saturate" +
+           std::string(has_nan() ? " or nan)" : ")");
+  }
+  if (overflow == OverflowPolicy::kNan && !has_nan()) {
+    return "overflow to NaN asked for a format without NaN (expected saturate)";
   }
   return {};
 }
 
 std::string Format::name() const {
   Format plain = *this;
-  plain.overflow = has_infinity() ? OverflowPolicy::kInfinity : OverflowPolicy::kNan;
+  plain.overflow = default_overflow(special);
   plain.subnormals = SubnormalPolicy::kKeep;
   std::string result;
   for (const auto& named : kNamedFormats) {
@@ -130,6 +178,13 @@ std::string Format::name() const {
   if (overflow != plain.overflow) result += ":" + std::string(overflow_name(overflow));
   if (!keeps_subnormals()) result += ":ftz";
   return result;
+}
+
+void require_sign(const Format& format, std::string_view use) {
+  if (format.has_sign()) return;
+  throw std::invalid_argument("format " + format.name() + " has no sign, so it cannot hold " +
+                              std::string(use) + " (expected a signed format; " + format.name() +
+                              " is a scale format, see simprec quantize)");
 }
 
 Format parse_format(std::string_view text) {
@@ -149,7 +204,8 @@ Format parse_format(std::string_view text) {
   }
   throw std::invalid_argument("unknown format '" + std::string(text) +
                               "': expected one of bf16 fp16 tf32 fp32 fp64 e4m3fn e5m2 e4m3fnuz "
-                              "e5m2fnuz, or eXmY / eXmYfn / eXmYfnuz");
+                              "e5m2fnuz fp6_e2m3 fp6_e3m2 fp4_e2m1 e8m0, or eXmY / eXmYfn / "
+                              "eXmYfnuz / eXmYfinite");
 }
 
 }  // namespace simprec

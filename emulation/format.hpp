@@ -8,14 +8,17 @@
 
 namespace simprec {
 
-// How the top encodings are spent on NaN and infinity (CUTLASS names the same three cases).
+// How the top encodings are spent on NaN and infinity (CUTLASS names IEEE, canonical NaN, none).
 enum class SpecialEncoding : uint8_t {
-  kIeee,         // exponent all ones: infinity (mantissa zero) or NaN (mantissa nonzero)
-  kFiniteNan,    // OCP e4m3fn: only S.1111.111 is NaN; no infinity; the top binade is finite
-  kUnsignedZero  // fnuz: 0x80, the negative-zero slot, is the only NaN; no infinity, no -0
+  kIeee,          // exponent all ones: infinity (mantissa zero) or NaN (mantissa nonzero)
+  kFiniteNan,     // OCP e4m3fn: only S.1111.111 is NaN; no infinity; the top binade is finite
+  kUnsignedZero,  // fnuz: 0x80, the negative-zero slot, is the only NaN; no infinity, no -0
+  kNone,          // OCP MX FP6/FP4: every encoding is a finite number; no infinity, no NaN
+  kExponentOnly   // OCP E8M0: no sign, no mantissa, no zero: 2^(field - bias); all ones is NaN
 };
 
 // What a result beyond the largest finite value becomes, where IEEE 754 would give infinity.
+// Formats without infinity refuse kInfinity, formats without NaN refuse kNan (Format::validate).
 enum class OverflowPolicy : uint8_t { kInfinity, kSaturate, kNan };
 
 // kFlush: the format has no subnormals; subnormal encodings read as zero, and results whose
@@ -42,15 +45,24 @@ struct Format {
 
   constexpr bool operator==(const Format&) const = default;
 
-  constexpr int width() const { return 1 + exponent_bits + mantissa_bits; }
+  constexpr bool has_sign() const { return special != SpecialEncoding::kExponentOnly; }
+  constexpr int width() const { return (has_sign() ? 1 : 0) + exponent_bits + mantissa_bits; }
   constexpr int precision() const { return mantissa_bits + 1; }
-  constexpr uint64_t sign_mask() const { return uint64_t{1} << (width() - 1); }
-  constexpr uint64_t magnitude_mask() const { return sign_mask() - 1; }
+  // 0 for the unsigned exponent-only formats.
+  constexpr uint64_t sign_mask() const {
+    return has_sign() ? uint64_t{1} << (width() - 1) : uint64_t{0};
+  }
+  constexpr uint64_t magnitude_mask() const {
+    return (uint64_t{1} << (exponent_bits + mantissa_bits)) - 1;
+  }
   constexpr uint64_t mantissa_mask() const { return (uint64_t{1} << mantissa_bits) - 1; }
   constexpr uint64_t exponent_field_max() const { return (uint64_t{1} << exponent_bits) - 1; }
 
   constexpr bool has_infinity() const { return special == SpecialEncoding::kIeee; }
-  constexpr bool has_negative_zero() const { return special != SpecialEncoding::kUnsignedZero; }
+  constexpr bool has_nan() const { return special != SpecialEncoding::kNone; }
+  constexpr bool has_negative_zero() const {
+    return special != SpecialEncoding::kUnsignedZero && special != SpecialEncoding::kExponentOnly;
+  }
   constexpr bool keeps_subnormals() const { return subnormals == SubnormalPolicy::kKeep; }
 
   // Magnitude encoding of the largest finite value.
@@ -61,21 +73,29 @@ struct Format {
       case SpecialEncoding::kFiniteNan:
         return magnitude_mask() - 1;
       case SpecialEncoding::kUnsignedZero:
+      case SpecialEncoding::kNone:
         return magnitude_mask();
+      case SpecialEncoding::kExponentOnly:
+        return magnitude_mask() - 1;
     }
     return 0;
   }
   // Encoding of +infinity; meaningful only when has_infinity().
   constexpr uint64_t infinity_bits() const { return exponent_field_max() << mantissa_bits; }
-  // The canonical NaN this library produces.
+  // The canonical NaN this library produces. A format without NaN (kNone) gives +max finite
+  // where a NaN would go: the MX spec leaves converting NaN to FP6/FP4 to the implementation,
+  // and this is what PTX's cvt .satfinite into e2m1/e2m3/e3m2 does.
   constexpr uint64_t nan_bits() const {
     switch (special) {
       case SpecialEncoding::kIeee:
         return infinity_bits() | (uint64_t{1} << (mantissa_bits - 1));
       case SpecialEncoding::kFiniteNan:
+      case SpecialEncoding::kExponentOnly:
         return magnitude_mask();
       case SpecialEncoding::kUnsignedZero:
         return sign_mask();
+      case SpecialEncoding::kNone:
+        return max_finite_bits();
     }
     return 0;
   }
@@ -85,9 +105,12 @@ struct Format {
       case SpecialEncoding::kIeee:
         return mag > infinity_bits();
       case SpecialEncoding::kFiniteNan:
+      case SpecialEncoding::kExponentOnly:
         return mag == magnitude_mask();
       case SpecialEncoding::kUnsignedZero:
         return bits == sign_mask();
+      case SpecialEncoding::kNone:
+        return false;
     }
     return false;
   }
@@ -95,12 +118,17 @@ struct Format {
     return has_infinity() && (bits & magnitude_mask()) == infinity_bits();
   }
 
-  // Unbiased exponents of the normal range.
-  constexpr int emin() const { return 1 - bias; }
+  // Unbiased exponents of the normal range. Exponent-only formats have no subnormals: their
+  // field 0 is the normal value 2^-bias.
+  constexpr int emin() const {
+    return special == SpecialEncoding::kExponentOnly ? -bias : 1 - bias;
+  }
   constexpr int emax() const { return static_cast<int>(max_finite_bits() >> mantissa_bits) - bias; }
 
   // Exact value of a magnitude encoding that is finite (no sign, no NaN/inf check).
   constexpr double magnitude_value(uint64_t mag) const {
+    if (special == SpecialEncoding::kExponentOnly)
+      return detail::pow2(static_cast<int>(mag) - bias);
     const auto e = static_cast<int>(mag >> mantissa_bits);
     const auto f = static_cast<double>(mag & mantissa_mask());
     if (e == 0) return keeps_subnormals() ? f * detail::pow2(emin() - mantissa_bits) : 0.0;
@@ -110,7 +138,9 @@ struct Format {
   constexpr double min_normal() const { return detail::pow2(emin()); }
   // Smallest positive value; the smallest normal when subnormals are flushed.
   constexpr double min_subnormal() const {
-    return keeps_subnormals() ? detail::pow2(emin() - mantissa_bits) : min_normal();
+    return keeps_subnormals() && special != SpecialEncoding::kExponentOnly
+               ? detail::pow2(emin() - mantissa_bits)
+               : min_normal();
   }
   // Distance from 1 to the next larger value.
   constexpr double epsilon() const { return detail::pow2(-mantissa_bits); }
@@ -146,6 +176,17 @@ inline constexpr Format e4m3fnuz{
     4, 3, 8, SpecialEncoding::kUnsignedZero, OverflowPolicy::kNan, SubnormalPolicy::kKeep};
 inline constexpr Format e5m2fnuz{
     5, 2, 16, SpecialEncoding::kUnsignedZero, OverflowPolicy::kNan, SubnormalPolicy::kKeep};
+// OCP Microscaling v1.0 element formats (§5.3.2, §5.3.3): no infinity, no NaN; a conversion
+// that overflows clamps to the largest finite value, keeping the sign (§6.3).
+inline constexpr Format fp6_e2m3{
+    2, 3, 1, SpecialEncoding::kNone, OverflowPolicy::kSaturate, SubnormalPolicy::kKeep};
+inline constexpr Format fp6_e3m2{
+    3, 2, 3, SpecialEncoding::kNone, OverflowPolicy::kSaturate, SubnormalPolicy::kKeep};
+inline constexpr Format fp4_e2m1{
+    2, 1, 1, SpecialEncoding::kNone, OverflowPolicy::kSaturate, SubnormalPolicy::kKeep};
+// OCP MX E8M0 (§5.4.1), the shared scale: 2^-127 .. 2^127 and NaN at 0xff; no sign, no zero.
+inline constexpr Format e8m0{
+    8, 0, 127, SpecialEncoding::kExponentOnly, OverflowPolicy::kNan, SubnormalPolicy::kKeep};
 }  // namespace formats
 
 // The spec values of docs/numerics.md §5, checked against what the declarations imply.
@@ -165,11 +206,30 @@ static_assert(formats::e5m2fnuz.min_subnormal() == 0x1p-17);
 static_assert(formats::bf16.epsilon() == 0x1p-7 && formats::fp16.epsilon() == 0x1p-10);
 static_assert(formats::e4m3fn.nan_bits() == 0x7f && formats::e4m3fnuz.nan_bits() == 0x80);
 static_assert(formats::bf16.nan_bits() == 0x7fc0 && formats::fp16.infinity_bits() == 0x7c00);
+// OCP MX v1.0 §5.3.2 (FP6), §5.3.3 (FP4), §5.4.1 (E8M0).
+static_assert(formats::fp6_e2m3.max_finite() == 7.5 && formats::fp6_e2m3.min_normal() == 1.0 &&
+              formats::fp6_e2m3.min_subnormal() == 0.125 && formats::fp6_e2m3.width() == 6);
+static_assert(formats::fp6_e3m2.max_finite() == 28.0 && formats::fp6_e3m2.min_normal() == 0.25 &&
+              formats::fp6_e3m2.min_subnormal() == 0.0625 && formats::fp6_e3m2.width() == 6);
+static_assert(formats::fp4_e2m1.max_finite() == 6.0 && formats::fp4_e2m1.min_normal() == 1.0 &&
+              formats::fp4_e2m1.min_subnormal() == 0.5 && formats::fp4_e2m1.width() == 4);
+static_assert(formats::fp6_e2m3.emax() == 2 && formats::fp6_e3m2.emax() == 4 &&
+              formats::fp4_e2m1.emax() == 2);
+static_assert(formats::e8m0.max_finite() == 0x1p127 && formats::e8m0.min_normal() == 0x1p-127 &&
+              formats::e8m0.min_subnormal() == 0x1p-127 && formats::e8m0.width() == 8);
+static_assert(formats::e8m0.nan_bits() == 0xff && formats::e8m0.max_finite_bits() == 0xfe &&
+              formats::e8m0.emin() == -127 && formats::e8m0.emax() == 127);
 
 // Parses "bf16", "fp16", "tf32", "fp32", "fp64", "e4m3fn", "e5m2", "e4m3fnuz", "e5m2fnuz",
-// "eXmY", "eXmYfn", "eXmYfnuz" (aliases "bfloat16", "half", "float", "double").
+// "fp6_e2m3", "fp6_e3m2", "fp4_e2m1", "e8m0", "eXmY", "eXmYfn", "eXmYfnuz", "eXmYfinite" (no
+// infinity, no NaN) (aliases "bfloat16", "half", "float", "double", ml_dtypes'
+// "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e8m0fnu", PTX's "ue8m0").
 // Throws std::invalid_argument naming the text and what was expected.
 Format parse_format(std::string_view text);
+
+// Throws std::invalid_argument unless the format has a sign bit: `use` needs negative values
+// (E8M0 holds scales only).
+void require_sign(const Format& format, std::string_view use);
 
 // "inf", "saturate" or "nan", as the command line spells the policies.
 std::string_view overflow_name(OverflowPolicy policy);

@@ -83,9 +83,40 @@ bool round_up(const Rounding& r, bool negative, uint128 q, uint128 rem, int64_t 
   return false;
 }
 
+// Exponent-only formats (E8M0): the value 2^e with e the exponent field minus the bias. They
+// have no sign, no zero and no subnormals: negative values are NaN, and zero and everything
+// below the smallest value become the smallest value (there is nothing below it to round to).
+// With one significant bit both neighbours of a tie are odd; nearest-even then rounds away
+// from zero, as MPFR does at precision 1, and round-to-odd is truncation.
+uint64_t round_exponent_only(const Format& f, const Unrounded& v, const Rounding& r,
+                             uint32_t random) {
+  switch (v.kind) {
+    case Unrounded::Kind::kNan:
+      return f.nan_bits();
+    case Unrounded::Kind::kZero:
+      return 0;
+    case Unrounded::Kind::kInfinity:
+      if (v.negative) return f.nan_bits();
+      return f.overflow == OverflowPolicy::kSaturate ? f.max_finite_bits() : f.nan_bits();
+    case Unrounded::Kind::kFinite:
+      break;
+  }
+  if (v.negative) return f.nan_bits();
+  const int msb = highest_bit(v.significand);
+  int64_t exponent = v.exponent + msb;  // value in [2^exponent, 2^(exponent+1))
+  if (exponent < f.emin()) return 0;
+  if (msb > 0) {
+    const uint128 dropped = v.significand & ((uint128{1} << msb) - 1);
+    if (round_up(r, false, 1, dropped, msb, random)) ++exponent;
+  }
+  if (exponent > f.emax()) return overflow_result(f, false, r.mode);
+  return static_cast<uint64_t>(exponent - f.emin());
+}
+
 }  // namespace
 
 uint64_t round_to_format(const Format& f, const Unrounded& v, const Rounding& r, uint32_t random) {
+  if (f.special == SpecialEncoding::kExponentOnly) return round_exponent_only(f, v, r, random);
   switch (v.kind) {
     case Unrounded::Kind::kNan:
       return f.nan_bits();
@@ -139,6 +170,9 @@ uint64_t round_to_format(const Format& f, const Unrounded& v, const Rounding& r,
 
 Unrounded unpack(const Format& f, uint64_t bits) {
   if (f.is_nan_bits(bits)) return Unrounded::nan();
+  if (f.special == SpecialEncoding::kExponentOnly) {
+    return Unrounded::finite(false, static_cast<int64_t>(bits & f.magnitude_mask()) + f.emin(), 1);
+  }
   const bool negative = (bits & f.sign_mask()) != 0;
   if (f.is_infinity_bits(bits)) return Unrounded::infinity(negative);
   const uint64_t mag = bits & f.magnitude_mask();

@@ -103,7 +103,9 @@ TEST(Format, DecodeEveryNarrowEncoding) {
        {formats::e4m3fn, formats::e5m2, formats::e4m3fnuz, formats::e5m2fnuz, formats::bf16,
         formats::fp16, parse_format("e3m2"), parse_format("e2m5fnuz"),
         with(formats::fp16, OverflowPolicy::kInfinity, SubnormalPolicy::kFlush),
-        with(formats::e4m3fn, OverflowPolicy::kSaturate, SubnormalPolicy::kFlush)}) {
+        with(formats::e4m3fn, OverflowPolicy::kSaturate, SubnormalPolicy::kFlush),
+        formats::fp6_e2m3, formats::fp6_e3m2, formats::fp4_e2m1, formats::e8m0,
+        with(formats::fp4_e2m1, OverflowPolicy::kSaturate, SubnormalPolicy::kFlush)}) {
     for (uint64_t b = 0; b < (uint64_t{1} << f.width()); ++b) check_decode(f, b, bad);
   }
   std::mt19937_64 rng(3);

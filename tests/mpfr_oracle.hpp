@@ -18,6 +18,12 @@
 // - kFlush formats: subnormal encodings read as zero; a result whose magnitude after rounding
 //   with unbounded exponent range is below the smallest normal is a zero of the result's sign.
 // - fnuz formats have no -0: every zero result is +0. NaN results are the canonical NaN.
+// - formats without infinity and NaN (OCP MX FP6/FP4): overflow saturates (their only policy);
+//   a NaN becomes +max finite, as PTX's cvt .satfinite into e2m1/e2m3/e3m2 documents (the MX
+//   spec leaves it to the implementation).
+// - exponent-only formats (OCP MX E8M0): 2^(field - bias), all ones is NaN, no sign, no zero;
+//   a negative value is NaN; zero and every positive value below 2^-bias give 2^-bias (field
+//   0). MPFR at precision 1 breaks ties away from zero, and round-to-odd is truncation there.
 #pragma once
 
 #include <mpfr.h>
@@ -72,6 +78,7 @@ struct Spec {
   int m = 0, p = 0, bias = 0, width = 0;
   int emin = 0, emax = 0;  // normal range of E in 1.f * 2^E
   bool ieee = false, finite_nan = false, unsigned_zero = false, keep_subnormals = true;
+  bool no_specials = false, exponent_only = false;
   OverflowPolicy overflow = OverflowPolicy::kInfinity;
   uint64_t sign_bit = 0, magnitude_all = 0, max_bits = 0, inf_bits = 0, nan_bits = 0;
   double max_finite = 0, min_normal = 0, min_subnormal = 0;
@@ -82,9 +89,10 @@ inline Spec spec_of(const Format& f) {
   s.m = f.mantissa_bits;
   s.p = s.m + 1;
   s.bias = f.bias;
-  s.width = 1 + f.exponent_bits + f.mantissa_bits;
-  s.sign_bit = uint64_t{1} << (s.width - 1);
-  s.magnitude_all = s.sign_bit - 1;
+  s.exponent_only = f.special == SpecialEncoding::kExponentOnly;
+  s.width = (s.exponent_only ? 0 : 1) + f.exponent_bits + f.mantissa_bits;
+  s.sign_bit = s.exponent_only ? 0 : uint64_t{1} << (s.width - 1);
+  s.magnitude_all = (uint64_t{1} << (f.exponent_bits + f.mantissa_bits)) - 1;
   s.keep_subnormals = f.subnormals == simprec::SubnormalPolicy::kKeep;
   s.overflow = f.overflow;
   const uint64_t field_all = (uint64_t{1} << f.exponent_bits) - 1;
@@ -105,6 +113,20 @@ inline Spec spec_of(const Format& f) {
       s.max_bits = s.magnitude_all;
       s.nan_bits = s.sign_bit;
       break;
+    case SpecialEncoding::kNone:  // every encoding is a number
+      s.no_specials = true;
+      s.max_bits = s.magnitude_all;
+      s.nan_bits = s.max_bits;
+      break;
+    case SpecialEncoding::kExponentOnly:  // all ones is NaN; field 0 is 2^-bias
+      s.keep_subnormals = false;
+      s.max_bits = s.magnitude_all - 1;
+      s.nan_bits = s.magnitude_all;
+      s.emin = -s.bias;
+      s.emax = static_cast<int>(s.max_bits) - s.bias;
+      s.max_finite = std::ldexp(1.0, s.emax);
+      s.min_normal = s.min_subnormal = std::ldexp(1.0, s.emin);
+      return s;
   }
   s.emin = 1 - s.bias;
   s.emax = static_cast<int>(s.max_bits >> s.m) - s.bias;
@@ -118,13 +140,15 @@ inline Spec spec_of(const Format& f) {
 inline bool is_nan(const Spec& s, uint64_t bits) {
   const uint64_t mag = bits & s.magnitude_all;
   if (s.ieee) return mag > s.inf_bits;
-  if (s.finite_nan) return mag == s.magnitude_all;
+  if (s.finite_nan || s.exponent_only) return mag == s.magnitude_all;
+  if (s.no_specials) return false;
   return bits == s.sign_bit;
 }
 
 // The exact value of an encoding, written from the format's definition.
 inline double decode(const Spec& s, uint64_t bits) {
   if (is_nan(s, bits)) return std::numeric_limits<double>::quiet_NaN();
+  if (s.exponent_only) return std::ldexp(1.0, static_cast<int>(bits) - s.bias);
   const bool negative = (bits & s.sign_bit) != 0;
   const uint64_t mag = bits & s.magnitude_all;
   double v;
@@ -146,6 +170,13 @@ inline double decode(const Spec& s, uint64_t bits) {
 // The encoding of a value the format represents exactly (or +-inf for IEEE formats, or NaN).
 inline uint64_t encode(const Spec& s, double v) {
   if (std::isnan(v)) return s.nan_bits;
+  if (s.exponent_only) {
+    int e = 0;
+    if (!(v > 0) || std::frexp(v, &e) != 0.5 || e - 1 < s.emin || e - 1 > s.emax) {
+      throw std::logic_error("oracle::encode: not a power of two in the exponent-only range");
+    }
+    return static_cast<uint64_t>(e - 1 + s.bias);
+  }
   const bool negative = std::signbit(v);
   const uint64_t sign = negative ? s.sign_bit : 0;
   const double a = std::fabs(v);
@@ -174,6 +205,7 @@ inline uint64_t encode(const Spec& s, double v) {
 
 // IEEE 754 §7.4 with the format's stand-in for infinity.
 inline uint64_t overflow_bits(const Spec& s, bool negative, RoundingMode mode) {
+  if (s.exponent_only && negative) return s.nan_bits;
   const uint64_t sign = negative ? s.sign_bit : 0;
   bool to_infinity = false;
   switch (mode) {
@@ -196,6 +228,7 @@ inline uint64_t overflow_bits(const Spec& s, bool negative, RoundingMode mode) {
 }
 
 inline uint64_t infinity_bits(const Spec& s, bool negative) {
+  if (s.exponent_only && negative) return s.nan_bits;
   const uint64_t sign = negative ? s.sign_bit : 0;
   if (s.overflow == OverflowPolicy::kSaturate) return sign | s.max_bits;
   if (s.overflow == OverflowPolicy::kNan || !s.ieee) return s.nan_bits;
@@ -206,6 +239,12 @@ inline uint64_t infinity_bits(const Spec& s, bool negative) {
 // the subnormal range) to its encoding: overflow and flush-to-zero applied here.
 inline uint64_t finish_value(const Spec& s, double v, RoundingMode mode) {
   const bool negative = std::signbit(v);
+  if (s.exponent_only) {
+    if (negative && v != 0) return s.nan_bits;
+    if (std::fabs(v) > s.max_finite) return overflow_bits(s, false, mode);
+    if (std::fabs(v) < s.min_normal) return 0;  // zero and below: the smallest value
+    return encode(s, std::fabs(v));
+  }
   if (std::fabs(v) > s.max_finite) return overflow_bits(s, negative, mode);
   if (!s.keep_subnormals && v != 0 && std::fabs(v) < s.min_normal) {
     return s.unsigned_zero || !negative ? 0 : s.sign_bit;
@@ -326,6 +365,15 @@ class Oracle {
   Spec s_;
   mpfr_t n_, z_, u_, d_, hi_, mid_;
 };
+
+// The oracle's roundings of the double x (exact in MPFR at 64 bits), in kModes order.
+inline void round_double_all(Oracle& o, double x, uint64_t out[6]) {
+  mpfr_t v;
+  mpfr_init2(v, 64);
+  mpfr_set_d(v, x, MPFR_RNDN);
+  o.round_all([&](mpfr_ptr r, mpfr_rnd_t rnd) { return mpfr_set(r, v, rnd); }, out);
+  mpfr_clear(v);
+}
 
 // Exact MPFR inputs from doubles (64 bits hold any double exactly).
 struct Inputs {

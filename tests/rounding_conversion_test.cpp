@@ -1,7 +1,7 @@
 // Conversions (the rounding kernel on exact inputs) against MPFR: every bf16 and fp16 encoding
-// into every format in every deterministic mode; random doubles into every format; double-
-// rounding traps (double -> float -> 8-bit differs from double -> 8-bit, the library must round
-// once); and a self-check of the oracle on values worked out by hand.
+// into every format (the OCP MX formats included) in every deterministic mode; random doubles into
+// every format; double- rounding traps (double -> float -> 8-bit differs from double -> 8-bit, the
+// library must round once); and a self-check of the oracle on values worked out by hand.
 #include <gtest/gtest.h>
 
 #include "tests/format_support.hpp"
@@ -30,7 +30,11 @@ const std::vector<Format>& targets() {
       with(formats::e4m3fn, OverflowPolicy::kSaturate),
       with(formats::e5m2, OverflowPolicy::kSaturate),
       with(formats::fp16, OverflowPolicy::kInfinity, SubnormalPolicy::kFlush),
-      with(formats::e4m3fn, OverflowPolicy::kNan, SubnormalPolicy::kFlush)};
+      with(formats::e4m3fn, OverflowPolicy::kNan, SubnormalPolicy::kFlush),
+      // OCP MX: no infinity and no NaN (saturating), and the exponent-only scale format
+      formats::fp6_e2m3, formats::fp6_e3m2, formats::fp4_e2m1,
+      with(formats::fp4_e2m1, OverflowPolicy::kSaturate, SubnormalPolicy::kFlush), formats::e8m0,
+      with(formats::e8m0, OverflowPolicy::kSaturate)};
   return t;
 }
 

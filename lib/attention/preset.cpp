@@ -99,6 +99,7 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
   if (const std::string problem = f.validate(); !problem.empty()) {
     throw std::invalid_argument("preset format: " + problem);
   }
+  require_sign(f, "attention's values");
   AttentionConfig c;
   c.preset = std::string(name);
   c.low_precision = f;

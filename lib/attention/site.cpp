@@ -76,6 +76,7 @@ SiteSpec parse_site_spec(std::string_view text) {
   SiteSpec spec;
   const size_t colon = text.find(':');
   spec.format = parse_format(text.substr(0, colon));
+  require_sign(spec.format, "an attention site's values");
   if (colon == std::string_view::npos) return spec;
   std::string_view rest = text.substr(colon + 1);
   const size_t colon2 = rest.find(':');

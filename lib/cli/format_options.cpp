@@ -8,7 +8,8 @@ namespace simprec::cli {
 void FormatOptions::add_to(CLI::App& command) {
   command
       .add_option("--format,-f", format,
-                  "bf16 fp16 tf32 fp32 fp64 e4m3fn e5m2 e4m3fnuz e5m2fnuz, or eXmY[fn|fnuz]")
+                  "bf16 fp16 tf32 fp32 fp64 e4m3fn e5m2 e4m3fnuz e5m2fnuz fp6_e2m3 fp6_e3m2 "
+                  "fp4_e2m1 e8m0, or eXmY[fn|fnuz|finite]")
       ->required();
   command
       .add_option("--rounding,-r", rounding,

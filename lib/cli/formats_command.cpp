@@ -17,6 +17,10 @@ std::string nan_inf_text(const Format& f) {
       return "nan-only(all-ones)";
     case SpecialEncoding::kUnsignedZero:
       return "nan-only(0x80..,no-0)";
+    case SpecialEncoding::kNone:
+      return "none";
+    case SpecialEncoding::kExponentOnly:
+      return "nan(all-ones),unsigned";
   }
   return "?";
 }
@@ -27,7 +31,9 @@ void print_row(const std::string& name, const Format& f) {
               shortest_text(f.max_finite()).c_str(), shortest_text(f.min_normal()).c_str(),
               shortest_text(f.min_subnormal()).c_str(), shortest_text(f.epsilon()).c_str(),
               std::string(overflow_name(f.overflow)).c_str(), nan_inf_text(f).c_str(),
-              f.keeps_subnormals() ? "kept" : "flushed");
+              !f.has_sign()          ? "none"
+              : f.keeps_subnormals() ? "kept"
+                                     : "flushed");
 }
 
 void run_formats(const std::string& only) {
@@ -51,7 +57,7 @@ void run_formats(const std::string& only) {
 const RegisterCommand kRegistration([](CLI::App& app) {
   auto* command = app.add_subcommand("formats", "List the formats with their limits.");
   auto only = std::make_shared<std::string>();
-  command->add_option("format", *only, "show only this format (any eXmY[fn|fnuz] too)");
+  command->add_option("format", *only, "show only this format (any eXmY[fn|fnuz|finite] too)");
   command->callback([only] { run_formats(*only); });
 });
 
