@@ -86,6 +86,18 @@ std::string_view overflow_name(OverflowPolicy p) {
   return "?";
 }
 
+std::string_view special_encoding_name(SpecialEncoding s) {
+  switch (s) {
+    case SpecialEncoding::kIeee:
+      return "ieee";
+    case SpecialEncoding::kFiniteNan:
+      return "nan-only(all-ones)";
+    case SpecialEncoding::kUnsignedZero:
+      return "nan-only(0x80..,no-0)";
+  }
+  return "?";
+}
+
 const NamedFormat* named_formats_begin() {
   return std::begin(kNamedFormats);
 }

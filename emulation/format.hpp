@@ -173,6 +173,8 @@ Format parse_format(std::string_view text);
 
 // "inf", "saturate" or "nan", as the command line spells the policies.
 std::string_view overflow_name(OverflowPolicy policy);
+// "ieee", "nan-only(all-ones)" or "nan-only(0x80..,no-0)", as `simprec formats` lists them.
+std::string_view special_encoding_name(SpecialEncoding special);
 
 // The named formats, for listings.
 struct NamedFormat {
