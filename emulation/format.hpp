@@ -148,7 +148,7 @@ inline constexpr Format e5m2fnuz{
     5, 2, 16, SpecialEncoding::kUnsignedZero, OverflowPolicy::kNan, SubnormalPolicy::kKeep};
 }  // namespace formats
 
-// The spec values of NUMERICS.md §5, checked against what the declarations imply.
+// The spec values of docs/numerics.md §5, checked against what the declarations imply.
 static_assert(formats::bf16.max_finite() == 0x1.fep127);
 static_assert(formats::fp16.max_finite() == 65504.0);
 static_assert(formats::e4m3fn.max_finite() == 448.0);

@@ -2,7 +2,7 @@
 // Mikaitis 2025): the products of a block of k terms are exact, the block's products and the
 // accumulator C are aligned to one exponent, bits below a window are dropped, the aligned terms
 // are added exactly and the sum is rounded once into the accumulator format. Longer K chains
-// blocks. Computed with integers only; docs/tensor_cores.md lists the presets and the evidence.
+// blocks. Computed with integers only; docs/tensor_cores.md lists the presets.
 #pragma once
 
 #include <cstdint>

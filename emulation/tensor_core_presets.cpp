@@ -1,5 +1,5 @@
 // Presets of the block-FMA model. sm_90 presets marked verified were fitted to, and are checked
-// against, H100 outputs in tests/data/tensor_core/ (docs/tensor_cores.md has the evidence); the
+// against, H100 outputs in tests/data/tensor_core/ (docs/findings.md has the evidence); the
 // others restate published models (Fasi et al. 2021, Khattak & Mikaitis 2025) unchecked here.
 #include <stdexcept>
 
@@ -133,7 +133,7 @@ TensorCoreModel make_model(const Spec& s) {
   m.c_entry = s.c_entry;
   if (s.through_fp16) m.datapath_input = formats::fp16;
   m.block_rounding = s.block_rounding;
-  // Measured on the H100 (docs/tensor_cores.md, "Signed zeros"): mma.sync m16n8k16 with fp32
+  // Measured on the H100 (docs/findings.md, "Signed zeros"): mma.sync m16n8k16 with fp32
   // accumulators returns +0 for a -0 C plus -0 products.
   m.zero_is_always_positive = std::string_view(s.name) == "tc:sm90-mma-bf16" ||
                               std::string_view(s.name) == "tc:sm90-mma-fp16";

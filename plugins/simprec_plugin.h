@@ -41,7 +41,36 @@
  *                                      y [N]; f is named by the kernel attribute "function"
  *                                      (e.g. "exp2").
  * Parameters of a call (tile sizes, causal flag, scale, mitigation name, beta, seed, ...) are a
- * generic list of named values; the kernel declares which it understands.
+ * generic list of named values; the kernel declares which it understands. The attention
+ * parameters `simprec validate` passes and emulates:
+ *   causal (bool)      key j is masked for query i when j > i: top-left alignment, as PyTorch's
+ *                      is_causal. When Sq != Sk this differs from FlashAttention >= 2.1's
+ *                      bottom-right alignment (j > i + Sk - Sq); such a kernel validates only
+ *                      with Sq = Sk.
+ *   scale (float64)    the softmax scale, used by the emulation exactly as passed (a double);
+ *                      absent: 1.0 / sqrt((double)D), two correctly rounded double operations.
+ *                      A kernel that rounds it (to fp32, say) computes with another scale.
+ *   beta_rowmax (bool), beta, eps (float64)  the mitigation beta-rowmax:BETA:EPS
+ *                      (beta finite and > 1, default 2; eps finite and >= 0, default 0.001)
+ *   sr_p_bits (int64)  0: off; else the mitigation sr-p-tiled:BITS (BITS divides 32)
+ *   seed (int64)       the random stream of stochastic rounding
+ *
+ * Attributes are fixed facts of a kernel that the emulation reads; the host refuses a kernel
+ * naming any other (a typo would otherwise leave a fact out silently):
+ *   matmul:            accumulator_format (the format D accumulates in; default D's)
+ *   attention forward and backward:
+ *                      format (the numerics' low-precision format; default Q's, must match it),
+ *                      output_format (O's, or dQ/dK/dV's; must match the tensors),
+ *                      block_rows, block_cols (the tile; default the numerics spec's),
+ *                      exp2_function (a function kernel of the same plugin whose fp32 exp2
+ *                      values the emulation uses instead of a correctly rounded exp2)
+ *   function:          function (the function computed, e.g. "exp2")
+ * and any number of notes for people reading `simprec plugins list`, named "info.NAME" (the
+ * host reads none of them), e.g. "info.instruction" = "ex2.approx.ftz.f32".
+ * The emulation model a kernel declares is a numerics spec for attention kernels
+ * ("torch-math,p_cast=bf16:rne"; `simprec numerics --list` shows what it can say), an
+ * accumulation or tensor-core model name for matmul kernels ("sequential", "tc:sm90-mma-bf16"),
+ * and "correctly-rounded" for function kernels.
  *
  * Changelog (SIMPREC_PLUGIN_ABI_MAJOR.MINOR):
  *   1.0  First version: entry function, plugin/kernel/operand/dimension/parameter descriptors,
@@ -186,7 +215,8 @@ typedef struct SimprecKernel {
   uint32_t flags;          /* SIMPREC_KERNEL_FLAG_* */
   const char* description; /* NULL allowed */
   /* The simprec emulation that claims to reproduce this kernel, e.g. "sequential",
-   * "tc:sm90-mma-bf16", "fa2"; NULL: none. Bit-exactness is claimed by the flag. */
+   * "tc:sm90-mma-bf16", "fa2", "torch-math,p_cast=bf16:rne" (see above); NULL: none.
+   * Bit-exactness is claimed by the flag. */
   const char* emulation_model;
   size_t operand_count;
   const SimprecOperandSpec* const* operands;
@@ -194,8 +224,8 @@ typedef struct SimprecKernel {
   const SimprecDimensionSpec* const* dimensions; /* symbols without an entry: any size >= 1 */
   size_t parameter_count;
   const SimprecParameterSpec* const* parameters;
-  /* Fixed facts the emulation needs, e.g. matmul "accumulator_format" = "fp32",
-   * function "function" = "exp2". */
+  /* Fixed facts the emulation needs (the names listed above, no others), e.g. matmul
+   * "accumulator_format" = "fp32", function "function" = "exp2". */
   size_t attribute_count;
   const SimprecNamedValue* const* attributes;
   SimprecRunFunction run;

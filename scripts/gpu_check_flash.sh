@@ -31,8 +31,8 @@ fi
 
 note "== flash: output digests (flash_bench --digest) against the recorded H100 ones"
 # Not a pass/fail check (validate below is): a kernel change meant to keep the arithmetic should
-# keep every line of docs/measurements/h100_flash_digest.txt, recorded by a build that passed.
-recorded="$repo/docs/measurements/h100_flash_digest.txt"
+# keep every line of tests/data/h100_flash_digest.txt, recorded by a build that passed.
+recorded="$repo/tests/data/h100_flash_digest.txt"
 if ! "$build/bin/flash_bench" --digest > "$out/flash_digest.txt" 2>&1; then
   status=1
   note "flash_bench --digest FAILED: $(tail -1 "$out/flash_digest.txt")"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Instruction mix of one flash kernel instance under Nsight Compute, per warp and key block:
-# what each SASS opcode costs a mitigation, measured rather than guessed (docs/gpu_kernels.md,
-# "Instruction counts"). Needs ncu and a GPU.
+# what each SASS opcode costs a mitigation, measured rather than guessed (docs/findings.md).
+# Needs ncu and a GPU.
 #   scripts/ncu_instruction_mix.sh FLASH_BENCH MANGLED_NAME_REGEX OUT_PREFIX [BASELINE.csv]
 # e.g. scripts/ncu_instruction_mix.sh build-gpu/bin/flash_bench \
 #        'wgmma_kernelINS0_7Bf16TagELb0ELi8E' /tmp/wg_sr /tmp/wg_plain.source.csv

@@ -70,7 +70,7 @@ TEST(PaperA, BetaRowmaxShrinksTheBias) {
   apply_mitigation(c, "beta-rowmax:2");
   const auto mitigated = measure(paper_a_inputs(), c);
   // At least a threefold reduction of |bias| (measured: about 4.5x; what remains has the
-  // opposite sign and is still significant, see docs/attention.md).
+  // opposite sign and is still significant, see docs/findings.md).
   EXPECT_LT(std::fabs(mitigated.o.bias), std::fabs(plain.o.bias) / 3);
 }
 

@@ -10,7 +10,7 @@ using simprec::testing::run_simprec;
 TEST(CliRound, PrintsEncodingAndExactValuePerLine) {
   // Expected values worked out by hand: 0.1 lies between bf16 0x3dcc (0.099609375) and 0x3dcd
   // (0.10009765625) and is nearer the latter; the paper-A value -4.703990459442139 rounds to
-  // -4.71875 (NUMERICS.md §2); 0x1.8p-3 is exactly 0.1875.
+  // -4.71875 (docs/numerics.md §2); 0x1.8p-3 is exactly 0.1875.
   const auto r = run_simprec("round --format bf16 --rounding rne",
                              "0.1\n-4.703990459442139\n0x1.8p-3\n-0\ninf\nnan\n");
   EXPECT_EQ(r.exit_code, 0) << r.output;

@@ -107,7 +107,7 @@ TEST(ExperimentValidation, WrongTypeAndBadValuesArePlaced) {
       {inputs + "[implementations.x]\npreset = \"fa2\"\n[sweep]\nseqlen = [16]\n", "e.toml:7:1",
        "did you mean 'seq_len'"},
       {inputs + "[implementations.x]\npreset = \"fa2\"\n[sweep]\ntile = [\"16x16\", \"big\"]\n",
-       "e.toml:7:8", "'big' is not a tile size"},
+       "e.toml:7:8", "bad tile 'big' (expected BRxBC"},
       {inputs + "[implementations.x]\npreset = \"fa2\"\n[analysis]\nbaseline = \"y\"\n",
        "e.toml:7:12", "not an implementation"},
       {inputs + "[implementations.x]\npreset = \"fa2\"\n[studies.s]\ninputs = [\"b\"]\n",
@@ -141,7 +141,7 @@ TEST(ExperimentValidation, MitigationsAPluginKernelCannotTakeAreRefused) {
       {"beta-rowmax:2", "has no parameter 'beta_rowmax' for mitigation 'beta-rowmax:2'"},
       {"sr-p:8", "has no parameter 'sr_p_bits'"},
       {"hp:s", "cannot be passed to a plugin kernel"},
-      {"beta-rowmax:two", "'two' in 'beta-rowmax:two' is not a number"},
+      {"beta-rowmax:two", "beta-rowmax beta 'two': expected a finite number"},
   };
   for (const auto& c : cases) {
     const auto file = write(dir / "e.toml", head + "mitigations = [\"" + c.mitigation + "\"]\n");

@@ -1,4 +1,4 @@
-// Formats: the spec numbers (NUMERICS.md §5, OCP FP8), the derived limits against the oracle's
+// Formats: the spec numbers (docs/numerics.md §5, OCP FP8), the derived limits against the oracle's
 // independent derivation, unpack/decode of every 8- and 16-bit encoding (and random wider ones)
 // against an independent decoder, names, parsing, validation, negation, rounding-mode names,
 // and the Float<F> value type.

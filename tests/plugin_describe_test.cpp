@@ -84,6 +84,19 @@ TEST(PluginDescribe, ReadsAValidDescription) {
   EXPECT_EQ(std::get<std::string>(k.attribute("accumulator_format")->value), "fp32");
 }
 
+TEST(PluginDescribe, AcceptsNotesForReaders) {
+  Fixture f;
+  SimprecNamedValue note{};
+  note.struct_size = SIMPREC_NAMED_VALUE_STRUCT_SIZE;
+  note.name = "info.instruction";
+  note.type = SIMPREC_VALUE_STRING;
+  note.string_value = "mma.sync.m16n8k16";
+  const SimprecNamedValue* both[2] = {&f.accumulator, &note};
+  f.kernel.attribute_count = 2;
+  f.kernel.attributes = both;
+  EXPECT_EQ(f.refusal(), "");
+}
+
 TEST(PluginDescribe, AcceptsDescriptionsOfANewerMinorVersion) {
   // A newer minor version appends fields: larger struct_size, larger minor. Still readable.
   Fixture f;
@@ -118,6 +131,21 @@ TEST(PluginDescribe, RefusesEachKindOfBadDescription) {
       {[](Fixture& f) { f.seed.type = 9; }, "'seed' has unknown value type 9"},
       {[](Fixture& f) { f.accumulator.string_value = nullptr; }, "no string value"},
       {[](Fixture& f) { f.accumulator.struct_size = 8; }, "SimprecNamedValue.struct_size is 8"},
+      // A typo in an attribute name would leave a fact out of the emulation: refused.
+      {[](Fixture& f) { f.accumulator.name = "accumulator_fmt"; },
+       "attribute 'accumulator_fmt' is not one the host reads for matmul kernels (known: "
+       "accumulator_format; notes for readers are named info.NAME)"},
+      // An attention attribute on a matmul kernel means nothing to the host.
+      {[](Fixture& f) { f.accumulator.name = "output_format"; },
+       "attribute 'output_format' is not one the host reads for matmul kernels"},
+      {[](Fixture& f) { f.accumulator.name = "info."; }, "attribute 'info.' is not one"},
+      {[](Fixture& f) {
+         static const SimprecNamedValue* twice[2];
+         twice[0] = twice[1] = &f.accumulator;
+         f.kernel.attribute_count = 2;
+         f.kernel.attributes = twice;
+       },
+       "attribute 'accumulator_format' declared twice"},
       {[](Fixture& f) {
          f.plugin.kernel_count = 2;
          static const SimprecKernel* twice[2];

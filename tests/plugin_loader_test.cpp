@@ -190,6 +190,11 @@ TEST(PluginLoader, RefusesBrokenPlugins) {
   EXPECT_NE(refusal("broken_null_name.so").find("kernel #0: no name"), std::string::npos);
   EXPECT_NE(refusal("broken_small_struct.so").find("SimprecKernel.struct_size is 16"),
             std::string::npos);
+  EXPECT_NE(refusal("broken_typo_attribute.so")
+                .find("kernel #0 'gemm': attribute 'acumulator_format' is not one the host reads "
+                      "for matmul kernels (known: accumulator_format;"),
+            std::string::npos)
+      << refusal("broken_typo_attribute.so");
 }
 
 TEST(PluginLoader, RefusesFilesThatAreNotPlugins) {

@@ -30,7 +30,7 @@ namespace tcv = tc_vectors;
 const std::filesystem::path kDataDir =
     std::getenv("SIMPREC_TC_DATA")
         ? std::filesystem::path(std::getenv("SIMPREC_TC_DATA"))
-        : std::filesystem::path(__FILE__).parent_path() / "data" / "tensor_core";
+        : std::filesystem::path(SIMPREC_SOURCE_DIR) / "tests" / "data" / "tensor_core";
 
 std::filesystem::path plugin_path() {
   if (const char* env = std::getenv("SIMPREC_GPU_PROBE_PLUGIN")) return env;

@@ -26,7 +26,7 @@ namespace {
 namespace tcv = tc_vectors;
 
 const std::filesystem::path kDataDir =
-    std::filesystem::path(__FILE__).parent_path() / "data" / "tensor_core";
+    std::filesystem::path(SIMPREC_SOURCE_DIR) / "tests" / "data" / "tensor_core";
 
 std::vector<uint8_t> read_file(const std::filesystem::path& path) {
   std::ifstream f(path, std::ios::binary);

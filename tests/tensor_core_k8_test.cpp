@@ -21,7 +21,7 @@ using namespace simprec;
 constexpr int kTiles = 16, kK = 64;
 
 TEST(TensorCoreK8, ChainsOfMmaK8OnTheH100MatchTheK8PresetOnly) {
-  const auto path = std::filesystem::path(__FILE__).parent_path() / "data" / "tensor_core" /
+  const auto path = std::filesystem::path(SIMPREC_SOURCE_DIR) / "tests" / "data" / "tensor_core" /
                     "mma_bf16_k8_h100.bin";
   std::ifstream in(path, std::ios::binary);
   ASSERT_TRUE(in) << path;

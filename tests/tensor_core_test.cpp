@@ -110,7 +110,7 @@ TEST(TensorCoreModel, SpecialValues) {
 // +-0 products and a +-0 C gives +0 through mma.sync with fp32 accumulators.
 TEST(TensorCoreModel, SignedZerosAsTheH100GivesThem) {
   const std::filesystem::path dir =
-      std::filesystem::path(__FILE__).parent_path() / "data" / "tensor_core" / "signed_zeros";
+      std::filesystem::path(SIMPREC_SOURCE_DIR) / "tests" / "data" / "tensor_core" / "signed_zeros";
   const NpyArray a = read_npy(dir / "A.npy"), b = read_npy(dir / "B.npy"),
                  c = read_npy(dir / "C.npy"), d = read_npy(dir / "D_h100.npy");
   const auto c_bits = c.as<uint32_t>();

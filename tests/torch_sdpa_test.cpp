@@ -21,7 +21,7 @@ namespace {
 using namespace simprec;
 namespace fs = std::filesystem;
 
-const fs::path kData = fs::path(__FILE__).parent_path() / "data" / "torch_sdpa";
+const fs::path kData = fs::path(SIMPREC_SOURCE_DIR) / "tests" / "data" / "torch_sdpa";
 
 // Share of the emulated bf16 values whose bits equal PyTorch's.
 double identical_share(const std::vector<double>& emulated, const fs::path& recorded) {
@@ -152,7 +152,7 @@ TEST(TorchSdpa, ControlsWithoutTheKernelsStructureAgreeLess) {
 // predicts, on every input kind and output. With >= 99% of the elements bit-identical the two
 // means may differ only by a fraction of their spread; the spread used is the standard error of
 // the mean over elements (errors within a row are correlated, so it is a scale, not a test of
-// significance). Printed for docs/attention.md.
+// significance). Printed for docs/findings.md.
 TEST(TorchSdpa, PresetsPredictPyTorchsBias) {
   struct Pair {
     const char* backend;

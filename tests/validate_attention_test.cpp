@@ -303,17 +303,20 @@ TEST(ValidateAttention, MisuseIsRefusedBeforeTheKernelRuns) {
                  "have");
   for (const auto& [name, value, message] :
        std::vector<std::tuple<std::string, std::string, std::string>>{
-           {"sr_p_bits", "3", "parameter sr_p_bits=3: expected 0 (off), 1, 2, 4, 8, 16 or 32"},
-           {"sr_p_bits", "-8", "parameter sr_p_bits=-8"},
+           {"sr_p_bits", "3", "parameter sr_p_bits=3: sr-p-tiled: the bit count 3 must divide 32"},
+           {"sr_p_bits", "-8", "parameter sr_p_bits=-8: 0 (off), or the bit count of sr-p-tiled"},
            {"scale", "-2", "expected a positive finite number"},
-           {"beta", "-1", "parameter beta=-1"},
-           {"eps", "-0.5", "parameter eps=-0.5"}}) {
+           {"beta", "-1", "parameter beta=-1: beta-rowmax beta '-1': expected a number > 1"},
+           {"beta", "1", "parameter beta=1: beta-rowmax beta '1': expected a number > 1"},
+           {"eps", "-0.5", "parameter eps=-0.5: beta-rowmax eps '-0.5': expected a number >= 0"}}) {
     InputChoices choices = shape();
     choices.parameters = {{name, value}};
     expect_refused(plugin, "fwd", choices, message);
   }
-  expect_refused(plugin, "fwd", shape(), "model 'sequential' is not an attention preset",
+  expect_refused(plugin, "fwd", shape(), "model 'sequential': unknown preset 'sequential'",
                  {"sequential", false});
+  expect_refused(plugin, "fwd", shape(), "model 'cuda-fa2,p_cast=bf17': unknown format",
+                 {"cuda-fa2,p_cast=bf17", false});
   // --generate is for attention kernels; a function kernel is not one.
   EXPECT_THROW(make_validation_request(plugin.info().kernel("ex2"), shape()),
                std::invalid_argument);

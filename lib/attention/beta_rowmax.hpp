@@ -1,4 +1,4 @@
-// Paper A's beta-rowmax (NUMERICS.md §2): the max a flash block row subtracts before the
+// Paper A's beta-rowmax (docs/numerics.md §2): the max a flash block row subtracts before the
 // exponential, shifted when the row's max repeats.
 #pragma once
 

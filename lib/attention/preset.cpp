@@ -17,7 +17,7 @@ constexpr PresetInfo kPresets[] = {
      "PyTorch SDPA math backend: standard attention, F inputs upcast to fp32, fp32 softmax and "
      "products, P kept in fp32, O and gradients cast to F"},
     {"fa2",
-     "FlashAttention-2 CUDA (NUMERICS.md §1): fp32 tensor-core products, exp2 with the scale "
+     "FlashAttention-2 CUDA (docs/numerics.md §1): fp32 tensor-core products, exp2 with the scale "
      "folded into one FMA, fp32 row sum of the un-cast P, P cast to F (RNE) before P.V, fp32 "
      "rescale and normalisation, one cast of O to F; backward recomputes P from the LSE, "
      "D = rowsum(dO o O) in fp32, P and dS cast to F before their products"},

@@ -57,10 +57,14 @@ Site parse_site(std::string_view name) {
   for (int i = 0; i < kSiteCount; ++i) {
     if (kSites[i].name == name) return static_cast<Site>(i);
   }
+  throw std::invalid_argument("unknown rounding site '" + std::string(name) +
+                              "' (known: " + site_names() + ")");
+}
+
+std::string site_names() {
   std::string known;
   for (const auto& s : kSites) known += (known.empty() ? "" : ", ") + std::string(s.name);
-  throw std::invalid_argument("unknown rounding site '" + std::string(name) + "' (known: " + known +
-                              ")");
+  return known;
 }
 
 std::string rounding_name(const Rounding& r) {

@@ -47,6 +47,8 @@ inline constexpr int kSiteCount = static_cast<int>(Site::kCount);
 std::string_view site_name(Site site);
 // Throws std::invalid_argument listing the known names.
 Site parse_site(std::string_view name);
+// Every site's name, comma-separated, in report order.
+std::string site_names();
 // True for the sites whose value is a sum or dot product (they take an accumulation model).
 bool site_accumulates(Site site);
 std::string_view site_description(Site site);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lib/attention/analysis.hpp"
+#include "lib/attention/numerics_spec.hpp"
 #include "lib/attention/preset.hpp"
 #include "lib/cli/command.hpp"
 #include "lib/inputs/generators.hpp"
@@ -26,7 +27,7 @@ using namespace simprec::attention;
 
 struct Options {
   std::string q, k, v, d_out, input_format;
-  std::string generate, shape, preset = "fa2", format = "bf16", tile, out, attribute_target = "o";
+  std::string generate, shape, preset, numerics, format = "bf16", tile, out, attribute_target = "o";
   std::vector<std::string> sets, mitigations, gen_params;
   uint64_t seed = 0;
   double scale = 0;
@@ -64,18 +65,17 @@ void run(const Options& opt) {
   Format low;
   try {
     low = parse_format(opt.format);
-    config = make_preset(opt.preset, low);
-    for (const auto& s : opt.sets) apply_override(config, s);
-    for (const auto& m : opt.mitigations) apply_mitigation(config, m);
+    if (!opt.numerics.empty() && !opt.preset.empty())
+      throw std::invalid_argument("--numerics names the preset; drop --preset " + opt.preset);
+    NumericsSpec spec = parse_numerics_spec(
+        opt.numerics.empty() ? (opt.preset.empty() ? "fa2" : opt.preset) : opt.numerics);
+    if (!opt.tile.empty()) spec.assignments.push_back("tile=" + opt.tile);
+    spec.assignments.insert(spec.assignments.end(), opt.sets.begin(), opt.sets.end());
+    spec.mitigations.insert(spec.mitigations.end(), opt.mitigations.begin(), opt.mitigations.end());
+    config = make_config(spec, low);
+    low = config.low_precision;
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
-  }
-  if (!opt.tile.empty()) {
-    const auto t = parse_int_list(opt.tile, 'x', "--tile (expected BRxBC, e.g. 64x64)");
-    if (t.size() != 2)
-      throw UsageError("bad --tile '" + opt.tile + "' (expected BRxBC, e.g. 64x64)");
-    config.block_rows = static_cast<int>(t[0]);
-    config.block_cols = static_cast<int>(t[1]);
   }
   config.causal = opt.causal;
   if (opt.scale != 0) config.scale = opt.scale;
@@ -173,6 +173,7 @@ void run(const Options& opt) {
 
   nlohmann::json stats;
   stats["config"] = to_json(config);
+  stats["numerics"] = canonical_numerics(config);
   stats["inputs"] = {{"source", source},
                      {"shape",
                       {{"batch", s.batch},
@@ -215,6 +216,7 @@ void run(const Options& opt) {
   }
 
   // Summary.
+  std::printf("numerics: %s\n", stats["numerics"].get<std::string>().c_str());
   std::printf("simprec attention: preset %s, format %s, %s attention, exp %s, tile %dx%d%s\n",
               config.preset.c_str(), low.name().c_str(),
               std::string(to_string(config.algorithm)).c_str(),
@@ -283,20 +285,22 @@ const RegisterCommand kRegistration([](CLI::App& app) {
   command->add_option("--seed", opt->seed, "seed of generated inputs and stochastic rounding");
   command->add_flag("--backward", opt->backward,
                     "with --generate: also generate dO and run the backward pass");
+  command->add_option("--numerics", opt->numerics,
+                      "the numerics spec PRESET[,format=F][,SITE=FORMAT:ROUNDING[:ACC]...]"
+                      "[,OPTION=VALUE...][,MITIGATION...] or a .toml file holding it "
+                      "(`simprec numerics --list`)");
   command->add_option("--preset", opt->preset,
                       "fp64, fp32, torch-math, fa2, paper-a, baseline-lp, flash-lp, torch-flash, "
-                      "torch-efficient, cuda-fa2 (default fa2)");
-  command->add_option("--format", opt->format, "the preset's low-precision format (default bf16)");
-  command->add_option(
-      "--set", opt->sets,
-      "SITE=FORMAT:ROUNDING[:ACCUMULATION] (repeatable); also exp_impl=, algorithm=, pv_mode=, "
-      "norm=, rescale=, rowsum_lanes=, rowsum_block=, lse_impl=, and the backward pass's "
-      "bwd_exp_impl=, delta_sum=, query_order=, dq=, grad_scale=, ds_p=, lse_log2e= "
-      "(docs/attention.md)");
+                      "torch-efficient, cuda-fa2 (default fa2); the same as --numerics PRESET");
+  command->add_option("--format", opt->format,
+                      "the preset's low-precision format unless the spec names one (default bf16)");
+  command->add_option("--set", opt->sets,
+                      "SITE=FORMAT:ROUNDING[:ACCUMULATION] or OPTION=VALUE (repeatable; "
+                      "`simprec numerics --list`)");
   command->add_option("--mitigation", opt->mitigations,
                       "beta-rowmax[:BETA[:EPS]], sr-p[:BITS], sr-p-tiled[:BITS], sr-o[:BITS], "
                       "hp:SITE[:FORMAT], delta-dpp (repeatable)");
-  command->add_option("--tile", opt->tile, "BRxBC tile sizes (default 64x64)");
+  command->add_option("--tile", opt->tile, "BRxBC tile sizes (default: the preset's); tile=BRxBC");
   command->add_flag("--causal", opt->causal, "causal mask");
   command->add_option("--scale", opt->scale, "softmax scale (default 1/sqrt(d))");
   command->add_flag("--attribute", opt->attribute,

@@ -82,14 +82,14 @@ void run_list(const ListOptions& options) {
   entries.insert(entries.end(), options.plugin_options.begin(), options.plugin_options.end());
   std::vector<std::filesystem::path> files;
   try {
-    files = expand_plugin_entries(entries.empty() ? plugin_path_entries() : entries);
+    files = expand_plugin_entries(entries.empty() ? default_plugin_entries() : entries);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
   if (files.empty()) {
     std::fprintf(stderr,
-                 "simprec: no plugins found: pass plugin files or directories, or set "
-                 "SIMPREC_PLUGIN_PATH\n");
+                 "simprec: no plugins found: none are built in, and none were passed as files "
+                 "or directories or set in SIMPREC_PLUGIN_PATH\n");
     return;
   }
   OpenOptions open_options;
@@ -126,7 +126,8 @@ const RegisterCommand registration{[](CLI::App& app) {
   auto options = std::make_shared<ListOptions>();
   auto* list = plugins->add_subcommand("list", "show plugins, their kernels and emulation claims");
   list->add_option("paths", options->paths,
-                   "plugin files or directories of *.so plugins (default: $SIMPREC_PLUGIN_PATH)");
+                   "plugin files or directories of *.so plugins (default: the built-in plugins "
+                   "and $SIMPREC_PLUGIN_PATH)");
   list->add_option("--plugin", options->plugin_options, "a plugin file or directory (repeatable)");
   list->add_flag("--in-process", options->in_process,
                  "load plugins into this process (faster; a crashing plugin takes simprec down)");

@@ -9,6 +9,8 @@
 #include "emulation/round.hpp"
 #include "lib/attention/attention.hpp"
 #include "lib/attention/attribution.hpp"
+#include "lib/attention/numerics_spec.hpp"
+#include "lib/attention/options.hpp"
 #include "lib/attention/preset.hpp"
 #include "lib/inputs/generators.hpp"
 #include "lib/metrics/error_metrics.hpp"
@@ -19,50 +21,53 @@ namespace {
 
 using attention::AttentionConfig;
 
-// "BRxBC" with positive sizes.
-std::pair<int, int> parse_tile(const std::string& text) {
-  const auto x = text.find('x');
-  try {
-    if (x != std::string::npos) {
-      size_t used_r = 0, used_c = 0;
-      const int r = std::stoi(text.substr(0, x), &used_r);
-      const int c = std::stoi(text.substr(x + 1), &used_c);
-      if (used_r == x && used_c == text.size() - x - 1 && r > 0 && c > 0) return {r, c};
-    }
-  } catch (const std::exception&) {
-  }
-  throw FieldError("tile", "'" + text + "' is not a tile size; expected BRxBC, e.g. 64x64");
-}
-
 AttentionConfig build_config(const ImplementationSpec& impl) {
+  attention::NumericsSpec spec;
+  try {
+    spec = attention::parse_numerics_spec(impl.numerics.empty() ? impl.preset : impl.numerics);
+  } catch (const std::invalid_argument& e) {
+    throw FieldError(impl.numerics.empty() ? "preset" : "numerics", e.what());
+  }
+  if (!impl.tile.empty()) spec.assignments.push_back("tile=" + impl.tile);
+  const size_t set_from = spec.assignments.size();
+  spec.assignments.insert(spec.assignments.end(), impl.set.begin(), impl.set.end());
+  const size_t mitigations_from = spec.mitigations.size();
+  spec.mitigations.insert(spec.mitigations.end(), impl.mitigations.begin(), impl.mitigations.end());
   Format low;
   try {
-    low = parse_format(impl.format);
+    low = parse_format(spec.format.empty() ? impl.format : spec.format);
   } catch (const std::invalid_argument& e) {
     throw FieldError("format", e.what());
   }
+  // The parts one at a time, so that an error names the field it came from.
   AttentionConfig config;
   try {
-    config = attention::make_preset(impl.preset, low);
+    config = attention::make_config({spec.preset, low.name(), {}, {}}, low);
   } catch (const std::invalid_argument& e) {
-    throw FieldError("preset", e.what());
+    throw FieldError(impl.numerics.empty() ? "preset" : "numerics", e.what());
   }
-  if (!impl.tile.empty()) std::tie(config.block_rows, config.block_cols) = parse_tile(impl.tile);
+  for (size_t i = 0; i < spec.assignments.size(); ++i) {
+    try {
+      attention::apply_override(config, spec.assignments[i]);
+    } catch (const std::invalid_argument& e) {
+      const bool tile = !impl.tile.empty() && i + 1 == set_from;
+      throw FieldError(i >= set_from ? "set[" + std::to_string(i - set_from) + "]"
+                       : tile        ? "tile"
+                                     : "numerics",
+                       e.what());
+    }
+  }
+  for (size_t i = 0; i < spec.mitigations.size(); ++i) {
+    try {
+      attention::apply_mitigation(config, spec.mitigations[i]);
+    } catch (const std::invalid_argument& e) {
+      throw FieldError(i >= mitigations_from
+                           ? "mitigations[" + std::to_string(i - mitigations_from) + "]"
+                           : "numerics",
+                       e.what());
+    }
+  }
   config.causal = impl.causal;
-  for (size_t i = 0; i < impl.set.size(); ++i) {
-    try {
-      attention::apply_override(config, impl.set[i]);
-    } catch (const std::invalid_argument& e) {
-      throw FieldError("set[" + std::to_string(i) + "]", e.what());
-    }
-  }
-  for (size_t i = 0; i < impl.mitigations.size(); ++i) {
-    try {
-      attention::apply_mitigation(config, impl.mitigations[i]);
-    } catch (const std::invalid_argument& e) {
-      throw FieldError("mitigations[" + std::to_string(i) + "]", e.what());
-    }
-  }
   return config;
 }
 
@@ -70,6 +75,7 @@ ImplementationSpec implementation_from_json(const nlohmann::json& j) {
   ImplementationSpec impl;
   impl.name = j.value("name", "");
   impl.preset = j.value("preset", "");
+  impl.numerics = j.value("numerics", "");
   impl.plugin = j.value("plugin", "");
   impl.kernel = j.value("kernel", "");
   impl.format = j.value("format", "bf16");
@@ -175,11 +181,9 @@ OpenedKernel plugin_kernel(const ImplementationSpec& impl) {
   return {std::move(plugin), std::move(kernel)};
 }
 
-// A plugin kernel's parameters for the implementation's mitigations: "beta-rowmax[:BETA[:EPS]]"
-// -> beta_rowmax, beta, eps; "sr-p[:BITS]" or "sr-p-tiled[:BITS]" -> sr_p_bits (8 when BITS is
-// not given) and the case's seed (the kernel decides its own bit layout; sr-p-tiled is the
-// emulation's name for flash_gpu's). A mitigation the kernel has no parameter for is a
-// FieldError.
+// A plugin kernel's parameters for the implementation's mitigations, through the mitigation
+// table (lib/attention/options.hpp), and the case's seed where SR asks for random bits. A
+// mitigation no kernel parameter expresses, or one this kernel lacks, is a FieldError.
 std::vector<plugins::NamedValue> mitigation_parameters(const plugins::KernelInfo& kernel,
                                                        const ImplementationSpec& impl,
                                                        uint64_t seed) {
@@ -187,46 +191,22 @@ std::vector<plugins::NamedValue> mitigation_parameters(const plugins::KernelInfo
   for (size_t i = 0; i < impl.mitigations.size(); ++i) {
     const std::string& text = impl.mitigations[i];
     const std::string field = "mitigations[" + std::to_string(i) + "]";
-    std::vector<std::string> parts;
-    for (size_t start = 0;;) {
-      const size_t colon = text.find(':', start);
-      parts.push_back(text.substr(start, colon - start));
-      if (colon == std::string::npos) break;
-      start = colon + 1;
+    std::vector<attention::KernelParameter> parameters;
+    try {
+      parameters = attention::mitigation_kernel_parameters(text);
+    } catch (const std::invalid_argument& e) {
+      throw FieldError(field, e.what());
     }
-    const auto number = [&](size_t k) {
-      try {
-        size_t used = 0;
-        const double v = std::stod(parts[k], &used);
-        if (used != parts[k].size()) throw std::invalid_argument(parts[k]);
-        return v;
-      } catch (const std::exception&) {
-        throw FieldError(field, "'" + parts[k] + "' in '" + text + "' is not a number");
-      }
-    };
-    const auto require = [&](const char* parameter) {
-      if (!kernel.parameter(parameter)) {
-        throw FieldError(field, "kernel '" + kernel.name + "' has no parameter '" + parameter +
+    bool random = false;
+    for (const auto& p : parameters) {
+      if (!kernel.parameter(p.name)) {
+        throw FieldError(field, "kernel '" + kernel.name + "' has no parameter '" + p.name +
                                     "' for mitigation '" + text + "'");
       }
-    };
-    if (parts[0] == "beta-rowmax" && parts.size() <= 3) {
-      const auto beta = parts.size() > 1 ? std::optional<double>(number(1)) : std::nullopt;
-      const auto eps = parts.size() > 2 ? std::optional<double>(number(2)) : std::nullopt;
-      require("beta_rowmax");
-      out.push_back({"beta_rowmax", true});
-      if (beta) out.push_back({"beta", *beta});
-      if (eps) out.push_back({"eps", *eps});
-    } else if ((parts[0] == "sr-p" || parts[0] == "sr-p-tiled") && parts.size() <= 2) {
-      const auto bits = static_cast<int64_t>(parts.size() > 1 ? number(1) : 8);
-      require("sr_p_bits");
-      out.push_back({"sr_p_bits", bits});
-      if (kernel.parameter("seed")) out.push_back({"seed", static_cast<int64_t>(seed)});
-    } else {
-      throw FieldError(field, "mitigation '" + text +
-                                  "' cannot be passed to a plugin kernel (known: "
-                                  "beta-rowmax[:BETA[:EPS]], sr-p[:BITS], sr-p-tiled[:BITS])");
+      random = random || p.name == "sr_p_bits";
+      std::visit([&](auto v) { out.push_back({p.name, v}); }, p.value);
     }
+    if (random && kernel.parameter("seed")) out.push_back({"seed", static_cast<int64_t>(seed)});
   }
   return out;
 }
@@ -384,6 +364,7 @@ nlohmann::json AttentionBackend::run_case(const nlohmann::json& params, unsigned
         attribution_json(a, analysis.value("attribute_sites", std::vector<std::string>{}));
   }
   results["config"] = attention::to_json(config);
+  results["numerics"] = attention::canonical_numerics(config);
   return results;
 }
 

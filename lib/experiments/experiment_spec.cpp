@@ -20,9 +20,9 @@ struct AxisKind {
   bool implementation;
 };
 constexpr AxisKind kAxes[] = {
-    {"format", true}, {"preset", true},      {"tile", true},     {"causal", true},
-    {"set", true},    {"mitigations", true}, {"seq_len", false}, {"head_dim", false},
-    {"draws", false}, {"seed", false},
+    {"format", true},    {"preset", true}, {"numerics", true},    {"tile", true},
+    {"causal", true},    {"set", true},    {"mitigations", true}, {"seq_len", false},
+    {"head_dim", false}, {"draws", false}, {"seed", false},
 };
 
 const AxisKind* find_axis(std::string_view key) {
@@ -101,13 +101,16 @@ InputSpec read_input(const TableReader& t, const std::string& name, const fs::pa
 
 ImplementationSpec read_implementation(const TableReader& t, const std::string& name,
                                        const fs::path& base, const CaseBackend& backend) {
-  t.allow_only({"preset", "format", "tile", "causal", "set", "mitigations", "plugin", "kernel"});
+  t.allow_only(
+      {"preset", "numerics", "format", "tile", "causal", "set", "mitigations", "plugin", "kernel"});
   ImplementationSpec impl;
   impl.name = name;
   impl.preset = t.string("preset").value_or("");
+  impl.numerics = t.string("numerics").value_or("");
   impl.plugin = t.string("plugin").value_or("");
-  if (impl.preset.empty() == impl.plugin.empty()) {
-    t.fail(nullptr, "implementation '" + name + "' needs exactly one of 'preset' or 'plugin'");
+  if (impl.preset.empty() + impl.numerics.empty() + impl.plugin.empty() != 2) {
+    t.fail(nullptr,
+           "implementation '" + name + "' needs exactly one of 'preset', 'numerics' or 'plugin'");
   }
   if (!impl.plugin.empty()) {
     const fs::path p =
@@ -204,6 +207,8 @@ nlohmann::json ImplementationSpec::to_json() const {
   if (!plugin.empty()) {
     j["plugin"] = plugin;
     j["kernel"] = kernel;
+  } else if (!numerics.empty()) {
+    j["numerics"] = numerics;
   } else {
     j["preset"] = preset;
   }
@@ -369,6 +374,7 @@ std::string Case::label() const {
   if (impl.contains("preset"))
     text +=
         " (" + impl["preset"].get<std::string>() + " " + impl["format"].get<std::string>() + ")";
+  if (impl.contains("numerics")) text += " (" + impl["numerics"].get<std::string>() + ")";
   text += " on " + in["name"].get<std::string>();
   if (in.contains("shape")) {
     const auto& s = in["shape"];
@@ -423,7 +429,9 @@ std::vector<Case> expand_cases(const ExperimentSpec& spec, const CaseBackend& ba
             if (k == "format" && !is_plugin)
               impl.format = value;
             else if (k == "preset" && !is_plugin)
-              impl.preset = value;
+              impl.preset = value, impl.numerics.clear();
+            else if (k == "numerics" && !is_plugin)
+              impl.numerics = value, impl.preset.clear();
             else if (k == "tile" && !is_plugin)
               impl.tile = value;
             else if (k == "causal")

@@ -41,7 +41,8 @@ struct InputSpec {
 
 struct ImplementationSpec {
   std::string name;
-  std::string preset;  // an emulation preset
+  std::string preset;    // an emulation preset
+  std::string numerics;  // or a numerics spec (lib/attention/numerics_spec.hpp)
   std::string format = "bf16";
   std::string tile;  // "BRxBC"; empty: the preset's default
   bool causal = false;

@@ -21,7 +21,10 @@ struct CaseView {
   const nlohmann::json& input() const { return params().at("input"); }
   bool failed() const { return record.contains("error"); }
   std::string impl_name() const { return implementation().value("name", ""); }
-  std::string preset() const { return implementation().value("preset", "plugin"); }
+  // The preset, the numerics spec of an implementation given by one, or "plugin".
+  std::string preset() const {
+    return implementation().value("preset", implementation().value("numerics", "plugin"));
+  }
   // A plugin's format is the one its kernel takes its inputs in.
   std::string format() const {
     if (!failed() && record.contains("results") && record["results"].contains("plugin")) {

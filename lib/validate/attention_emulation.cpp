@@ -7,6 +7,8 @@
 #include <variant>
 
 #include "lib/attention/attention.hpp"
+#include "lib/attention/numerics_spec.hpp"
+#include "lib/attention/options.hpp"
 #include "lib/attention/preset.hpp"
 #include "lib/validate/tensor_values.hpp"
 
@@ -19,9 +21,6 @@ using attention::AttentionOutputs;
 using attention::Site;
 using plugins::HostTensor;
 using plugins::NamedValue;
-
-const std::vector<std::string> kParameters = {"causal", "scale",     "beta_rowmax", "beta",
-                                              "eps",    "sr_p_bits", "seed"};
 
 const NamedValue* find_parameter(const std::vector<NamedValue>& parameters,
                                  const std::string& name) {
@@ -170,6 +169,42 @@ AttentionOutputs reference_of(const AttentionInputs& in, const AttentionConfig& 
                                         config.threads);
 }
 
+// The mitigation texts of the call parameters beta_rowmax, beta, eps and sr_p_bits, each
+// checked by the mitigation table; a bad one is refused naming the parameter.
+std::vector<std::string> mitigations_from_parameters(const std::vector<NamedValue>& parameters) {
+  const attention::Mitigation& beta_rowmax = *attention::find_mitigation("beta-rowmax");
+  const auto text = [&](const char* name, std::string_view fallback) {
+    const NamedValue* p = find_parameter(parameters, name);
+    return p ? plugins::value_text(p->value) : std::string(fallback);
+  };
+  const std::string beta = text("beta", beta_rowmax.arguments[0].default_text);
+  const std::string eps = text("eps", beta_rowmax.arguments[1].default_text);
+  const auto check = [&](const char* name, const std::string& mitigation) {
+    try {
+      (void)attention::canonical_mitigation(mitigation);
+    } catch (const std::invalid_argument& e) {
+      const NamedValue& p = *find_parameter(parameters, name);
+      throw std::invalid_argument("parameter " + p.name + "=" + plugins::value_text(p.value) +
+                                  ": " + e.what());
+    }
+  };
+  if (find_parameter(parameters, "beta")) check("beta", "beta-rowmax:" + beta);
+  if (find_parameter(parameters, "eps")) check("eps", "beta-rowmax:2:" + eps);
+  std::vector<std::string> out;
+  if (bool_parameter(parameters, "beta_rowmax")) out.push_back("beta-rowmax:" + beta + ":" + eps);
+  const int64_t bits = int_parameter(parameters, "sr_p_bits");
+  if (bits < 0) {
+    const NamedValue& p = *find_parameter(parameters, "sr_p_bits");
+    throw std::invalid_argument("parameter sr_p_bits=" + plugins::value_text(p.value) +
+                                ": 0 (off), or the bit count of sr-p-tiled (1, 2, 4, 8, 16 or 32)");
+  }
+  if (bits > 0) {
+    out.push_back("sr-p-tiled:" + std::to_string(bits));
+    check("sr_p_bits", out.back());
+  }
+  return out;
+}
+
 }  // namespace
 
 AttentionConfig attention_config(const plugins::KernelInfo& kernel, const std::string& model,
@@ -181,47 +216,43 @@ AttentionConfig attention_config(const plugins::KernelInfo& kernel, const std::s
     throw std::invalid_argument("kernel '" + kernel.name + "' declares format=" + declared +
                                 " but its input Q is " + input_format);
   }
+  for (const auto& p : parameters) {
+    const auto known = attention::kernel_parameter_names();
+    if (std::find(known.begin(), known.end(), p.name) == known.end()) {
+      std::string names;
+      for (const auto& k : known) names += (names.empty() ? "" : ", ") + std::string(k);
+      throw std::invalid_argument("attention emulation does not know parameter '" + p.name +
+                                  "' (known: " + names + ")");
+    }
+  }
   AttentionConfig c;
   try {
-    c = attention::make_preset(model, parse_format(declared.empty() ? input_format : declared));
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument("kernel '" + kernel.name + "': model '" + model +
-                                "' is not an attention preset: " + e.what());
-  }
-  c.block_rows = tile_attribute(kernel, "block_rows", c.block_rows);
-  c.block_cols = tile_attribute(kernel, "block_cols", c.block_cols);
-  const Format out = parse_format(output_format);
-  c.site(Site::kOOut).format = out;
-  c.site(Site::kGradOut).format = out;
-
-  for (const auto& p : parameters) {
-    if (std::find(kParameters.begin(), kParameters.end(), p.name) == kParameters.end()) {
-      std::string known;
-      for (const auto& k : kParameters) known += (known.empty() ? "" : ", ") + k;
-      throw std::invalid_argument("attention emulation does not know parameter '" + p.name +
-                                  "' (known: " + known + ")");
+    attention::NumericsSpec spec = attention::parse_numerics_spec(model);
+    // The kernel's tile attributes come first, so that a spec naming a tile wins.
+    const AttentionConfig preset = attention::make_preset(spec.preset, formats::bf16);
+    const int rows = tile_attribute(kernel, "block_rows", preset.block_rows);
+    const int cols = tile_attribute(kernel, "block_cols", preset.block_cols);
+    if (rows != preset.block_rows || cols != preset.block_cols) {
+      spec.assignments.insert(spec.assignments.begin(),
+                              "tile=" + std::to_string(rows) + "x" + std::to_string(cols));
     }
+    // The mitigations the call's parameters ask for, through the mitigation table, whose
+    // checks apply to every parameter given.
+    for (auto& m : mitigations_from_parameters(parameters)) spec.mitigations.push_back(m);
+    c = attention::make_config(spec, parse_format(declared.empty() ? input_format : declared));
+    // The outputs are written in the output tensor's format, rounded as the spec rounds them.
+    for (Site s : {Site::kOOut, Site::kGradOut}) {
+      attention::apply_override(c, std::string(attention::site_name(s)) + "=" + output_format +
+                                       ":" + attention::rounding_name(c.site(s).rounding));
+    }
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("kernel '" + kernel.name + "': model '" + model + "': " + e.what());
   }
   c.causal = bool_parameter(parameters, "causal");
   if (const auto scale = number_parameter(parameters, "scale")) {
     if (!(*scale > 0) || !std::isfinite(*scale))
       throw bad_parameter(*find_parameter(parameters, "scale"), "a positive finite number");
     c.scale = *scale;
-  }
-  c.beta_rowmax.enabled = bool_parameter(parameters, "beta_rowmax");
-  c.beta_rowmax.beta = number_parameter(parameters, "beta").value_or(2.0);
-  c.beta_rowmax.eps = number_parameter(parameters, "eps").value_or(1e-3);
-  if (!(c.beta_rowmax.beta > 0) || !std::isfinite(c.beta_rowmax.beta))
-    throw bad_parameter(*find_parameter(parameters, "beta"), "a positive finite number");
-  if (!(c.beta_rowmax.eps >= 0) || !std::isfinite(c.beta_rowmax.eps))
-    throw bad_parameter(*find_parameter(parameters, "eps"), "a non-negative finite number");
-  const int64_t bits = int_parameter(parameters, "sr_p_bits");
-  if (bits != 0) {
-    if (bits < 0 || bits > 32 || 32 % bits != 0)
-      throw bad_parameter(*find_parameter(parameters, "sr_p_bits"),
-                          "0 (off), 1, 2, 4, 8, 16 or 32");
-    attention::make_site_stochastic(c, Site::kPCast, static_cast<int>(bits));
-    c.tiled_random = true;
   }
   c.seed = static_cast<uint64_t>(int_parameter(parameters, "seed"));
   return c;

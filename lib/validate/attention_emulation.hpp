@@ -1,6 +1,6 @@
-// Emulation of attention kernels: the model is an attention preset (lib/attention/preset.hpp,
-// e.g. "cuda-fa2") run by lib/attention on the kernel's inputs. The kernel describes itself
-// with attributes (all optional):
+// Emulation of attention kernels: the model is a numerics spec (lib/attention/numerics_spec.hpp,
+// e.g. "cuda-fa2" or "torch-math,p_cast=bf16:rne") run by lib/attention on the kernel's inputs. The
+// kernel describes itself with attributes (all optional):
 //   format         the preset's low-precision format F (default: Q's format; must match it)
 //   output_format  O's format (forward) or dQ/dK/dV's (backward); must match the tensors
 //   block_rows, block_cols   the tiles (default: the preset's)
@@ -8,8 +8,8 @@
 //                  values replace exp2 (AttentionConfig::exp2_table); absent: correctly
 //                  rounded exp2
 // and understands the call parameters causal (bool), scale (float64; default 1/sqrt(D)),
-// beta_rowmax (bool), beta (float64, default 2), eps (float64, default 1e-3), sr_p_bits (int64:
-// 0 off, else stochastic rounding of P with tiled_random bits, a divisor of 32) and seed (int64).
+// beta_rowmax (bool), beta, eps (float64; the mitigation beta-rowmax:BETA:EPS, with its
+// defaults and checks), sr_p_bits (int64: 0 off, else the mitigation sr-p-tiled:BITS) and seed.
 // Forward: Q, K, V -> O, LSE. Backward: Q, K, V, O, dO, LSE -> dQ, dK, dV, from the given O and
 // LSE. Both put reference_attention's exact outputs in call.reference.
 #pragma once

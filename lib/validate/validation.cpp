@@ -4,6 +4,8 @@
 #include <cinttypes>
 #include <stdexcept>
 
+#include "lib/attention/numerics_spec.hpp"
+#include "lib/validate/attention_emulation.hpp"
 #include "lib/validate/kernel_emulation.hpp"
 
 namespace simprec::validate {
@@ -67,6 +69,26 @@ bool ValidationResult::bit_exact() const {
   return true;
 }
 
+// The canonical numerics spec an attention kernel is emulated with (empty for other kinds).
+static std::string numerics_of(const EmulationCall& call,
+                               const std::vector<plugins::HostTensor>& outputs) {
+  const auto kind = call.kernel.kind;
+  if (kind != plugins::KernelKind::kAttentionForward &&
+      kind != plugins::KernelKind::kAttentionBackward) {
+    return "";
+  }
+  const auto named = [](const std::vector<plugins::HostTensor>& tensors, const char* name) {
+    for (const auto& t : tensors) {
+      if (t.name == name) return t.format;
+    }
+    return std::string();
+  };
+  const std::string out =
+      named(outputs, kind == plugins::KernelKind::kAttentionForward ? "O" : "dQ");
+  return attention::canonical_numerics(
+      attention_config(call.kernel, call.model, call.parameters, named(call.inputs, "Q"), out));
+}
+
 void check_can_validate(const plugins::KernelInfo& kernel, const std::string& model) {
   if (!has_kernel_emulator(kernel.kind)) {
     throw std::invalid_argument("validate cannot emulate " +
@@ -109,6 +131,7 @@ ValidationResult validate_kernel(plugins::Plugin& plugin, const plugins::KernelR
                            },
                            &reference};
   check_kernel_call(call, result.emulated_outputs);
+  result.numerics = numerics_of(call, result.emulated_outputs);
   result.kernel_outputs = plugin.run(request);
   emulate_kernel(call, result.emulated_outputs);
   for (size_t i = 0; i < result.kernel_outputs.size(); ++i) {
@@ -128,6 +151,7 @@ void print_validation(std::FILE* out, const ValidationResult& r) {
       r.plugin.c_str(), r.kernel.c_str(), r.kind.c_str(), r.model.c_str(),
       r.declared_model.empty() ? "none" : r.declared_model.c_str(),
       r.claims_bit_exact ? "yes" : "no");
+  if (!r.numerics.empty()) std::fprintf(out, "numerics %s\n", r.numerics.c_str());
   for (const auto& t : r.inputs) {
     std::fprintf(out, "input %s format=%s shape=%s\n", t.name.c_str(), t.format.c_str(),
                  plugins::shape_text(t.shape).c_str());

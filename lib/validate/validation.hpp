@@ -23,6 +23,7 @@ struct ValidationResult {
   std::string kind;
   std::string model;  // the model compared with
   std::string declared_model;
+  std::string numerics;           // attention kernels: the canonical numerics spec emulated
   bool claims_bit_exact = false;  // the kernel's claim
   bool enforced = false;          // whether differences fail the run
   std::vector<plugins::HostTensor> inputs;

@@ -28,8 +28,8 @@ SimprecStatus run_attention_forward_f32(const SimprecRunArgs* args) {
       const float* kb = k.data() + bh * sk * d;
       const float* vb = v.data() + bh * sk * dv;
       for (int64_t i = 0; i < sq; ++i) {
-        // Keys after i + (sk - sq) are masked: the last query sees every key.
-        const int64_t visible = causal ? std::clamp<int64_t>(i + (sk - sq) + 1, 0, sk) : sk;
+        // Top-left alignment (simprec_plugin.h): keys after i are masked.
+        const int64_t visible = causal ? std::min<int64_t>(i + 1, sk) : sk;
         float row_max = -std::numeric_limits<float>::infinity();
         for (int64_t j = 0; j < visible; ++j) {
           float dot = 0.0f;

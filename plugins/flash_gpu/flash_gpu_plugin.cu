@@ -439,13 +439,14 @@ struct Tables {
             // What the preset's name stands for, for readers of `simprec plugins list`.
             // (wgmma's k16 steps round as mma.sync's; the kernel's outputs equal the 64x64
             // kernel's, signed zeros included, in every validation of scripts/gpu_check.sh)
-            std::pair{"tensor_core_model", fp8 ? "tc:sm90-mma-e4m3"
-                                           : e.element == flash::Element::kBf16
-                                               ? "tc:sm90-mma-bf16"
-                                               : "tc:sm90-mma-fp16"},
-            std::pair{"exp",
+            std::pair{"info.tensor_core_model", fp8 ? "tc:sm90-mma-e4m3"
+                                                : e.element == flash::Element::kBf16
+                                                    ? "tc:sm90-mma-bf16"
+                                                    : "tc:sm90-mma-fp16"},
+            std::pair{"info.exp",
                       "ex2(fma(S, fp32(scale*log2e), -fp32(m*c))), rescale ex2(shift_old - shift)"},
-            std::pair{"row_sum", "four lanes, column j -> (j % 8) / 2, (l0 + l2) + (l1 + l3)"}}) {
+            std::pair{"info.row_sum",
+                      "four lanes, column j -> (j % 8) / 2, (l0 + l2) + (l1 + l3)"}}) {
         attributes.push_back(string_value(name, value));
         attrs.push_back(&attributes.back());
       }
@@ -469,7 +470,7 @@ struct Tables {
       ops.push_back(add_operand("y", SIMPREC_OPERAND_OUTPUT, "fp32", "N"));
       operand_lists.push_back(ops);
       attributes.push_back(string_value("function", "exp2"));
-      attributes.push_back(string_value("instruction", "ex2.approx.ftz.f32"));
+      attributes.push_back(string_value("info.instruction", "ex2.approx.ftz.f32"));
       attribute_lists.push_back({&attributes[attributes.size() - 2], &attributes.back()});
       SimprecKernel k = plugin_kit::describe_kernel(
           "ex2_approx_ftz_f32", SIMPREC_KERNEL_FUNCTION, 0,

@@ -270,7 +270,7 @@ struct Tables {
       std::vector<const SimprecNamedValue*> attrs;
       attribute_values.push_back(string_value("function", e.function));
       attrs.push_back(&attribute_values.back());
-      attribute_values.push_back(string_value("instruction", e.description));
+      attribute_values.push_back(string_value("info.instruction", e.description));
       attrs.push_back(&attribute_values.back());
       attribute_lists.push_back(attrs);
       SimprecKernel k = plugin_kit::describe_kernel(e.name, SIMPREC_KERNEL_FUNCTION, 0,

@@ -169,7 +169,38 @@ std::vector<std::string> required_operands(KernelKind kind) {
   return {};
 }
 
+// The attributes the host reads for each kind (simprec_plugin.h lists them); any other name is
+// refused, so that a typo cannot silently leave a fact out of the emulation.
+std::vector<std::string> known_attributes(KernelKind kind) {
+  switch (kind) {
+    case KernelKind::kMatmul:
+      return {"accumulator_format"};
+    case KernelKind::kAttentionForward:
+    case KernelKind::kAttentionBackward:
+      return {"format", "output_format", "block_rows", "block_cols", "exp2_function"};
+    case KernelKind::kFunction:
+      return {"function"};
+  }
+  return {};
+}
+
 void check_consistency(const KernelInfo& k, const Refusal& at) {
+  const std::vector<std::string> known = known_attributes(k.kind);
+  std::set<std::string> attribute_names;
+  for (const auto& a : k.attributes) {
+    // "info." attributes are notes for people reading `simprec plugins list`; the host reads
+    // none of them.
+    const bool note = a.name.rfind("info.", 0) == 0 && a.name.size() > 5;
+    if (!note && std::find(known.begin(), known.end(), a.name) == known.end()) {
+      std::string list;
+      for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
+      at.fail("attribute '" + a.name + "' is not one the host reads for " +
+              kernel_kind_name(k.kind) + " kernels (known: " + list +
+              "; notes for readers are named info.NAME)");
+    }
+    if (!attribute_names.insert(a.name).second)
+      at.fail("attribute '" + a.name + "' declared twice");
+  }
   std::set<std::string> names;
   std::set<std::string> input_symbols;
   for (const auto& o : k.operands) {

@@ -11,6 +11,7 @@
  *   BROKEN_CRASHING_KERNEL the kernel writes through a null pointer (SIGSEGV)
  *   BROKEN_HANGING_KERNEL  the kernel never returns
  *   BROKEN_WRONG_CLAIM     an unfused fp32 GEMM that claims to be bit-exact "sequential"
+ *   BROKEN_TYPO_ATTRIBUTE  the attribute "accumulator_format" misspelt "acumulator_format"
  * Written in C to show that the header is plain C11. */
 #include <stdio.h>
 #include <string.h>
@@ -83,8 +84,13 @@ static const SimprecOperandSpec operand_d = {
     SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "D", SIMPREC_OPERAND_OUTPUT, 0, "fp32", "M,N"};
 static const SimprecOperandSpec* const operands[] = {&operand_a, &operand_b, &operand_c,
                                                      &operand_d};
+#if defined(BROKEN_TYPO_ATTRIBUTE)
+#define ACCUMULATOR_ATTRIBUTE "acumulator_format"
+#else
+#define ACCUMULATOR_ATTRIBUTE "accumulator_format"
+#endif
 static const SimprecNamedValue accumulator = {SIMPREC_NAMED_VALUE_STRUCT_SIZE,
-                                              "accumulator_format",
+                                              ACCUMULATOR_ATTRIBUTE,
                                               SIMPREC_VALUE_STRING,
                                               0,
                                               {.string_value = "fp32"}};

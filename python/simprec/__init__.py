@@ -145,6 +145,7 @@ class AttentionResult:
         self.trace = self.stats.get("trace")
         self.attribution = self.stats.get("attribution")
         self.attribution_table = raw["attribution_table"]
+        self.numerics = self.stats["numerics"]
 
     def __repr__(self):
         parts = [f"o {self.o.shape} in {self.o_format}"]
@@ -183,8 +184,9 @@ def attention(q, k, v, do=None, *, numerics="fa2", format="bf16", set=(), mitiga
 
     q (..., Nq, d), k (..., Nk, d), v (..., Nk, dv), do (..., Nq, dv): float32/float64 values,
     or encodings of input_format (uint16/uint8), or torch tensors (bf16/fp16 ones as their
-    encodings). numerics names the preset and format its low-precision format; set and
-    mitigations take the CLI's --set and --mitigation texts. reference=False skips the fp64
+    encodings). numerics is a numerics spec ("fa2", "torch-math,p_cast=bf16:rne", a .toml
+    file; docs/numerics_spec.md) and format the low-precision format when the spec names none;
+    tile, set and mitigations add to it as the CLI's --tile, --set and --mitigation do. reference=False skips the fp64
     reference and the metrics (what a training step needs); o and lse, with do, are a forward
     pass to differentiate instead of running it again. Returns an AttentionResult.
     """

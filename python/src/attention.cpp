@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include "lib/attention/analysis.hpp"
+#include "lib/attention/numerics_spec.hpp"
 #include "lib/inputs/generators.hpp"
 #include "python/src/arguments.hpp"
 #include "python/src/attention_call.hpp"
@@ -51,6 +52,7 @@ py::dict run_attention_call(const py::object& q, const py::object& k, const py::
   // The parts of the CLI's stats.json, as JSON text (the Python side parses it).
   nlohmann::json stats;
   stats["config"] = attention::to_json(config);
+  stats["numerics"] = attention::canonical_numerics(config);
   stats["scale"] = a.scale;
   if (a.metrics) stats["metrics"] = a.metrics->to_json();
   if (a.baseline) stats["baseline"] = a.baseline->to_json(*a.metrics);

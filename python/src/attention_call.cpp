@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "lib/attention/preset.hpp"
+#include "lib/attention/numerics_spec.hpp"
 #include "lib/inputs/generators.hpp"
 #include "python/src/arguments.hpp"
 
@@ -11,23 +11,25 @@ namespace py = pybind11;
 namespace simprec::python {
 
 attention::AttentionConfig attention_config(const ConfigChoices& c) {
+  if (c.tile && (c.tile->first < 1 || c.tile->second < 1)) {
+    throw py::value_error("tile=(" + std::to_string(c.tile->first) + ", " +
+                          std::to_string(c.tile->second) +
+                          "): expected two positive sizes (rows, columns)");
+  }
   attention::AttentionConfig config;
   try {
-    config = attention::make_preset(c.numerics, parse_format(c.format));
-    for (const auto& s : c.sets) attention::apply_override(config, s);
-    for (const auto& m : c.mitigations) attention::apply_mitigation(config, m);
+    // As `simprec attention --numerics SPEC --format F --tile T --set ... --mitigation ...`.
+    attention::NumericsSpec spec = attention::parse_numerics_spec(c.numerics);
+    if (c.tile) {
+      spec.assignments.push_back("tile=" + std::to_string(c.tile->first) + "x" +
+                                 std::to_string(c.tile->second));
+    }
+    spec.assignments.insert(spec.assignments.end(), c.sets.begin(), c.sets.end());
+    spec.mitigations.insert(spec.mitigations.end(), c.mitigations.begin(), c.mitigations.end());
+    config = attention::make_config(spec, parse_format(c.format));
   } catch (const std::invalid_argument& e) {
     throw py::value_error(std::string("numerics='") + c.numerics + "', format='" + c.format +
                           "': " + e.what());
-  }
-  if (c.tile) {
-    if (c.tile->first < 1 || c.tile->second < 1) {
-      throw py::value_error("tile=(" + std::to_string(c.tile->first) + ", " +
-                            std::to_string(c.tile->second) +
-                            "): expected two positive sizes (rows, columns)");
-    }
-    config.block_rows = c.tile->first;
-    config.block_cols = c.tile->second;
   }
   config.causal = c.causal;
   if (c.scale) {

@@ -13,9 +13,10 @@
 
 namespace simprec::python {
 
-// The configuration: `numerics` a preset (fp64, fp32, fa2, torch-flash, ...) at the
-// low-precision `format`, then the site overrides (`--set`) and mitigations, the tile and the
-// call's options, exactly as `simprec attention` builds it.
+// The configuration: `numerics` a numerics spec (lib/attention/numerics_spec.hpp: a preset such
+// as "fa2", or "torch-math,p_cast=bf16:rne", or a .toml file) at the default low-precision
+// `format`, then the tile, site overrides (`--set`) and mitigations and the call's options,
+// exactly as `simprec attention` builds it.
 struct ConfigChoices {
   std::string numerics = "fa2";
   std::string format = "bf16";

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "lib/attention/analysis.hpp"
+#include "lib/attention/numerics_spec.hpp"
 #include "lib/validate/tensor_values.hpp"
 #include "lib/validate/validation.hpp"
 #include "python/src/arguments.hpp"
@@ -157,9 +158,8 @@ py::dict validate_attention(const std::string& kernel, const py::dict& kernel_ou
   result.plugin = "python";
   result.kernel = kernel;
   result.kind = in.has_grad() ? "attention_backward" : "attention_forward";
-  result.model = choices.numerics + ":" + parse_format(choices.format).name();
-  for (const auto& set : choices.sets) result.model += " set " + set;
-  for (const auto& mitigation : choices.mitigations) result.model += " mitigation " + mitigation;
+  result.numerics = attention::canonical_numerics(config);
+  result.model = result.numerics;
   result.declared_model = result.model;
   result.claims_bit_exact = require_bit_exact;
   result.enforced = require_bit_exact;

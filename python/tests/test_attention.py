@@ -121,3 +121,20 @@ def test_attention_errors_name_the_argument():
         simprec.generate("uniformish", (1, 1, 8, 8))
     with pytest.raises(ValueError, match="shape: expected \\(B, H, N, d\\)"):
         simprec.generate("normal", (8, 8))
+
+
+def test_numerics_specs_match_the_cli(cli, tmp_path):
+    spec = "torch-math,format=fp16,p_cast=fp16:rtz,beta-rowmax:2"
+    stats = cli_attention(cli, tmp_path, "--generate", "peaky", "--shape", "2,1,32,16",
+                          "--seed", 4, "--numerics", spec)
+    g = simprec.generate("peaky", (2, 1, 32, 16), seed=4)
+    r = simprec.attention(g["q"], g["k"], g["v"], numerics=spec, seed=4)
+    assert r.numerics == stats["numerics"] == cli("numerics", spec).strip()
+    assert same_bits(r.o, decoded(tmp_path / "o.npy", r.o_format))
+    assert without_timing(r.stats) == without_timing(stats)
+    again = simprec.attention(g["q"], g["k"], g["v"], numerics=r.numerics, seed=4)
+    assert same_bits(again.o, r.o)
+    config = simprec.attention_config(spec)
+    assert config["sites"]["p_cast"] == {"format": "fp16", "rounding": "rtz"}
+    with pytest.raises(ValueError, match="out_format"):
+        simprec.attention(g["q"], g["k"], g["v"], numerics="torch-math,out_format=bf16")

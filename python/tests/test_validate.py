@@ -20,7 +20,8 @@ def test_a_kernel_that_computes_the_numerics_passes_forward_and_backward():
     assert report.passed and report.bit_exact
     lines = report.text.splitlines()
     assert lines[0].startswith("validate plugin=python kernel=emulated_kernel "
-                               "kind=attention_backward model=fa2:bf16")
+                               "kind=attention_backward model=fa2,format=bf16")
+    assert lines[1] == "numerics fa2,format=bf16"
     assert "input Q format=bf16 shape=[2,2,64,32]" in lines
     names = [o["name"] for o in report.outputs]
     assert names == ["O", "dQ", "dK", "dV"]

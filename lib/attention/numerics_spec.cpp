@@ -1,0 +1,145 @@
+#include "lib/attention/numerics_spec.hpp"
+
+#include <stdexcept>
+
+#include "lib/attention/options.hpp"
+#include "lib/attention/preset.hpp"
+#include "lib/config/toml_reader.hpp"
+
+namespace simprec::attention {
+namespace {
+
+bool ends_with(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+NumericsSpec read_toml_spec(const std::string& path) {
+  try {
+    const toml::table root = config::parse_toml_file(path);
+    const config::TableReader t(root, path, "");
+    t.allow_only({"preset", "format", "mitigations", "set"});
+    NumericsSpec spec;
+    const auto preset = t.string("preset");
+    if (!preset)
+      t.fail(
+          nullptr, "a numerics file needs 'preset' (known: " + [] {
+            std::string known;
+            for (const auto& p : preset_names()) known += (known.empty() ? "" : ", ") + p;
+            return known;
+          }() + ")");
+    spec.preset = *preset;
+    spec.format = t.string("format").value_or("");
+    spec.mitigations = t.strings("mitigations").value_or(std::vector<std::string>{});
+    if (const auto set = t.table("set")) {
+      for (const std::string& key : set->keys()) {
+        const auto value = set->string(key);
+        spec.assignments.push_back(key + "=" + *value);
+        try {
+          AttentionConfig scratch = make_preset(spec.preset, formats::bf16);
+          apply_override(scratch, spec.assignments.back());
+        } catch (const std::invalid_argument& e) {
+          set->fail_at(key, e.what());
+        }
+      }
+    }
+    for (size_t i = 0; i < spec.mitigations.size(); ++i) {
+      try {
+        (void)canonical_mitigation(spec.mitigations[i]);
+      } catch (const std::invalid_argument& e) {
+        t.fail_at("mitigations", e.what());
+      }
+    }
+    return spec;
+  } catch (const config::ConfigError& e) {
+    throw std::invalid_argument(e.what());
+  }
+}
+
+// The numerics of a configuration, without what belongs to one call (causal, scale, seed,
+// threads, tracing, the device's exp2) or how it was written.
+nlohmann::json numerics_of(const AttentionConfig& c) {
+  nlohmann::json j = to_json(c);
+  for (const char* key :
+       {"overrides", "mitigations", "causal", "scale", "seed", "exp2_table_size", "numerics"}) {
+    j.erase(key);
+  }
+  j["beta_arithmetic"] = to_string(c.beta_rowmax.arithmetic);
+  return j;
+}
+
+}  // namespace
+
+NumericsSpec parse_numerics_spec(std::string_view text) {
+  if (ends_with(text, ".toml")) return read_toml_spec(std::string(text));
+  NumericsSpec spec;
+  size_t start = 0;
+  bool first = true;
+  while (start <= text.size()) {
+    const size_t comma = text.find(',', start);
+    const std::string item(text.substr(start, comma - start));
+    if (item.empty()) {
+      throw std::invalid_argument("numerics spec '" + std::string(text) +
+                                  "': empty item (expected PRESET[,SITE=FORMAT:ROUNDING"
+                                  "[:ACCUMULATION]...][,OPTION=VALUE...][,MITIGATION...])");
+    }
+    if (first) {
+      if (item.find('=') != std::string::npos || item.find(':') != std::string::npos) {
+        throw std::invalid_argument("numerics spec '" + std::string(text) +
+                                    "' must start with a preset, not '" + item + "'");
+      }
+      spec.preset = item;
+      first = false;
+    } else if (item.rfind("format=", 0) == 0) {
+      spec.format = item.substr(7);
+    } else if (item.find('=') != std::string::npos) {
+      spec.assignments.push_back(item);
+    } else {
+      spec.mitigations.push_back(item);
+    }
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return spec;
+}
+
+AttentionConfig make_config(const NumericsSpec& spec, const Format& default_format) {
+  const Format format = spec.format.empty() ? default_format : parse_format(spec.format);
+  AttentionConfig config = make_preset(spec.preset, format);
+  for (const auto& a : spec.assignments) apply_override(config, a);
+  for (const auto& m : spec.mitigations) apply_mitigation(config, m);
+  return config;
+}
+
+AttentionConfig parse_numerics(std::string_view text, const Format& default_format) {
+  return make_config(parse_numerics_spec(text), default_format);
+}
+
+std::string canonical_numerics(const AttentionConfig& config) {
+  const AttentionConfig base = make_preset(config.preset, config.low_precision);
+  AttentionConfig assigned = base;
+  for (const auto& a : config.overrides) apply_override(assigned, a);
+
+  std::string text = config.preset + ",format=" + config.low_precision.name();
+  for (const StructuralOption& o : structural_options()) {
+    const std::string value = o.get(assigned);
+    if (value != o.get(base)) text += "," + std::string(o.key) + "=" + value;
+  }
+  for (int i = 0; i < kSiteCount; ++i) {
+    const Site s = static_cast<Site>(i);
+    const SiteSpec& spec = assigned.site(s);
+    if (spec == base.site(s)) continue;
+    text += "," + std::string(site_name(s)) + "=" + spec.format.name() + ":" +
+            rounding_name(spec.rounding);
+    if (site_accumulates(s)) text += ":" + spec.accumulation;
+  }
+  for (const auto& m : config.mitigations) text += "," + canonical_mitigation(m);
+
+  if (numerics_of(parse_numerics(text, config.low_precision)) != numerics_of(config)) {
+    throw std::logic_error("the numerics of this '" + config.preset +
+                           "' configuration were changed other than through the numerics spec, "
+                           "so no spec reproduces them");
+  }
+  return text;
+}
+
+}  // namespace simprec::attention

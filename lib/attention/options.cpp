@@ -1,0 +1,488 @@
+#include "lib/attention/options.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+namespace simprec::attention {
+namespace {
+
+std::string join(std::span<const std::string_view> items, std::string_view sep) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : std::string(sep)) + std::string(item);
+  return out;
+}
+
+// An option whose values name the values of one enum member of the configuration.
+template <class T>
+StructuralOption enum_option(std::string_view key, std::string_view doc, T AttentionConfig::*member,
+                             std::vector<std::pair<std::string_view, T>> values,
+                             bool always_in_json = false) {
+  StructuralOption o;
+  o.key = key;
+  o.doc = doc;
+  for (const auto& [name, value] : values) o.choices.push_back(name);
+  o.always_in_json = always_in_json;
+  o.set = [key, member, values, choices = o.choices](AttentionConfig& c, std::string_view text) {
+    for (const auto& [name, value] : values) {
+      if (name == text) {
+        c.*member = value;
+        return;
+      }
+    }
+    throw std::invalid_argument("unknown " + std::string(key) + " '" + std::string(text) +
+                                "' (known: " + join(choices, ", ") + ")");
+  };
+  o.get = [member, values](const AttentionConfig& c) {
+    for (const auto& [name, value] : values) {
+      if (c.*member == value) return std::string(name);
+    }
+    return std::string("?");
+  };
+  return o;
+}
+
+const std::vector<std::pair<std::string_view, ExpImpl>> kExpImpls = {
+    {"exact", ExpImpl::kExact},
+    {"natural", ExpImpl::kNatural},
+    {"exp2-fma", ExpImpl::kExp2Fma},
+    {"exp2", ExpImpl::kExp2}};
+
+std::vector<StructuralOption> make_structural_options() {
+  std::vector<StructuralOption> t;
+  t.push_back(enum_option<Algorithm>(
+      "algorithm", "standard attention (whole rows) or flash attention (key/value blocks)",
+      &AttentionConfig::algorithm,
+      {{"flash", Algorithm::kFlash}, {"standard", Algorithm::kStandard}}, true));
+  t.push_back(enum_option<ExpImpl>(
+      "exp_impl",
+      "how P = exp(scale (S - m)) is formed: exact (argument in double), natural (argument "
+      "rounded at exp_arg, then exp), exp2-fma (fma(S, c, -round(m c)), then exp2), exp2 "
+      "(round(S c) - round(m c), then exp2)",
+      &AttentionConfig::exp_impl, kExpImpls, true));
+  t.push_back(enum_option<PvMode>(
+      "pv_mode",
+      "fused: O accumulates across blocks in pv_acc (FA2); per-block: each block's P.V rounded "
+      "at pv_acc, then added to O at o_update (paper A)",
+      &AttentionConfig::pv_mode, {{"fused", PvMode::kFused}, {"per-block", PvMode::kPerBlock}},
+      true));
+  t.push_back(enum_option<NormMode>(
+      "norm", "final normalisation: reciprocal (1/l, then O (1/l)) or divide (O/l rounded once)",
+      &AttentionConfig::norm_mode,
+      {{"reciprocal", NormMode::kReciprocal}, {"divide", NormMode::kDivide}}, true));
+  t.push_back(enum_option<RescaleImpl>(
+      "rescale",
+      "alpha when the row max grows: exact, exp2-shift (exp2 of the difference of the exponent "
+      "shifts), exp2-diff (exp2(round(m_old - m_new) c), FA2's softmax_rescale_o)",
+      &AttentionConfig::rescale,
+      {{"exact", RescaleImpl::kExact},
+       {"exp2-shift", RescaleImpl::kExp2Shift},
+       {"exp2-diff", RescaleImpl::kExp2Diff}}));
+  t.push_back(enum_option<int>(
+      "rowsum_lanes", "the row sum l as 1 running sum or 4 partial sums (a thread quad's lanes)",
+      &AttentionConfig::rowsum_lanes, {{"1", 1}, {"4", 4}}));
+  t.push_back(enum_option<RowsumBlock>(
+      "rowsum_block",
+      "how a key block enters l: running (columns in order) or warp-groups (32 columns in 4 "
+      "lanes, the memory-efficient kernel)",
+      &AttentionConfig::rowsum_block,
+      {{"running", RowsumBlock::kRunning}, {"warp-groups", RowsumBlock::kWarpGroups}}));
+  t.push_back(enum_option<LseImpl>(
+      "lse_impl",
+      "the LSE from m and l: exact, fma-log (fma(m, scale, log l)), shift-div-log2e (shift / "
+      "log2 e + log l)",
+      &AttentionConfig::lse_impl,
+      {{"exact", LseImpl::kExact},
+       {"fma-log", LseImpl::kFmaLog},
+       {"shift-div-log2e", LseImpl::kShiftDivLog2e}}));
+  {
+    StructuralOption o;
+    o.key = "bwd_exp_impl";
+    o.doc = "the backward pass's exp implementation (same: the forward pass's exp_impl)";
+    o.choices = {"same", "exact", "natural", "exp2-fma", "exp2"};
+    o.set = [](AttentionConfig& c, std::string_view v) {
+      c.bwd_exp_impl = v == "same" ? std::nullopt : std::optional(parse_exp_impl(v));
+    };
+    o.get = [](const AttentionConfig& c) {
+      return c.bwd_exp_impl ? std::string(to_string(*c.bwd_exp_impl)) : std::string("same");
+    };
+    t.push_back(std::move(o));
+  }
+  t.push_back(enum_option<DeltaSum>(
+      "delta_sum",
+      "the order of D = rowsum(dO o O)'s additions: sequential, fa2 (dot_do_o), mem-eff "
+      "(computeDelta)",
+      &AttentionConfig::delta_sum,
+      {{"sequential", DeltaSum::kSequential},
+       {"fa2", DeltaSum::kFa2},
+       {"mem-eff", DeltaSum::kMemEff}}));
+  t.push_back(enum_option<QueryOrder>(
+      "query_order",
+      "the backward pass's order over query blocks: ascending, descending (FA2), split-keys "
+      "(memory-efficient kernel)",
+      &AttentionConfig::query_order,
+      {{"ascending", QueryOrder::kAscending},
+       {"descending", QueryOrder::kDescending},
+       {"split-keys", QueryOrder::kSplitKeys}}));
+  t.push_back(enum_option<DqMode>(
+      "dq",
+      "dQ across key blocks: chained (one accumulator) or block-partials (each block's product "
+      "added in dq_acc's format, FA2's atomicAdd)",
+      &AttentionConfig::dq_mode,
+      {{"chained", DqMode::kChained}, {"block-partials", DqMode::kBlockPartials}}));
+  t.push_back(enum_option<GradScale>(
+      "grad_scale",
+      "where the softmax scale enters dQ and dK: exact (one rounding at grad_out), "
+      "fp32-then-cast (FA2's epilogue), ds (dS scaled before its cast)",
+      &AttentionConfig::grad_scale,
+      {{"exact", GradScale::kExactProduct},
+       {"fp32-then-cast", GradScale::kFp32ThenCast},
+       {"ds", GradScale::kScaleDs}}));
+  t.push_back(enum_option<DsProb>(
+      "ds_p", "the P in dS = P o (dP - D): exp (as rounded at exp) or cast (as cast at p_cast_bwd)",
+      &AttentionConfig::ds_p, {{"exp", DsProb::kExp}, {"cast", DsProb::kCast}}));
+  t.push_back(enum_option<LseLog2e>(
+      "lse_log2e",
+      "the backward shift from the LSE: exact (lse log2 e rounded once) or fp32 (lse * "
+      "fp32(log2 e))",
+      &AttentionConfig::lse_log2e, {{"exact", LseLog2e::kExact}, {"fp32", LseLog2e::kFp32Log2e}}));
+  t.push_back(enum_option<DeltaMode>(
+      "delta",
+      "flash backward's D: output (rowsum(dO o O)) or dpp (rowsum(dP o P), the delta-dpp "
+      "mitigation)",
+      &AttentionConfig::delta_mode,
+      {{"output", DeltaMode::kFromOutput}, {"dpp", DeltaMode::kFromDpP}}));
+  {
+    StructuralOption o;
+    o.key = "beta_arithmetic";
+    o.doc =
+        "beta-rowmax's threshold and shifted max in fp64 or in fp32 (the GPU kernels' FADD, FMUL)";
+    o.choices = {"fp64", "fp32"};
+    o.set = [](AttentionConfig& c, std::string_view v) {
+      if (v == "fp64") {
+        c.beta_rowmax.arithmetic = BetaArithmetic::kFp64;
+      } else if (v == "fp32") {
+        c.beta_rowmax.arithmetic = BetaArithmetic::kFp32;
+      } else {
+        throw std::invalid_argument("unknown beta_arithmetic '" + std::string(v) +
+                                    "' (known: fp64, fp32)");
+      }
+    };
+    o.get = [](const AttentionConfig& c) {
+      return std::string(to_string(c.beta_rowmax.arithmetic));
+    };
+    t.push_back(std::move(o));
+  }
+  {
+    StructuralOption o;
+    o.key = "tile";
+    o.doc = "flash attention's tile: Br query rows by Bc key columns";
+    o.value_syntax = "BRxBC (1..65536 each)";
+    o.set = [](AttentionConfig& c, std::string_view v) {
+      const size_t x = v.find('x');
+      if (x == std::string_view::npos) {
+        throw std::invalid_argument("bad tile '" + std::string(v) +
+                                    "' (expected BRxBC, e.g. 64x64)");
+      }
+      c.block_rows = static_cast<int>(parse_integer_in(v.substr(0, x), 1, 65536, "tile rows"));
+      c.block_cols = static_cast<int>(parse_integer_in(v.substr(x + 1), 1, 65536, "tile columns"));
+    };
+    o.get = [](const AttentionConfig& c) {
+      return std::to_string(c.block_rows) + "x" + std::to_string(c.block_cols);
+    };
+    t.push_back(std::move(o));
+  }
+  return t;
+}
+
+std::string number_text(double v) {
+  char buffer[64];
+  const auto r = std::to_chars(buffer, buffer + sizeof buffer, v);
+  return std::string(buffer, r.ptr);
+}
+
+int parse_bits(const std::string& text, std::string_view mitigation) {
+  return static_cast<int>(
+      parse_integer_in(text, 1, 32, std::string(mitigation) + " random bit count"));
+}
+
+std::vector<Mitigation> make_mitigations() {
+  std::vector<Mitigation> t;
+  t.push_back(Mitigation{
+      "beta-rowmax",
+      "paper A's fix: when a block's row max is repeated within EPS (on scaled scores), subtract "
+      "BETA times the max (or 0 for a negative max) instead of the max",
+      {{"BETA", "the factor, finite and > 1", "2"},
+       {"EPS", "the repeat tolerance on scaled scores, finite and >= 0", "0.001"}},
+      [](AttentionConfig& c, std::span<const std::string> a) {
+        const double beta = parse_finite_number(a[0], "beta-rowmax beta");
+        const double eps = parse_finite_number(a[1], "beta-rowmax eps");
+        if (!(beta > 1)) {
+          throw std::invalid_argument("beta-rowmax beta " + a[0] + ": expected a number > 1");
+        }
+        if (!(eps >= 0)) {
+          throw std::invalid_argument("beta-rowmax eps " + a[1] + ": expected a number >= 0");
+        }
+        c.beta_rowmax.enabled = true;
+        c.beta_rowmax.beta = beta;
+        c.beta_rowmax.eps = eps;
+      },
+      [](std::span<const std::string> a) {
+        return std::vector<KernelParameter>{{"beta_rowmax", true},
+                                            {"beta", parse_finite_number(a[0], "beta-rowmax beta")},
+                                            {"eps", parse_finite_number(a[1], "beta-rowmax eps")}};
+      }});
+  const auto sr_p_kernel = [](std::span<const std::string> a) {
+    return std::vector<KernelParameter>{
+        {"sr_p_bits", static_cast<int64_t>(parse_bits(a[0], "sr-p"))}};
+  };
+  t.push_back(Mitigation{"sr-p",
+                         "stochastic rounding of P at p_cast with BITS random bits (1..32)",
+                         {{"BITS", "random bits, 1..32", "32"}},
+                         [](AttentionConfig& c, std::span<const std::string> a) {
+                           make_site_stochastic(c, Site::kPCast, parse_bits(a[0], "sr-p"));
+                         },
+                         sr_p_kernel});
+  t.push_back(Mitigation{"sr-p-tiled",
+                         "sr-p with the random bits laid out as the GPU kernels hold their tiles "
+                         "(emulation/tiled_random.hpp); BITS divides 32",
+                         {{"BITS", "random bits: 1, 2, 4, 8, 16 or 32", "32"}},
+                         [](AttentionConfig& c, std::span<const std::string> a) {
+                           const int bits = parse_bits(a[0], "sr-p-tiled");
+                           if (32 % bits != 0) {
+                             throw std::invalid_argument("sr-p-tiled: the bit count " + a[0] +
+                                                         " must divide 32 (1, 2, 4, 8, 16, 32)");
+                           }
+                           make_site_stochastic(c, Site::kPCast, bits);
+                           c.tiled_random = true;
+                         },
+                         sr_p_kernel});
+  t.push_back(Mitigation{
+      "sr-o",
+      "stochastic rounding, with BITS random bits, of every O rounding in a format narrower than "
+      "fp32 (pv_acc, o_update, o_rescale, o_norm, o_out)",
+      {{"BITS", "random bits, 1..32", "32"}},
+      [](AttentionConfig& c, std::span<const std::string> a) {
+        const int bits = parse_bits(a[0], "sr-o");
+        for (Site s : {Site::kPvAcc, Site::kOUpdate, Site::kORescale, Site::kONorm, Site::kOOut}) {
+          if (c.site(s).format.precision() < formats::fp32.precision()) {
+            make_site_stochastic(c, s, bits);
+          }
+        }
+      },
+      nullptr});
+  t.push_back(Mitigation{
+      "hp",
+      "higher precision at one site: FORMAT, or fp32 when the site is narrower, else fp64",
+      {{"SITE", "a rounding site (required)", ""}, {"FORMAT", "the site's new format", ""}},
+      [](AttentionConfig& c, std::span<const std::string> a) {
+        if (a[0].empty()) throw std::invalid_argument("hp takes a site: hp:SITE[:FORMAT]");
+        SiteSpec& spec = c.site(parse_site(a[0]));
+        if (!a[1].empty()) {
+          spec.format = parse_format(a[1]);
+        } else {
+          spec.format =
+              spec.format.precision() < formats::fp32.precision() ? formats::fp32 : formats::fp64;
+        }
+      },
+      nullptr});
+  t.push_back(Mitigation{
+      "delta-dpp",
+      "D from rowsum(dP o P) in the flash backward pass (paper A's stable "
+      "variant; the option delta=dpp)",
+      {},
+      [](AttentionConfig& c, std::span<const std::string>) { c.delta_mode = DeltaMode::kFromDpP; },
+      nullptr});
+  return t;
+}
+
+std::vector<std::string_view> split_colons(std::string_view text) {
+  std::vector<std::string_view> parts;
+  for (size_t start = 0;;) {
+    const size_t at = text.find(':', start);
+    parts.push_back(text.substr(start, at - start));
+    if (at == std::string_view::npos) break;
+    start = at + 1;
+  }
+  return parts;
+}
+
+std::string known_mitigations() {
+  std::string known;
+  for (const Mitigation& m : mitigations()) {
+    std::string syntax(m.name);
+    for (const auto& a : m.arguments) {
+      syntax += a.default_text.empty() && a.name == "SITE" ? ":" + std::string(a.name)
+                                                           : "[:" + std::string(a.name) + "]";
+    }
+    known += (known.empty() ? "" : ", ") + syntax;
+  }
+  return known;
+}
+
+// The mitigation named by text's first part and its arguments with defaults filled in.
+std::pair<const Mitigation*, std::vector<std::string>> resolve(std::string_view text) {
+  const auto parts = split_colons(text);
+  const Mitigation* m = find_mitigation(parts[0]);
+  if (!m) {
+    throw std::invalid_argument("unknown mitigation '" + std::string(text) +
+                                "' (known: " + known_mitigations() + ")");
+  }
+  if (parts.size() - 1 > m->arguments.size()) {
+    throw std::invalid_argument("mitigation '" + std::string(text) + "' has " +
+                                std::to_string(parts.size() - 1) + " arguments; " +
+                                std::string(m->name) + " takes at most " +
+                                std::to_string(m->arguments.size()));
+  }
+  std::vector<std::string> args;
+  for (size_t i = 0; i < m->arguments.size(); ++i) {
+    if (i + 1 < parts.size()) {
+      if (parts[i + 1].empty()) {
+        throw std::invalid_argument("mitigation '" + std::string(text) + "': empty " +
+                                    std::string(m->arguments[i].name));
+      }
+      args.emplace_back(parts[i + 1]);
+    } else {
+      args.emplace_back(m->arguments[i].default_text);
+    }
+  }
+  return {m, std::move(args)};
+}
+
+}  // namespace
+
+std::span<const StructuralOption> structural_options() {
+  static const std::vector<StructuralOption> table = make_structural_options();
+  return table;
+}
+
+const StructuralOption* find_structural_option(std::string_view key) {
+  for (const StructuralOption& o : structural_options()) {
+    if (o.key == key) return &o;
+  }
+  return nullptr;
+}
+
+std::string default_value(const StructuralOption& option) {
+  return option.get(AttentionConfig{});
+}
+
+std::span<const Mitigation> mitigations() {
+  static const std::vector<Mitigation> table = make_mitigations();
+  return table;
+}
+
+const Mitigation* find_mitigation(std::string_view name) {
+  for (const Mitigation& m : mitigations()) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+void apply_mitigation(AttentionConfig& config, std::string_view text) {
+  const auto [m, args] = resolve(text);
+  m->apply(config, args);
+  config.mitigations.emplace_back(text);
+}
+
+std::string canonical_mitigation(std::string_view text) {
+  const auto [m, args] = resolve(text);
+  AttentionConfig scratch;
+  m->apply(scratch, args);  // validates the arguments
+  std::string out(m->name);
+  // Numbers in their shortest round-trip form; trailing absent optional arguments dropped.
+  size_t last = args.size();
+  while (last > 0 && args[last - 1].empty()) --last;
+  for (size_t i = 0; i < last; ++i) {
+    std::string a = args[i];
+    double v = 0;
+    const auto r = std::from_chars(a.data(), a.data() + a.size(), v);
+    if (r.ec == std::errc() && r.ptr == a.data() + a.size()) a = number_text(v);
+    out += ":" + a;
+  }
+  return out;
+}
+
+std::vector<KernelParameter> mitigation_kernel_parameters(std::string_view text) {
+  const auto [m, args] = resolve(text);
+  if (!m->kernel_parameters) {
+    std::string known;
+    for (const Mitigation& k : mitigations()) {
+      if (k.kernel_parameters) known += (known.empty() ? "" : ", ") + std::string(k.name);
+    }
+    throw std::invalid_argument("mitigation '" + std::string(text) +
+                                "' cannot be passed to a plugin kernel (known: " + known + ")");
+  }
+  AttentionConfig scratch;
+  m->apply(scratch, args);  // validates the arguments
+  return m->kernel_parameters(args);
+}
+
+std::span<const std::string_view> kernel_parameter_names() {
+  static const std::string_view names[] = {"causal", "scale",     "beta_rowmax", "beta",
+                                           "eps",    "sr_p_bits", "seed"};
+  return names;
+}
+
+double parse_finite_number(std::string_view text, std::string_view what) {
+  double v = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size() ||
+      !std::isfinite(v)) {
+    throw std::invalid_argument(std::string(what) + " '" + std::string(text) +
+                                "': expected a finite number");
+  }
+  return v;
+}
+
+int64_t parse_integer_in(std::string_view text, int64_t lo, int64_t hi, std::string_view what) {
+  int64_t v = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size() || v < lo ||
+      v > hi) {
+    throw std::invalid_argument(std::string(what) + " '" + std::string(text) +
+                                "': expected an integer from " + std::to_string(lo) + " to " +
+                                std::to_string(hi));
+  }
+  return v;
+}
+
+std::string options_markdown() {
+  std::string out = "| option | values | default | what it sets |\n| --- | --- | --- | --- |\n";
+  for (const StructuralOption& o : structural_options()) {
+    const std::string values =
+        o.choices.empty() ? std::string(o.value_syntax) : join(o.choices, ", ");
+    out += "| `" + std::string(o.key) + "` | " + values + " | " + default_value(o) + " | " +
+           std::string(o.doc) + " |\n";
+  }
+  return out;
+}
+
+std::string mitigations_markdown() {
+  std::string out =
+      "| mitigation | arguments (default) | kernel parameters | what it does |\n"
+      "| --- | --- | --- | --- |\n";
+  for (const Mitigation& m : mitigations()) {
+    std::string args;
+    for (const auto& a : m.arguments) {
+      args += (args.empty() ? "" : "; ") + std::string(a.name) + ": " + std::string(a.doc);
+      if (!a.default_text.empty()) args += " (" + std::string(a.default_text) + ")";
+    }
+    std::string kernel = "none";
+    if (m.kernel_parameters) {
+      std::vector<std::string> defaults;
+      for (const auto& a : m.arguments) defaults.emplace_back(a.default_text);
+      kernel.clear();
+      for (const auto& p : m.kernel_parameters(defaults)) {
+        kernel += (kernel.empty() ? "`" : ", `") + p.name + "`";
+      }
+    }
+    out += "| `" + std::string(m.name) + "` | " + (args.empty() ? "none" : args) + " | " + kernel +
+           " | " + std::string(m.doc) + " |\n";
+  }
+  return out;
+}
+
+}  // namespace simprec::attention

@@ -1,0 +1,204 @@
+// The numerics spec (lib/attention/numerics_spec.hpp) and the option and mitigation tables it
+// reads (lib/attention/options.hpp): canonical forms written out by hand, the round trip from
+// every preset, the equivalence with building a configuration step by step, the errors, the
+// TOML form, and docs/attention.md carrying the tables as the code has them.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "lib/attention/numerics_spec.hpp"
+#include "lib/attention/options.hpp"
+#include "lib/attention/preset.hpp"
+
+namespace simprec::attention {
+namespace {
+
+// The numerics of a configuration: to_json without the texts it was written with.
+nlohmann::json numerics_json(const AttentionConfig& c) {
+  nlohmann::json j = to_json(c);
+  j.erase("overrides");
+  j.erase("mitigations");
+  j["beta_arithmetic"] = to_string(c.beta_rowmax.arithmetic);
+  return j;
+}
+
+std::string canonical(const std::string& spec, const Format& f = formats::bf16) {
+  return canonical_numerics(parse_numerics(spec, f));
+}
+
+TEST(NumericsSpec, CanonicalFormsWrittenOutByHand) {
+  // torch-math keeps P in fp32 (preset.cpp), so p_cast=bf16:rne is a change.
+  EXPECT_EQ(canonical("torch-math,p_cast=bf16:rne"), "torch-math,format=bf16,p_cast=bf16:rne");
+  // A site spec without a rounding means round-to-nearest-even.
+  EXPECT_EQ(canonical("torch-math,p_cast=bf16"), "torch-math,format=bf16,p_cast=bf16:rne");
+  // Assignments equal to the preset's own values vanish.
+  EXPECT_EQ(canonical("fa2,exp_impl=exp2-fma,tile=64x64"), "fa2,format=bf16");
+  EXPECT_EQ(canonical("fa2", formats::fp16), "fa2,format=fp16");
+  EXPECT_EQ(canonical("fa2,format=fp16"), "fa2,format=fp16");
+  // Mitigations with their defaults written out (mitigation table: beta 2, eps 0.001, 32 bits).
+  EXPECT_EQ(canonical("cuda-fa2,beta-rowmax"), "cuda-fa2,format=bf16,beta-rowmax:2:0.001");
+  EXPECT_EQ(canonical("fa2,sr-p"), "fa2,format=bf16,sr-p:32");
+  EXPECT_EQ(canonical("paper-a,beta-rowmax:3:1e-3"), "paper-a,format=bf16,beta-rowmax:3:0.001");
+  EXPECT_EQ(canonical("fa2,hp:pv_acc"), "fa2,format=bf16,hp:pv_acc");
+  EXPECT_EQ(canonical("fa2,hp:pv_acc:fp64"), "fa2,format=bf16,hp:pv_acc:fp64");
+  // Options in table order, then sites in report order, whatever order they were given in.
+  EXPECT_EQ(canonical("fa2,o_out=fp16,p_cast=fp16:rtz,tile=128x64,rescale=exp2-diff"),
+            "fa2,format=bf16,rescale=exp2-diff,tile=128x64,p_cast=fp16:rtz,o_out=fp16:rne");
+  // An accumulating site keeps its accumulation model in the text.
+  EXPECT_EQ(canonical("fa2,pv_acc=fp32:rne:sequential"),
+            "fa2,format=bf16,pv_acc=fp32:rne:sequential");
+}
+
+TEST(NumericsSpec, SameConfigurationAsBuildingItStepByStep) {
+  AttentionConfig step = make_preset("torch-flash", formats::fp16);
+  apply_override(step, "p_cast=fp16:sr8");
+  apply_override(step, "rowsum_lanes=1");
+  apply_mitigation(step, "beta-rowmax:3");
+  const AttentionConfig spec = parse_numerics(
+      "torch-flash,format=fp16,p_cast=fp16:sr8,rowsum_lanes=1,beta-rowmax:3", formats::bf16);
+  EXPECT_EQ(numerics_json(spec), numerics_json(step));
+  EXPECT_EQ(spec.low_precision, formats::fp16);
+}
+
+TEST(NumericsSpec, EveryPresetRoundTripsThroughItsCanonicalForm) {
+  const std::vector<std::string> extras = {
+      "",
+      ",p_cast=fp32:rtz",
+      ",beta-rowmax:1.5:0",
+      ",sr-o:8,delta-dpp",
+      ",sr-p-tiled:8,tile=32x128",
+      ",algorithm=standard,s=fp32:rne:sequential",
+      ",exp_impl=exact,hp:o_norm,sr-p:16",
+      ",bwd_exp_impl=exp2,delta_sum=fa2,query_order=descending,dq=block-partials",
+      ",beta_arithmetic=fp32,beta-rowmax",
+  };
+  int checked = 0;
+  for (const auto& preset : preset_names()) {
+    for (const Format* f : {&formats::bf16, &formats::fp16, &formats::e4m3fn}) {
+      for (const auto& extra : extras) {
+        const AttentionConfig c = parse_numerics(preset + extra, *f);
+        const std::string text = canonical_numerics(c);
+        const AttentionConfig again = parse_numerics(text, formats::fp64);
+        EXPECT_EQ(numerics_json(again), numerics_json(c)) << preset + extra << " -> " << text;
+        EXPECT_EQ(canonical_numerics(again), text) << "not a fixed point: " << text;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, static_cast<int>(preset_names().size() * 3 * extras.size()));
+}
+
+TEST(NumericsSpec, ChangesMadeBehindTheSpecsBackAreRefused) {
+  AttentionConfig c = make_preset("fa2", formats::bf16);
+  c.site(Site::kPCast).format = formats::fp16;  // not through apply_override
+  EXPECT_THROW(canonical_numerics(c), std::logic_error);
+}
+
+void expect_error(const std::string& spec, const std::string& fragment) {
+  try {
+    (void)parse_numerics(spec, formats::bf16);
+    ADD_FAILURE() << "accepted '" << spec << "'";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)
+        << "'" << spec << "': " << e.what();
+  }
+}
+
+TEST(NumericsSpec, BadSpecsNameTheOffendingItem) {
+  expect_error("torch-math,out_format=bf16", "unknown site or option 'out_format'");
+  expect_error("torch-math,out_format=bf16", "options: algorithm");
+  expect_error("no-such-preset", "unknown preset 'no-such-preset'");
+  expect_error("fa2,,sr-p", "empty item");
+  expect_error("p_cast=bf16,fa2", "must start with a preset");
+  expect_error("fa2,sr-q", "unknown mitigation 'sr-q'");
+  expect_error("fa2,beta-rowmax:1", "expected a number > 1");
+  expect_error("fa2,beta-rowmax:nan", "expected a finite number");
+  expect_error("fa2,beta-rowmax:2:-1", "expected a number >= 0");
+  expect_error("fa2,beta-rowmax:2:0.1:9", "takes at most 2");
+  expect_error("fa2,sr-p:33", "expected an integer from 1 to 32");
+  expect_error("fa2,sr-p-tiled:3", "must divide 32");
+  expect_error("fa2,tile=0x64", "tile rows '0'");
+  expect_error("fa2,tile=64", "expected BRxBC");
+  expect_error("fa2,rescale=fast", "unknown rescale 'fast' (known: exact, exp2-shift, exp2-diff)");
+  expect_error("fa2,p_cast=bf17", "bf17");
+  expect_error("fa2,format=bf17", "bf17");
+  expect_error("fa2,hp", "hp takes a site");
+}
+
+TEST(NumericsSpec, KernelParametersComeFromTheMitigationTable) {
+  const auto beta = mitigation_kernel_parameters("beta-rowmax:3");
+  ASSERT_EQ(beta.size(), 3u);
+  EXPECT_EQ(beta[0].name, "beta_rowmax");
+  EXPECT_EQ(std::get<bool>(beta[0].value), true);
+  EXPECT_EQ(std::get<double>(beta[1].value), 3.0);
+  EXPECT_EQ(std::get<double>(beta[2].value), 0.001);
+  const auto sr = mitigation_kernel_parameters("sr-p");
+  ASSERT_EQ(sr.size(), 1u);
+  EXPECT_EQ(sr[0].name, "sr_p_bits");
+  EXPECT_EQ(std::get<int64_t>(sr[0].value), 32);  // the one default of sr-p
+  EXPECT_THROW(mitigation_kernel_parameters("sr-o"), std::invalid_argument);
+  EXPECT_THROW(mitigation_kernel_parameters("beta-rowmax:0.5"), std::invalid_argument);
+}
+
+class TempFile {
+ public:
+  explicit TempFile(const std::string& text) {
+    path_ =
+        std::filesystem::temp_directory_path() /
+        ("simprec_numerics_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+         "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".toml");
+    std::ofstream(path_) << text;
+  }
+  ~TempFile() { std::filesystem::remove(path_); }
+  std::string path() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+TEST(NumericsSpec, TomlFileSaysTheSameAsTheText) {
+  TempFile file(
+      "preset = \"torch-flash\"\nformat = \"fp16\"\nmitigations = [\"sr-p:8\"]\n[set]\n"
+      "p_cast = \"fp16:rtz\"\ntile = \"64x64\"\n");
+  EXPECT_EQ(canonical_numerics(parse_numerics(file.path(), formats::bf16)),
+            "torch-flash,format=fp16,tile=64x64,p_cast=fp16:rtz,sr-p:8");
+}
+
+TEST(NumericsSpec, TomlFileErrorsGiveTheLine) {
+  TempFile unknown("preset = \"fa2\"\nmitigation = [\"sr-p\"]\n");
+  try {
+    (void)parse_numerics(unknown.path(), formats::bf16);
+    ADD_FAILURE() << "accepted an unknown key";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(":2:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("mitigation"), std::string::npos) << e.what();
+  }
+  TempFile bad_site("preset = \"fa2\"\n[set]\np_cast = \"bf16:rne\"\nout_format = \"bf16\"\n");
+  try {
+    (void)parse_numerics(bad_site.path(), formats::bf16);
+    ADD_FAILURE() << "accepted an unknown site";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(":4:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("out_format"), std::string::npos) << e.what();
+  }
+}
+
+TEST(NumericsSpec, DocsCarryTheTablesAsTheCodeHasThem) {
+  std::ifstream f(std::string(SIMPREC_SOURCE_DIR) + "/docs/attention.md");
+  ASSERT_TRUE(f) << "docs/attention.md not found";
+  std::stringstream text;
+  text << f.rdbuf();
+  EXPECT_NE(text.str().find(options_markdown()), std::string::npos)
+      << "docs/attention.md lacks the structural options table; paste the output of "
+         "`simprec numerics --list`:\n"
+      << options_markdown();
+  EXPECT_NE(text.str().find(mitigations_markdown()), std::string::npos)
+      << "docs/attention.md lacks the mitigations table:\n"
+      << mitigations_markdown();
+}
+
+}  // namespace
+}  // namespace simprec::attention
