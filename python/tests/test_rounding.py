@@ -154,3 +154,30 @@ def test_round_and_decode_errors_name_the_argument():
         simprec.decode(np.zeros(3, dtype=np.uint8), "bf16")
     with pytest.raises(ValueError, match=r"bits\[1\] = 4096 is not an encoding of e4m7"):
         simprec.decode(np.array([0, 4096], dtype=np.uint16), "e4m7")
+
+
+def test_the_gil_is_released_while_rounding():
+    """The main thread wakes while the worker is inside round. With a switch interval of 10 s
+    the worker keeps the GIL from its Python code until it enters round; were the GIL not
+    released there, the main thread could only take it once the worker had finished."""
+    import sys
+    import threading
+    x = np.random.default_rng(1).normal(size=1 << 25).astype(np.float32)
+    started, state = threading.Event(), {"done": False}
+
+    def work():
+        started.set()
+        simprec.round(x, "bf16", "sr", seed=1, encode=True, threads=1)
+        state["done"] = True
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(10.0)
+    try:
+        worker = threading.Thread(target=work)
+        worker.start()
+        started.wait()
+        done_when_woken = state["done"]
+        worker.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert state["done"] and not done_when_woken
