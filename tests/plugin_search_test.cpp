@@ -2,6 +2,8 @@
 // --plugin names resolved on the path.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdlib>
 
 #include "plugins/host/plugin_search.hpp"
@@ -21,10 +23,18 @@ TEST(PluginSearch, SplitsThePathAndSkipsEmptyEntries) {
 
 TEST(PluginSearch, ExpandsDirectoriesInNameOrder) {
   const auto files = expand_plugin_entries({kBrokenDir, kPluginDir + "/cpu_reference.so"});
-  ASSERT_EQ(files.size(), 12u);
+  ASSERT_EQ(files.size(), 13u);
   EXPECT_EQ(files.front().filename(), "broken_crashing_kernel.so");
   EXPECT_EQ(files.back().filename(), "cpu_reference.so");
   EXPECT_THROW(expand_plugin_entries({"/nonexistent/dir"}), std::invalid_argument);
+}
+
+TEST(PluginSearch, AFileReachedTwiceIsListedOnce) {
+  const auto files = expand_plugin_entries(
+      {kPluginDir + "/cpu_reference.so", kPluginDir, kPluginDir + "/../lib/cpu_reference.so"});
+  EXPECT_EQ(std::count_if(files.begin(), files.end(),
+                          [](const auto& f) { return f.filename() == "cpu_reference.so"; }),
+            1);
 }
 
 TEST(PluginSearch, ResolvesNamesOnThePath) {

@@ -6,7 +6,7 @@
 // exponent argument's score and max, the final dQ and dK) is rounded once from the exact
 // product; exp is exp_fp32 (correctly rounded, as the C library's double exp rounded to float is
 // for every float argument: tests/elementary_heavy_test.cpp); alpha, 1/l and the LSE are the
-// same double expressions as in attention.cpp, once per row. So the values stay floats, the
+// same double expressions as in the engine, once per row. So the values stay floats, the
 // products run through float_sequential_strided on tiles laid out for it (S and P transposed, so
 // that the per-row work runs across rows in vector lanes), and the results are bit-identical to
 // the site-by-site path (tests/attention_float_flash_test.cpp).
@@ -21,7 +21,7 @@
 
 #include <cstdint>
 
-#include "lib/attention/attention.hpp"
+#include "lib/attention/tensors.hpp"
 
 namespace simprec::attention {
 

@@ -220,10 +220,10 @@ std::vector<Mitigation> make_mitigations() {
         const double beta = parse_finite_number(a[0], "beta-rowmax beta");
         const double eps = parse_finite_number(a[1], "beta-rowmax eps");
         if (!(beta > 1)) {
-          throw std::invalid_argument("beta-rowmax beta " + a[0] + ": expected a number > 1");
+          throw std::invalid_argument("beta-rowmax beta '" + a[0] + "': expected a number > 1");
         }
         if (!(eps >= 0)) {
-          throw std::invalid_argument("beta-rowmax eps " + a[1] + ": expected a number >= 0");
+          throw std::invalid_argument("beta-rowmax eps '" + a[1] + "': expected a number >= 0");
         }
         c.beta_rowmax.enabled = true;
         c.beta_rowmax.beta = beta;

@@ -1,0 +1,73 @@
+#include "lib/attention/engine.hpp"
+
+#include <algorithm>
+#include <numbers>
+#include <stdexcept>
+#include <string>
+
+namespace simprec::attention {
+
+Engine::Engine(const AttentionConfig& config, const AttentionShape& s) : cfg(config), shape(s) {
+  check_structure(config);
+  scale = softmax_scale(config, s);
+  lanes = config.rowsum_lanes;
+  const auto is_exp2 = [](ExpImpl e) { return e == ExpImpl::kExp2Fma || e == ExpImpl::kExp2; };
+  const bool exp2_impl =
+      is_exp2(config.exp_impl) || is_exp2(config.bwd_exp_impl.value_or(config.exp_impl));
+  device_exp2 = config.exp2_table && exp2_impl;
+  const SiteSpec& p_cast = config.site(Site::kPCast);
+  if (config.tiled_random && p_cast.rounding.mode == RoundingMode::kStochastic) {
+    tiled_p_bits = p_cast.rounding.sr_bits;
+  }
+  for (int i = 0; i < kSiteCount; ++i) {
+    const Site site = static_cast<Site>(i);
+    r[i] = SiteRounder(config.site(site), config.seed, site);
+    product_index[i] = -1;
+    if (site_accumulates(site)) {
+      product_index[i] = static_cast<int>(products.size());
+      products.emplace_back(site, config.site(site), config.seed);
+    }
+  }
+  scale_log2 = rd(Site::kExpArg, scale * std::numbers::log2e);
+  log2e = rd(Site::kExpArg, std::numbers::log2e);
+  bwd_exp_impl = config.bwd_exp_impl.value_or(config.exp_impl);
+  rows_max = std::max(s.nq, s.nk);
+  // Partial row sums take columns 0..lanes-1 (and the final combination 0..2) of their rows.
+  // Warp-group row sums take columns up to 7 past a group's first column.
+  cols_max = std::max({s.nq, s.nk, s.d, s.dv, lanes > 1 ? int64_t{8} : int64_t{0}}) + 1 +
+             (config.rowsum_block == RowsumBlock::kWarpGroups ? 8 : 0);
+  const int64_t tiles =
+      std::max(s.nq, s.nk) / std::max(1, std::min(config.block_rows, config.block_cols)) + 2;
+  steps_max = static_cast<uint64_t>(tiles) * (std::max<int64_t>({s.nq, s.nk, s.d, s.dv}) + 2) + 16;
+}
+
+void Engine::check_structure(const AttentionConfig& c) {
+  if (c.rowsum_lanes != 1 && c.rowsum_lanes != 4) {
+    throw std::invalid_argument("rowsum_lanes must be 1 or 4, not " +
+                                std::to_string(c.rowsum_lanes));
+  }
+  if (c.algorithm != Algorithm::kFlash) return;
+  if (c.rowsum_block == RowsumBlock::kWarpGroups &&
+      (c.rowsum_lanes != 1 || c.pv_mode == PvMode::kPerBlock)) {
+    throw std::invalid_argument("rowsum_block=warp-groups needs rowsum_lanes=1 and pv_mode=fused");
+  }
+  if (c.rowsum_lanes != 1 && c.pv_mode == PvMode::kPerBlock) {
+    throw std::invalid_argument("rowsum_lanes=4 needs pv_mode=fused");
+  }
+  if (c.rescale != RescaleImpl::kExact && c.exp_impl != ExpImpl::kExp2Fma &&
+      c.exp_impl != ExpImpl::kExp2) {
+    throw std::invalid_argument("rescale=" + std::string(to_string(c.rescale)) +
+                                " needs exp_impl exp2-fma or exp2, not " +
+                                std::string(to_string(c.exp_impl)));
+  }
+  const SiteSpec& p_cast = c.site(Site::kPCast);
+  if (c.tiled_random && p_cast.rounding.mode == RoundingMode::kStochastic &&
+      32 % p_cast.rounding.sr_bits != 0) {
+    throw std::invalid_argument(
+        "tiled random bits at p_cast need a bit count that divides 32 (1, 2, 4, 8, 16, 32), "
+        "not " +
+        std::to_string(p_cast.rounding.sr_bits));
+  }
+}
+
+}  // namespace simprec::attention

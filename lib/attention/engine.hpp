@@ -1,0 +1,53 @@
+// The site-by-site engine's state for one run (private to lib/attention): the configuration's
+// rounders and product sites, the softmax scale and its rounded forms, and the layout of the
+// random indices every rounding of every problem draws from.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "lib/attention/config.hpp"
+#include "lib/attention/product.hpp"
+#include "lib/attention/tensors.hpp"
+
+namespace simprec::attention {
+
+struct Engine {
+  const AttentionConfig& cfg;
+  AttentionShape shape;
+  double scale;
+  double scale_log2;  // c = scale*log2(e) rounded at exp_arg
+  double log2e;       // log2(e) rounded at exp_arg
+  ExpImpl bwd_exp_impl;
+  std::array<SiteRounder, kSiteCount> r;
+  std::vector<ProductSite> products;  // indexed through product_index
+  std::array<int, kSiteCount> product_index{};
+  // Index layout of random streams: (problem, row, column, step).
+  uint64_t rows_max, cols_max, steps_max;
+  bool device_exp2 = false;  // exp2 values come from cfg.exp2_table where it applies
+  int tiled_p_bits = 0;      // > 0: p_cast rounds with tiled_random::p_draw bits
+  int lanes = 1;             // partial row sums
+
+  // Throws std::invalid_argument on a combination of structural options the engine does not
+  // compute (check_structure).
+  Engine(const AttentionConfig& config, const AttentionShape& s);
+
+  static void check_structure(const AttentionConfig& c);
+
+  double rd(Site s, double x, uint64_t idx = 0) const { return r[static_cast<int>(s)](x, idx); }
+  double rd_exact(Site s, double hi, double lo, uint64_t idx = 0) const {
+    return r[static_cast<int>(s)].round_exact(hi, lo, idx);
+  }
+  const ProductSite& product(Site s) const { return products[product_index[static_cast<int>(s)]]; }
+
+  // A unique random index for (problem, row, column, step).
+  uint64_t idx(int64_t p, int64_t i, int64_t j, int64_t step = 0) const {
+    return ((static_cast<uint64_t>(p) * rows_max + i) * cols_max + j) * steps_max + step;
+  }
+  IndexMap imap(int64_t p, int64_t row0, int64_t col0, int64_t step) const {
+    return IndexMap{idx(p, row0, col0, step), cols_max * steps_max, steps_max};
+  }
+};
+
+}  // namespace simprec::attention

@@ -1,0 +1,63 @@
+// FlashAttention-2's forward pass (Dao 2023, Algorithm 1) site by site: query tiles of
+// block_rows rows against key/value tiles of block_cols keys, the softmax online
+// (online_softmax.hpp), P.V accumulated across key tiles (pv_mode fused) or per tile and added
+// at o_update (per-block), then O normalised by l at o_norm and cast at o_out.
+#include <algorithm>
+#include <vector>
+
+#include "lib/attention/head.hpp"
+#include "lib/attention/online_softmax.hpp"
+
+namespace simprec::attention {
+
+void Head::forward_flash() {
+  const int64_t nq = s_.nq, nk = s_.nk, dv = s_.dv;
+  const int64_t br_max = e_.cfg.block_rows, bc_max = e_.cfg.block_cols;
+  std::vector<double> s(br_max * bc_max), pt(br_max * bc_max), block(br_max * dv), acc;
+  OnlineSoftmax softmax(*this);
+  for (int64_t i0 = 0; i0 < nq; i0 += br_max) {
+    const int64_t i1 = std::min(nq, i0 + br_max), br = i1 - i0;
+    acc.assign(br * dv, 0.0);
+    softmax.start(i0, br);
+    int64_t tile = 0;
+    for (int64_t j0 = 0; j0 < nk; j0 += bc_max, ++tile) {
+      const int64_t j1 = std::min(nk, j0 + bc_max), bc = j1 - j0;
+      if (e_.cfg.causal && j0 > i1 - 1) break;
+      scores(i0, i1, j0, j1, s.data(), tile);
+      for (int64_t i = 0; i < br; ++i) {
+        softmax.add_block_row(i, s.data() + i * bc, j0, bc, tile, acc.data() + i * dv,
+                              pt.data() + i * bc);
+      }
+      const double* vt = v_ + j0 * dv;
+      if (e_.cfg.pv_mode == PvMode::kFused) {
+        e_.product(Site::kPvAcc)
+            .gemm(br, dv, bc, pt.data(), bc, vt, dv, acc.data(), dv, true,
+                  e_.imap(p_, i0, 0, tile * (bc_max + 1)), trace(Site::kPvAcc), nullptr,
+                  f32(v32_, j0 * dv));
+      } else {
+        e_.product(Site::kPvAcc)
+            .gemm(br, dv, bc, pt.data(), bc, vt, dv, block.data(), dv, false,
+                  e_.imap(p_, i0, 0, tile * (bc_max + 1)), trace(Site::kPvAcc), nullptr,
+                  f32(v32_, j0 * dv));
+        for (int64_t x = 0; x < br * dv; ++x) {
+          acc[x] = add_at(Site::kOUpdate, acc[x], block[x], e_.idx(p_, i0 + x / dv, x % dv, tile));
+        }
+      }
+    }
+    for (int64_t i = 0; i < br; ++i) {
+      const int64_t gi = i0 + i;
+      const double li = softmax.row_sum(i);
+      const bool divide = e_.cfg.norm_mode == NormMode::kDivide;
+      const double inv = divide ? 0.0 : at(Site::kONorm, 1.0 / li, e_.idx(p_, gi, 0, 0));
+      for (int64_t c = 0; c < dv; ++c) {
+        const double normalised =
+            divide ? div_at(Site::kONorm, acc[i * dv + c], li, e_.idx(p_, gi, c, 1))
+                   : mul_at(Site::kONorm, acc[i * dv + c], inv, e_.idx(p_, gi, c, 1));
+        o_[gi * dv + c] = at(Site::kOOut, normalised, e_.idx(p_, gi, c, 0));
+      }
+      lse_[gi] = softmax.log_sum_exp(i, li);
+    }
+  }
+}
+
+}  // namespace simprec::attention

@@ -1,0 +1,84 @@
+#include "lib/attention/head.hpp"
+
+namespace simprec::attention {
+
+Head::Head(const Engine& e, const AttentionInputs& in, AttentionOutputs& out, int64_t p,
+           std::array<tracing::SiteTrace, kSiteCount>* traces, std::vector<uint32_t>* exp2_misses)
+    : SiteArithmetic(e, p, traces, exp2_misses), s_(e.shape) {
+  q_ = in.q.data() + p * s_.nq * s_.d;
+  k_ = in.k.data() + p * s_.nk * s_.d;
+  v_ = in.v.data() + p * s_.nk * s_.dv;
+  o_ = out.o.data() + p * s_.nq * s_.dv;
+  lse_ = out.lse.data() + p * s_.nq;
+  if (in.has_grad()) {
+    do_ = in.d_out.data() + p * s_.nq * s_.dv;
+    dq_ = out.dq.data() + p * s_.nq * s_.d;
+    dk_ = out.dk.data() + p * s_.nk * s_.d;
+    dv_ = out.dv.data() + p * s_.nk * s_.dv;
+    delta_ = out.delta.data() + p * s_.nq;
+  }
+  kt_ = transpose(k_, s_.nk, s_.d);
+  // Float copies of the inputs for the fp32 product path, when every value is a float.
+  q32_ = as_floats(q_, s_.nq * s_.d);
+  k32_ = as_floats(k_, s_.nk * s_.d);
+  kt32_ = as_floats(kt_.data(), s_.nk * s_.d);
+  v32_ = as_floats(v_, s_.nk * s_.dv);
+  if (do_) {
+    const std::vector<double> vt = transpose(v_, s_.nk, s_.dv);
+    vt32_ = as_floats(vt.data(), s_.nk * s_.dv);
+    do32_ = as_floats(do_, s_.nq * s_.dv);
+  }
+}
+
+std::vector<double> Head::transpose(const double* x, int64_t rows, int64_t cols) {
+  std::vector<double> t(rows * cols);
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) t[j * rows + i] = x[i * cols + j];
+  }
+  return t;
+}
+
+std::vector<float> Head::as_floats(const double* x, int64_t n) {
+  std::vector<float> f(n);
+  bool ok = true;
+  for (int64_t i = 0; i < n; ++i) {
+    f[i] = static_cast<float>(x[i]);
+    ok &= static_cast<double>(f[i]) == x[i];
+  }
+  if (!ok) f.clear();
+  return f;
+}
+
+void Head::scores(int64_t i0, int64_t i1, int64_t j0, int64_t j1, double* out, int64_t tile) const {
+  const int64_t br = i1 - i0, bc = j1 - j0;
+  e_.product(Site::kS).gemm(br, bc, s_.d, q_ + i0 * s_.d, s_.d, kt_.data() + j0, s_.nk, out, bc,
+                            false, e_.imap(p_, i0, j0, tile * (s_.d + 1)), trace(Site::kS),
+                            f32(q32_, i0 * s_.d), f32(kt32_, j0));
+  for (int64_t i = 0; i < br; ++i) {
+    for (int64_t j = 0; j < bc; ++j) {
+      if (masked(i0 + i, j0 + j)) out[i * bc + j] = -kInf;
+    }
+  }
+}
+
+double Head::dscore(double p, double dp, double d, uint64_t index) const {
+  if (p == 0) return 0.0;
+  const double diff = add_at(Site::kDs, dp, -d, index);
+  double ds = mul_at(Site::kDs, p, diff, index + 1);
+  if (e_.cfg.grad_scale == GradScale::kScaleDs) ds = mul_at(Site::kDs, ds, e_.scale, index + 2);
+  return at(Site::kDsCast, ds, index);
+}
+
+double Head::scaled_grad(Site acc, double value, uint64_t index) const {
+  switch (e_.cfg.grad_scale) {
+    case GradScale::kExactProduct:
+      return mul_at(Site::kGradOut, value, e_.scale, index);
+    case GradScale::kFp32ThenCast:
+      return at(Site::kGradOut, mul_at(acc, value, e_.scale, index), index);
+    case GradScale::kScaleDs:
+      return at(Site::kGradOut, value, index);
+  }
+  return 0.0;
+}
+
+}  // namespace simprec::attention

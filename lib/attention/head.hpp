@@ -1,0 +1,90 @@
+// One problem (a batch x head index) of the site-by-site engine (private to lib/attention): its
+// slices of the inputs and outputs, and the passes that compute it. The passes live in files of
+// their own: flash_forward.cpp, flash_backward.cpp and standard_attention.cpp; the scores and
+// the gradient helpers both algorithms share in head.cpp.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "lib/attention/engine.hpp"
+#include "lib/attention/site_arithmetic.hpp"
+#include "lib/attention/tensors.hpp"
+#include "lib/tracing/site_trace.hpp"
+
+namespace simprec::attention {
+
+class Head : private SiteArithmetic {
+ public:
+  // Problem p of `in` into its slices of `out`; traces (or nullptr) and exp2_misses as in
+  // SiteArithmetic.
+  Head(const Engine& e, const AttentionInputs& in, AttentionOutputs& out, int64_t p,
+       std::array<tracing::SiteTrace, kSiteCount>* traces, std::vector<uint32_t>* exp2_misses);
+
+  void forward() {
+    if (e_.cfg.algorithm == Algorithm::kFlash) {
+      forward_flash();
+    } else {
+      forward_standard();
+    }
+  }
+  void backward() {
+    if (e_.cfg.algorithm == Algorithm::kFlash) {
+      backward_flash();
+    } else {
+      backward_standard();
+    }
+  }
+
+ private:
+  static std::vector<double> transpose(const double* x, int64_t rows, int64_t cols);
+  static std::vector<float> as_floats(const double* x, int64_t n);
+  // A float view at offset, or nullptr when the tensor is not all floats.
+  static const float* f32(const std::vector<float>& v, int64_t offset) {
+    return v.empty() ? nullptr : v.data() + offset;
+  }
+  bool masked(int64_t i, int64_t j) const { return e_.cfg.causal && j > i; }
+
+  // Scores of rows [i0, i1) against keys [j0, j1), causal mask applied.
+  void scores(int64_t i0, int64_t i1, int64_t j0, int64_t j1, double* out, int64_t tile) const;
+  // dS = P o (dP - D), rounded at ds (the difference, then the product; with grad_scale=ds
+  // then its product with the softmax scale), then cast at ds_cast.
+  double dscore(double p, double dp, double d, uint64_t index) const;
+  // dQ or dK from its accumulator (at site `acc`) as grad_scale says: scale*acc rounded once at
+  // grad_out; acc*scale rounded at acc, then cast at grad_out; or acc cast (dS carried the scale).
+  double scaled_grad(Site acc, double value, uint64_t index) const;
+
+  // flash_forward.cpp
+  void forward_flash();
+
+  // flash_backward.cpp
+  void backward_flash();
+  // D_i = rowsum(dO o O) in the order delta_sum gives (config.hpp, DeltaSum), each addition
+  // rounded at d (the threads' partial sums by d's accumulation model).
+  double delta_from_output(int64_t i) const;
+  // P of rows [i0, i1) x keys [j0, j1) recomputed from the log-sum-exp.
+  void recompute_p(int64_t i0, int64_t i1, int64_t j0, int64_t j1, double* s, double* p,
+                   const std::vector<RowShift>& shift, int64_t tile) const;
+  // The (key block, query block) pairs of the flash backward pass in the order they run
+  // (config.hpp, QueryOrder): each key block's query blocks in its own order; with split keys,
+  // across key blocks by step, ties by key block.
+  std::vector<std::pair<int64_t, int64_t>> backward_schedule() const;
+
+  // standard_attention.cpp
+  // One block of rows of standard attention: S, P, l and the normalised P over all keys.
+  // Fills s (scores), pn (normalised, at p_norm) and returns per-row lse through lse_out.
+  void standard_rows(int64_t i0, int64_t i1, std::vector<double>& s, std::vector<double>& pn,
+                     double* lse_out) const;
+  void forward_standard();
+  void backward_standard();
+
+  AttentionShape s_;
+  const double *q_, *k_, *v_, *do_ = nullptr;
+  double *o_, *lse_, *dq_ = nullptr, *dk_ = nullptr, *dv_ = nullptr, *delta_ = nullptr;
+  std::vector<double> kt_;
+  std::vector<float> q32_, k32_, kt32_, v32_, vt32_, do32_;
+};
+
+}  // namespace simprec::attention

@@ -1,0 +1,145 @@
+#include "lib/attention/online_softmax.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace simprec::attention {
+
+OnlineSoftmax::OnlineSoftmax(const SiteArithmetic& arithmetic)
+    : a_(arithmetic),
+      e_(arithmetic.engine()),
+      shift_(e_.cfg.block_rows),
+      terms_(e_.cfg.block_cols) {}
+
+void OnlineSoftmax::start(int64_t i0, int64_t br) {
+  i0_ = i0;
+  m_.assign(br, -kInf);
+  l_.assign(br * e_.lanes, 0.0);
+}
+
+void OnlineSoftmax::add_block_row(int64_t i, const double* srow, int64_t j0, int64_t bc,
+                                  int64_t tile, double* orow, double* prow) {
+  const int64_t gi = i0_ + i;
+  const double m_block = a_.block_max(srow, bc);
+  const double m_new = std::max(m_[i], m_block);
+  if (m_new == -kInf) {  // every key of this block masked
+    for (int64_t j = 0; j < bc; ++j) prow[j] = 0;
+    return;
+  }
+  const RowShift next_shift = a_.shift_from_max(m_new, gi);
+  if (m_[i] != -kInf && m_new != m_[i]) rescale(i, m_new, next_shift, tile, orow);
+  m_[i] = m_new;
+  shift_[i] = next_shift;
+  for (int64_t j = 0; j < bc; ++j) prow[j] = a_.prob(srow[j], shift_[i], a_.idx(gi, j0 + j, 10));
+  double* li = l_.data() + i * e_.lanes;
+  const uint64_t si = a_.idx(gi, 0, 3 + tile * (e_.cfg.block_cols + 1));
+  if (e_.lanes > 1) {
+    add_to_lanes(prow, bc, li, gi, tile);
+  } else if (e_.cfg.rowsum_block == RowsumBlock::kWarpGroups) {
+    add_warp_groups(prow, bc, li, gi, tile);
+  } else if (e_.cfg.pv_mode == PvMode::kFused) {
+    li[0] = e_.product(Site::kRowsum).sum(prow, bc, li[0], si, a_.trace(Site::kRowsum));
+  } else {  // the block's sum rounded, then added to l like the block's P.V to O
+    const double block_sum =
+        e_.product(Site::kRowsum).sum(prow, bc, 0.0, si, a_.trace(Site::kRowsum));
+    li[0] = a_.add_at(Site::kOUpdate, li[0], block_sum, a_.idx(gi, e_.shape.dv, tile));
+  }
+  for (int64_t j = 0; j < bc; ++j) prow[j] = a_.cast_p(prow[j], gi, j0 + j);
+}
+
+void OnlineSoftmax::rescale(int64_t i, double m_new, const RowShift& next_shift, int64_t tile,
+                            double* orow) {
+  const int64_t gi = i0_ + i, dv = e_.shape.dv;
+  const uint64_t ri = a_.idx(gi, 0, tile * (dv + 3));
+  double alpha;
+  if (e_.cfg.rescale == RescaleImpl::kExact) {
+    alpha = a_.exp_rounded(Site::kORescale, e_.scale * (m_[i] - m_new), ri, false);
+  } else if (e_.cfg.rescale == RescaleImpl::kExp2Diff) {
+    const double diff = a_.add_at(Site::kORescale, m_[i], -m_new, ri + dv + 2);
+    const double arg =
+        a_.mul_at(Site::kORescale, diff, e_.scale_log2, a_.idx(gi, 1, tile * (dv + 3) + dv + 2));
+    alpha = a_.exp2_at(Site::kORescale, arg, ri);
+  } else {
+    const double arg =
+        a_.add_at(Site::kORescale, shift_[i].offset, -next_shift.offset, ri + dv + 2);
+    alpha = a_.exp2_at(Site::kORescale, arg, ri);
+  }
+  double* li = l_.data() + i * e_.lanes;
+  for (int t = 0; t < e_.lanes; ++t)
+    li[t] = a_.mul_at(Site::kORescale, li[t], alpha, a_.idx(gi, t, tile * (dv + 3) + 1));
+  for (int64_t c = 0; c < dv; ++c) orow[c] = a_.mul_at(Site::kORescale, orow[c], alpha, ri + 2 + c);
+}
+
+void OnlineSoftmax::add_to_lanes(const double* prow, int64_t bc, double* partial, int64_t gi,
+                                 int64_t tile) {
+  const uint64_t step = 3 + tile * (e_.cfg.block_cols + 1);
+  for (int t = 0; t < 4; ++t) {
+    int64_t n = 0;
+    for (int64_t j = 2 * t; j < bc; j += 8) {
+      terms_[n++] = prow[j];
+      if (j + 1 < bc) terms_[n++] = prow[j + 1];
+    }
+    partial[t] =
+        e_.product(Site::kRowsum)
+            .sum(terms_.data(), n, partial[t], a_.idx(gi, t, step), a_.trace(Site::kRowsum));
+  }
+}
+
+void OnlineSoftmax::add_warp_groups(const double* prow, int64_t bc, double* l, int64_t gi,
+                                    int64_t tile) {
+  const uint64_t step = 3 + tile * (e_.cfg.block_cols + 1);
+  for (int64_t g0 = 0; g0 < bc; g0 += 32) {
+    const int64_t g1 = std::min(bc, g0 + 32);
+    double lane[4];
+    for (int t = 0; t < 4; ++t) {
+      int64_t n = 0;
+      for (int64_t j = g0 + 2 * t; j < g1; j += 8) {
+        terms_[n++] = prow[j];
+        if (j + 1 < g1) terms_[n++] = prow[j + 1];
+      }
+      lane[t] = e_.product(Site::kRowsum)
+                    .sum(terms_.data(), n, 0.0, a_.idx(gi, g0 + t, step), a_.trace(Site::kRowsum));
+    }
+    const double low = a_.add_at(Site::kRowsum, lane[0], lane[1], a_.idx(gi, g0 + 4, step));
+    const double high = a_.add_at(Site::kRowsum, lane[2], lane[3], a_.idx(gi, g0 + 5, step));
+    const double group = a_.add_at(Site::kRowsum, low, high, a_.idx(gi, g0 + 6, step));
+    l[0] = a_.add_at(Site::kRowsum, l[0], group, a_.idx(gi, g0 + 7, step));
+  }
+}
+
+double OnlineSoftmax::row_sum(int64_t i) const {
+  const double* partial = l_.data() + i * e_.lanes;
+  const int64_t gi = i0_ + i;
+  if (e_.lanes == 1) return partial[0];
+  const double even = a_.add_at(Site::kRowsum, partial[0], partial[2], a_.idx(gi, 0, 0));
+  const double odd = a_.add_at(Site::kRowsum, partial[1], partial[3], a_.idx(gi, 1, 0));
+  return a_.add_at(Site::kRowsum, even, odd, a_.idx(gi, 2, 0));
+}
+
+double OnlineSoftmax::log_sum_exp(int64_t i, double l) const {
+  const double m = m_[i];
+  const RowShift& shift = shift_[i];
+  const uint64_t index = a_.idx(i0_ + i, 0, 0);
+  switch (e_.cfg.lse_impl) {
+    case LseImpl::kExact:
+      break;
+    case LseImpl::kFmaLog: {
+      // fma(m, scale, round(log l)): m*scale exactly, plus the rounded log, one rounding.
+      const double log_l = a_.at(Site::kLse, std::log(l), index + 1);
+      double ph, pl, h, l1, hi, lo;
+      two_prod(m, e_.scale, ph, pl);
+      two_sum(ph, log_l, h, l1);
+      two_sum(h, l1 + pl, hi, lo);
+      return a_.at_exact(Site::kLse, hi, lo, index);
+    }
+    case LseImpl::kShiftDivLog2e:
+      if (shift.valid && (shift.impl == ExpImpl::kExp2 || shift.impl == ExpImpl::kExp2Fma)) {
+        const double natural = a_.div_at(Site::kLse, shift.offset, e_.log2e, index + 1);
+        return a_.add_at(Site::kLse, natural, a_.at(Site::kLse, std::log(l), index + 2), index);
+      }
+      break;
+  }
+  return a_.at(Site::kLse, m * e_.scale + std::log(l), index);
+}
+
+}  // namespace simprec::attention

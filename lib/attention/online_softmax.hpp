@@ -1,0 +1,60 @@
+// The online softmax of flash attention's forward pass (Milakov and Gimelshein 2018; Dao,
+// FlashAttention-2, 2023) over one block of query rows (private to lib/attention): each row's
+// running max m, the exponent's row shift from it, and the running row sum l of the un-cast P
+// (in rowsum_lanes partial sums); where a key block raises a row's max, l and the row's O
+// accumulator are rescaled by alpha at o_rescale.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "lib/attention/engine.hpp"
+#include "lib/attention/site_arithmetic.hpp"
+
+namespace simprec::attention {
+
+class OnlineSoftmax {
+ public:
+  explicit OnlineSoftmax(const SiteArithmetic& arithmetic);
+
+  // Starts query rows [i0, i0 + br): m = -inf and l = 0 for each.
+  void start(int64_t i0, int64_t br);
+
+  // Takes block row i (query row i0 + i) of key block `tile`, whose scores against keys
+  // [j0, j0 + bc) are srow[0, bc): rescales l and orow (the row's O accumulator, dv values)
+  // when the max grows, adds the row's P to l as rowsum_lanes / rowsum_block / pv_mode say, and
+  // writes P cast at p_cast to prow[0, bc) (zeros while every key of the row is masked).
+  void add_block_row(int64_t i, const double* srow, int64_t j0, int64_t bc, int64_t tile,
+                     double* orow, double* prow);
+
+  // Row i's sum l after its last key block: the partial sums combined (l0 + l2) + (l1 + l3),
+  // each addition rounded at rowsum.
+  double row_sum(int64_t i) const;
+
+  // Row i's LSE from its max (its shift) and its row sum l (config.hpp, LseImpl).
+  double log_sum_exp(int64_t i, double l) const;
+
+ private:
+  // alpha = exp(scale (m_old - m_new)) as config.hpp's RescaleImpl computes it, then l and orow
+  // times alpha.
+  void rescale(int64_t i, double m_new, const RowShift& next_shift, int64_t tile, double* orow);
+  // Adds one block row of P to the 4 partial row sums: partial t takes the block's columns j
+  // with (j % 8) / 2 == t, in increasing order (the columns a thread of the quad holds).
+  void add_to_lanes(const double* prow, int64_t bc, double* partial, int64_t gi, int64_t tile);
+  // Adds one block row of P to the row sum l as the memory-efficient kernel does: per group of
+  // 32 columns (a warp's), 4 lane sums from zero (lane t takes the group's columns j with
+  // (j % 8) / 2 == t, in order), combined (l0 + l1) + (l2 + l3); the groups' sums are added to
+  // l in order. Every addition rounds at rowsum.
+  void add_warp_groups(const double* prow, int64_t bc, double* l, int64_t gi, int64_t tile);
+
+  const SiteArithmetic& a_;
+  const Engine& e_;
+  int64_t i0_ = 0;
+  std::vector<double> m_, l_;  // l_: rowsum_lanes partial sums per row
+  // Sized for a whole query block and kept across blocks: a row is given its shift by the first
+  // key block in which one of its keys is visible.
+  std::vector<RowShift> shift_;
+  std::vector<double> terms_;  // scratch: one lane's terms of a block row
+};
+
+}  // namespace simprec::attention

@@ -1,0 +1,129 @@
+#include "lib/attention/site_arithmetic.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <numbers>
+
+#include "emulation/elementary.hpp"
+#include "emulation/tiled_random.hpp"
+#include "lib/attention/beta_rowmax.hpp"
+
+namespace simprec::attention {
+
+RowShift SiteArithmetic::shift_from_max(double m, int64_t i) const {
+  if (m == -kInf) return {};
+  const uint64_t index = e_.idx(p_, i, 0, 1);
+  const ExpImpl impl = e_.cfg.exp_impl;
+  switch (impl) {
+    case ExpImpl::kExact:
+      return {e_.scale * m, true, impl};
+    case ExpImpl::kNatural:
+      return {mul_at(Site::kExpArg, m, e_.scale, index), true, impl};
+    case ExpImpl::kExp2Fma:
+    case ExpImpl::kExp2:
+      return {mul_at(Site::kExpArg, m, e_.scale_log2, index), true, impl};
+  }
+  return {};
+}
+
+RowShift SiteArithmetic::shift_from_lse(double lse, int64_t i) const {
+  const uint64_t index = e_.idx(p_, i, 0, 2);
+  const ExpImpl impl = e_.bwd_exp_impl;
+  switch (impl) {
+    case ExpImpl::kExact:
+      return {lse, true, impl};
+    case ExpImpl::kNatural:
+      return {at(Site::kExpArg, lse, index), true, impl};
+    case ExpImpl::kExp2Fma:
+    case ExpImpl::kExp2: {
+      const double log2e =
+          e_.cfg.lse_log2e == LseLog2e::kFp32Log2e ? e_.log2e : std::numbers::log2e;
+      return {mul_at(Site::kExpArg, lse, log2e, index), true, impl};
+    }
+  }
+  return {};
+}
+
+double SiteArithmetic::exp2_at(Site site, double arg, uint64_t index) const {
+  if (e_.device_exp2 && e_.r[static_cast<int>(site)].is_float_rne()) {
+    const float f = static_cast<float>(arg);
+    if (static_cast<double>(f) == arg) {
+      const uint32_t bits = std::bit_cast<uint32_t>(f);
+      if (const auto y = e_.cfg.exp2_table->find(bits)) {
+        const double value = static_cast<double>(std::bit_cast<float>(*y));
+        if (traces_)
+          (*traces_)[static_cast<int>(site)].record(formats::fp32, std::exp2(arg), 0, value);
+        return value;
+      }
+      exp2_misses_->push_back(bits);
+    }
+  }
+  return exp_rounded(site, arg, index, /*base2=*/true);
+}
+
+double SiteArithmetic::exp_rounded(Site site, double arg, uint64_t index, bool base2) const {
+  const SiteRounder& r = e_.r[static_cast<int>(site)];
+  RoundingContext ctx(r.format(), r.rounding(), r.stream(), index);
+  const double y = decode(ctx.format(), base2 ? exp2_of(ctx, arg) : exp_of(ctx, arg));
+  if (traces_) {
+    (*traces_)[static_cast<int>(site)].record(ctx.format(), base2 ? std::exp2(arg) : std::exp(arg),
+                                              0, y);
+  }
+  return y;
+}
+
+double SiteArithmetic::cast_p(double p, int64_t i, int64_t j) const {
+  if (e_.tiled_p_bits == 0) return at(Site::kPCast, p, e_.idx(p_, i, j, 0));
+  const SiteRounder& r = e_.r[static_cast<int>(Site::kPCast)];
+  const uint32_t draw =
+      tiled_random::p_draw(e_.cfg.seed, static_cast<uint32_t>(p_), static_cast<uint32_t>(i),
+                           static_cast<uint32_t>(j), e_.tiled_p_bits);
+  const double y = r.round_with_random(p, draw);
+  if (traces_) (*traces_)[static_cast<int>(Site::kPCast)].record(r.format(), p, 0, y);
+  return y;
+}
+
+double SiteArithmetic::prob(double s, const RowShift& shift, uint64_t index) const {
+  if (!shift.valid || s == -kInf) return 0.0;
+  switch (shift.impl) {
+    case ExpImpl::kExact: {
+      const double arg = e_.scale * s - shift.offset;
+      RoundingContext ctx(e_.r[static_cast<int>(Site::kExp)].format(),
+                          e_.r[static_cast<int>(Site::kExp)].rounding(),
+                          e_.r[static_cast<int>(Site::kExp)].stream(), index);
+      const double y = decode(ctx.format(), exp_of(ctx, arg));
+      if (traces_)
+        (*traces_)[static_cast<int>(Site::kExp)].record(ctx.format(), std::exp(arg), 0, y);
+      return y;
+    }
+    case ExpImpl::kNatural: {
+      const double xs = mul_at(Site::kExpArg, s, e_.scale, index);
+      const double arg = add_at(Site::kExpArg, xs, -shift.offset, index + 1);
+      return exp_rounded(Site::kExp, arg, index, /*base2=*/false);
+    }
+    case ExpImpl::kExp2Fma: {
+      // fma(s, c, -mc): s*c exactly, minus mc, one rounding.
+      double ph, pl, h, l1, hi, lo;
+      two_prod(s, e_.scale_log2, ph, pl);
+      two_sum(ph, -shift.offset, h, l1);
+      two_sum(h, l1 + pl, hi, lo);
+      const double arg = at_exact(Site::kExpArg, hi, lo, index);
+      return exp2_at(Site::kExp, arg, index);
+    }
+    case ExpImpl::kExp2: {
+      const double xs = mul_at(Site::kExpArg, s, e_.scale_log2, index);
+      const double arg = add_at(Site::kExpArg, xs, -shift.offset, index + 1);
+      return exp2_at(Site::kExp, arg, index);
+    }
+  }
+  return 0.0;
+}
+
+double SiteArithmetic::block_max(const double* srow, int64_t n) const {
+  double rm = -kInf;
+  for (int64_t j = 0; j < n; ++j) rm = std::max(rm, srow[j]);
+  if (!e_.cfg.beta_rowmax.enabled) return rm;
+  return beta_block_max(srow, n, rm, e_.cfg.beta_rowmax, e_.scale);
+}
+
+}  // namespace simprec::attention

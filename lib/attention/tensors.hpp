@@ -1,0 +1,54 @@
+// The tensors of attention problems: their shape, the inputs and the outputs, and the softmax
+// scale of a shape. Shared by the site-by-site engine (attention.hpp) and the float fast path
+// (float_flash.hpp), which otherwise know nothing of each other.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "lib/attention/config.hpp"
+#include "lib/tracing/site_trace.hpp"
+
+namespace simprec::attention {
+
+// Tensors are C-order (batch, heads, N, d); batch x heads independent problems.
+struct AttentionShape {
+  int64_t batch = 1, heads = 1;
+  int64_t nq = 0, nk = 0;  // query and key/value sequence lengths
+  int64_t d = 0;           // query/key head dimension
+  int64_t dv = 0;          // value head dimension
+  int64_t problems() const { return batch * heads; }
+  bool operator==(const AttentionShape&) const = default;
+};
+
+struct AttentionInputs {
+  AttentionShape shape;
+  std::vector<double> q, k, v;  // (B,H,nq,d), (B,H,nk,d), (B,H,nk,dv)
+  std::vector<double> d_out;    // (B,H,nq,dv); empty: forward only
+  // A given forward pass, as a backward kernel receives it: O (B,H,nq,dv) and LSE (B,H,nq),
+  // both or neither, only with d_out. When given, run_attention does not run the forward pass:
+  // the flash backward takes D from dO o O and recomputes P from this LSE, and the outputs' o
+  // and lse are these. Used as given (not rounded at input). Standard attention's backward
+  // recomputes P from the scores and does not read them.
+  std::vector<double> o, lse;
+  bool has_grad() const { return !d_out.empty(); }
+  bool has_forward() const { return !o.empty() || !lse.empty(); }
+  // Throws std::invalid_argument on sizes that disagree with the shape or non-finite values.
+  void validate() const;
+};
+
+struct AttentionOutputs {
+  std::vector<double> o;           // (B,H,nq,dv), values in the o_out format
+  std::vector<double> lse;         // (B,H,nq), natural-log log-sum-exp of the scaled scores
+  std::vector<double> dq, dk, dv;  // with d_out
+  std::vector<double> delta;       // D per query row (backward only)
+  std::array<tracing::SiteTrace, kSiteCount> traces{};  // filled when config.trace
+  // The fp32 arguments (bit patterns, sorted, unique) whose exp2 config.exp2_table lacked;
+  // their exp2 was rounded at the site instead.
+  std::vector<uint32_t> exp2_misses;
+};
+
+double softmax_scale(const AttentionConfig& config, const AttentionShape& shape);
+
+}  // namespace simprec::attention
