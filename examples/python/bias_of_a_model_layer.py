@@ -87,6 +87,12 @@ def main():
     print("rounding sites (mean signed error of each rounding, in ulps):")
     for site, t in sorted(r.trace.items(), key=lambda kv: -abs(kv[1]["mean_error_ulp"])):
         print(f"  {site:11} {t['count']:>10} roundings  mean {t['mean_error_ulp']:+.4f} ulp")
+    z = r.attribution["bias_full"] / r.attribution["bias_full_se"] if r.attribution.get(
+        "bias_full_se") else None
+    if z is not None and abs(z) < 3:
+        print(f"note: the bias of {args.target} is within 3 standard errors of zero (z {z:+.1f}):"
+              " the ranking below explains noise; more draws (--batch) or other numerics may "
+              "show a real bias")
     print(r.attribution_table, end="")
 
 
