@@ -89,3 +89,12 @@ def test_a_device_exp2_replaces_the_correctly_rounded_one():
     shifted = simprec.validate(emulated_kernel, generate="normal", shape=(1, 1, 64, 16),
                                exp2=exp2_one_percent_high, verbose=False)
     assert plain.bit_exact and calls and not shifted.bit_exact
+
+
+def test_given_torch_inputs_with_do_are_used_as_given():
+    g = simprec.generate("low-rank", (1, 2, 32, 16), seed=5, backward=True)
+    q, k, v, do = (torch.from_numpy(g[n]).to(torch.bfloat16) for n in ("q", "k", "v", "do"))
+    report = simprec.validate(emulated_kernel, inputs=(q, k, v, do), verbose=False)
+    assert report.passed and [o["name"] for o in report.outputs] == ["O", "dQ", "dK", "dV"]
+    with pytest.raises(ValueError, match=r"inputs: expected \(q, k, v\) or \(q, k, v, do\)"):
+        simprec.validate(emulated_kernel, inputs=(q, k), verbose=False)
