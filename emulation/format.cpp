@@ -125,6 +125,27 @@ std::string_view overflow_name(OverflowPolicy p) {
   return "?";
 }
 
+std::string_view subnormals_name(const Format& format) {
+  if (!format.has_sign()) return "none";
+  return format.keeps_subnormals() ? "kept" : "flushed";
+}
+
+std::string_view special_encoding_name(SpecialEncoding s) {
+  switch (s) {
+    case SpecialEncoding::kIeee:
+      return "ieee";
+    case SpecialEncoding::kFiniteNan:
+      return "nan-only(all-ones)";
+    case SpecialEncoding::kUnsignedZero:
+      return "nan-only(0x80..,no-0)";
+    case SpecialEncoding::kNone:
+      return "none";
+    case SpecialEncoding::kExponentOnly:
+      return "nan(all-ones),unsigned";
+  }
+  return "?";
+}
+
 const NamedFormat* named_formats_begin() {
   return std::begin(kNamedFormats);
 }

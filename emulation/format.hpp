@@ -233,6 +233,10 @@ void require_sign(const Format& format, std::string_view use);
 
 // "inf", "saturate" or "nan", as the command line spells the policies.
 std::string_view overflow_name(OverflowPolicy policy);
+// "ieee", "nan-only(all-ones)" or "nan-only(0x80..,no-0)", as `simprec formats` lists them.
+// "kept", "flushed", or "none" for a format without subnormals (e8m0: exponent only).
+std::string_view subnormals_name(const Format& format);
+std::string_view special_encoding_name(SpecialEncoding special);
 
 // The named formats, for listings.
 struct NamedFormat {

@@ -12,6 +12,7 @@ packages=(
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev librandom123-dev libdlpack-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   gnuplot-nox python3
+  pybind11-dev python3-dev python3-numpy python3-pytest python3-torch
 )
 missing=()
 for p in "${packages[@]}"; do

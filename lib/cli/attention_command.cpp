@@ -13,9 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "emulation/bulk.hpp"
-#include "lib/attention/attention.hpp"
-#include "lib/attention/attribution.hpp"
+#include "lib/attention/analysis.hpp"
 #include "lib/attention/footprint.hpp"
 #include "lib/attention/numerics_spec.hpp"
 #include "lib/attention/preset.hpp"
@@ -89,40 +87,10 @@ inputs::GeneratorParams parse_generator_params(const std::vector<std::string>& i
   }
 }
 
-// Values in the npy type that holds `format` exactly: float64, float32, or bit patterns.
-NpyArray to_npy(const std::vector<double>& values, std::vector<int64_t> shape,
-                const Format& format) {
-  if (format == formats::fp64) return make_npy<double>(shape, values);
-  if (format.width() <= 16) {
-    const BulkRounding spec{format, Rounding{}, RandomStream{}, 0, 1};
-    if (format.width() <= 8) {
-      std::vector<uint8_t> bits(values.size());
-      round_to_bits<double, uint8_t>(values, bits, spec);
-      return make_npy<uint8_t>(shape, bits);
-    }
-    std::vector<uint16_t> bits(values.size());
-    round_to_bits<double, uint16_t>(values, bits, spec);
-    return make_npy<uint16_t>(shape, bits);
-  }
-  if (format.precision() <= 24 && format.emax() <= 127 && format.emin() >= -126) {
-    const std::vector<float> f(values.begin(), values.end());
-    return make_npy<float>(shape, f);
-  }
-  return make_npy<double>(shape, values);
-}
-
 std::string shape_text(const AttentionShape& s) {
   return "B=" + std::to_string(s.batch) + " H=" + std::to_string(s.heads) +
          " Nq=" + std::to_string(s.nq) + " Nk=" + std::to_string(s.nk) +
          " d=" + std::to_string(s.d) + " dv=" + std::to_string(s.dv);
-}
-
-std::string npy_kind(const Format& f) {
-  if (f == formats::fp64) return "float64 values";
-  if (f.width() <= 8) return f.name() + " bit patterns (uint8)";
-  if (f.width() <= 16) return f.name() + " bit patterns (uint16)";
-  if (f.precision() <= 24) return "float32 values";
-  return "float64 values";
 }
 
 void print_metrics_line(const char* name, const metrics::ErrorMetrics& m) {
@@ -234,13 +202,20 @@ void run(const Options& opt) {
                      " needs dO (--do or --backward)");
   }
 
-  // Emulation, reference, baseline.
-  const AttentionInputs rounded = round_inputs(raw, config);
-  const double scale = softmax_scale(config, s);
-  const auto t0 = std::chrono::steady_clock::now();
-  const AttentionOutputs out = run_attention(raw, config);
-  const auto t1 = std::chrono::steady_clock::now();
-  const AttentionOutputs ref = reference_attention(rounded, scale, config.causal, config.threads);
+  // Emulation, reference, metrics, baseline, attribution.
+  AnalysisOptions analysis_options;
+  analysis_options.baseline = !opt.no_baseline;
+  analysis_options.attribute = opt.attribute;
+  analysis_options.attribute_target = opt.attribute_target;
+  AttentionAnalysis analysis;
+  try {
+    analysis = analyse_attention(raw, config, analysis_options);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  const AttentionOutputs& out = analysis.outputs;
+  const OutputMetrics& m = *analysis.metrics;
+  const double scale = analysis.scale;
   const int64_t draws = s.batch;
   const Format o_format = config.site(Site::kOOut).format;
   const Format g_format = config.site(Site::kGradOut).format;
@@ -259,66 +234,12 @@ void run(const Options& opt) {
                      {"input_format", config.site(Site::kInput).format.name()},
                      {"draws", draws}};
   stats["scale"] = scale;
-  nlohmann::json mj;
-  const auto om = metrics::compute_metrics(out.o, ref.o, draws, o_format);
-  mj["o"] = om.to_json();
-  mj["lse"] =
-      metrics::compute_metrics(out.lse, ref.lse, draws, config.site(Site::kLse).format).to_json();
-  std::optional<metrics::ErrorMetrics> gm[4];
-  if (raw.has_grad()) {
-    gm[0] = metrics::compute_metrics(out.dq, ref.dq, draws, g_format);
-    gm[1] = metrics::compute_metrics(out.dk, ref.dk, draws, g_format);
-    gm[2] = metrics::compute_metrics(out.dv, ref.dv, draws, g_format);
-    gm[3] = metrics::compute_metrics(out.delta, ref.delta, draws, config.site(Site::kD).format);
-    mj["dq"] = gm[0]->to_json();
-    mj["dk"] = gm[1]->to_json();
-    mj["dv"] = gm[2]->to_json();
-    mj["delta"] = gm[3]->to_json();
-  }
-  stats["metrics"] = mj;
-
-  std::optional<metrics::ErrorMetrics> baseline_o;
-  if (config.algorithm == Algorithm::kFlash && !opt.no_baseline) {
-    // The same sites in standard (non-tiled) attention: the flash-vs-baseline deviation ratio.
-    AttentionConfig base = config;
-    base.algorithm = Algorithm::kStandard;
-    base.trace = false;
-    const AttentionOutputs bout = run_attention(raw, base);
-    baseline_o = metrics::compute_metrics(bout.o, ref.o, draws, o_format);
-    nlohmann::json b{{"o", baseline_o->to_json()},
-                     {"ratio_max_abs", metrics::ratio(om.max_abs, baseline_o->max_abs)},
-                     {"ratio_rms", metrics::ratio(om.rms, baseline_o->rms)}};
-    if (raw.has_grad()) {
-      const char* names[] = {"dq", "dk", "dv"};
-      const std::vector<double>* bt[] = {&bout.dq, &bout.dk, &bout.dv};
-      const std::vector<double>* rt[] = {&ref.dq, &ref.dk, &ref.dv};
-      for (int i = 0; i < 3; ++i) {
-        const auto bm = metrics::compute_metrics(*bt[i], *rt[i], draws, g_format);
-        b[names[i]] = bm.to_json();
-        b[std::string("ratio_rms_") + names[i]] = metrics::ratio(gm[i]->rms, bm.rms);
-      }
-    }
-    stats["baseline"] = b;
-  }
-  if (opt.trace) {
-    nlohmann::json tj = nlohmann::json::object();
-    for (int i = 0; i < kSiteCount; ++i) {
-      if (out.traces[i].count)
-        tj[std::string(site_name(static_cast<Site>(i)))] = out.traces[i].to_json();
-    }
-    stats["trace"] = tj;
-  }
-  std::optional<AttributionResult> attribution;
-  if (opt.attribute) {
-    try {
-      attribution = attribute_sites(raw, config, ref, opt.attribute_target);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(e.what());
-    }
-    stats["attribution"] = attribution->to_json();
-  }
+  stats["metrics"] = m.to_json();
+  if (analysis.baseline) stats["baseline"] = analysis.baseline->to_json(m);
+  if (opt.trace) stats["trace"] = analysis.trace_json();
+  if (analysis.attribution) stats["attribution"] = analysis.attribution->to_json();
   const auto end = std::chrono::steady_clock::now();
-  stats["seconds"] = {{"emulation", std::chrono::duration<double>(t1 - t0).count()},
+  stats["seconds"] = {{"emulation", analysis.emulation_seconds},
                       {"total", std::chrono::duration<double>(end - start).count()}};
 
   // Files.
@@ -327,15 +248,15 @@ void run(const Options& opt) {
   std::vector<int64_t> oshape = leading;
   oshape.push_back(s.nq);
   oshape.push_back(s.dv);
-  write_npy(dir / "o.npy", to_npy(out.o, oshape, o_format));
+  write_npy(dir / "o.npy", stored_array(out.o, oshape, o_format));
   if (raw.has_grad()) {
     std::vector<int64_t> qshape = leading, kshape = leading, vshape = leading;
     qshape.insert(qshape.end(), {s.nq, s.d});
     kshape.insert(kshape.end(), {s.nk, s.d});
     vshape.insert(vshape.end(), {s.nk, s.dv});
-    write_npy(dir / "dq.npy", to_npy(out.dq, qshape, g_format));
-    write_npy(dir / "dk.npy", to_npy(out.dk, kshape, g_format));
-    write_npy(dir / "dv.npy", to_npy(out.dv, vshape, g_format));
+    write_npy(dir / "dq.npy", stored_array(out.dq, qshape, g_format));
+    write_npy(dir / "dk.npy", stored_array(out.dk, kshape, g_format));
+    write_npy(dir / "dv.npy", stored_array(out.dv, vshape, g_format));
   }
   {
     std::ofstream f(dir / "stats.json");
@@ -357,19 +278,20 @@ void run(const Options& opt) {
   for (const auto& o : config.overrides) std::printf("override: %s\n", o.c_str());
   std::printf("error against the fp64 reference (bias se and z across %lld draws):\n",
               (long long)draws);
-  print_metrics_line("O", om);
+  print_metrics_line("O", m.o);
   if (raw.has_grad()) {
-    print_metrics_line("dQ", *gm[0]);
-    print_metrics_line("dK", *gm[1]);
-    print_metrics_line("dV", *gm[2]);
-    print_metrics_line("D", *gm[3]);
+    print_metrics_line("dQ", *m.dq);
+    print_metrics_line("dK", *m.dk);
+    print_metrics_line("dV", *m.dv);
+    print_metrics_line("D", *m.delta);
   }
-  if (baseline_o) {
+  if (analysis.baseline) {
+    const metrics::ErrorMetrics& baseline_o = analysis.baseline->o;
     std::printf(
         "standard attention with the same sites: O max|err| %.3g rms %.3g; flash/standard ratio: "
         "max %.3g, rms %.3g\n",
-        baseline_o->max_abs, baseline_o->rms, metrics::ratio(om.max_abs, baseline_o->max_abs),
-        metrics::ratio(om.rms, baseline_o->rms));
+        baseline_o.max_abs, baseline_o.rms, metrics::ratio(m.o.max_abs, baseline_o.max_abs),
+        metrics::ratio(m.o.rms, baseline_o.rms));
   }
   if (opt.trace) {
     std::printf(
@@ -384,8 +306,8 @@ void run(const Options& opt) {
                   100 * t.tie_fraction());
     }
   }
-  if (attribution) std::printf("%s", attribution->table().c_str());
-  std::printf("wrote %s (%s)%s and stats.json to %s\n", "o.npy", npy_kind(o_format).c_str(),
+  if (analysis.attribution) std::printf("%s", analysis.attribution->table().c_str());
+  std::printf("wrote %s (%s)%s and stats.json to %s\n", "o.npy", stored_kind(o_format).c_str(),
               raw.has_grad() ? ", dq.npy, dk.npy, dv.npy" : "", dir.string().c_str());
 }
 

@@ -9,31 +9,14 @@
 namespace simprec::cli {
 namespace {
 
-std::string nan_inf_text(const Format& f) {
-  switch (f.special) {
-    case SpecialEncoding::kIeee:
-      return "ieee";
-    case SpecialEncoding::kFiniteNan:
-      return "nan-only(all-ones)";
-    case SpecialEncoding::kUnsignedZero:
-      return "nan-only(0x80..,no-0)";
-    case SpecialEncoding::kNone:
-      return "none";
-    case SpecialEncoding::kExponentOnly:
-      return "nan(all-ones),unsigned";
-  }
-  return "?";
-}
-
 void print_row(const std::string& name, const Format& f) {
   std::printf("%-10s %5d %4d %4d %5d  %-24s %-24s %-24s %-24s %-10s %-22s %s\n", name.c_str(),
               f.width(), f.exponent_bits, f.mantissa_bits, f.bias,
               shortest_text(f.max_finite()).c_str(), shortest_text(f.min_normal()).c_str(),
               shortest_text(f.min_subnormal()).c_str(), shortest_text(f.epsilon()).c_str(),
-              std::string(overflow_name(f.overflow)).c_str(), nan_inf_text(f).c_str(),
-              !f.has_sign()          ? "none"
-              : f.keeps_subnormals() ? "kept"
-                                     : "flushed");
+              std::string(overflow_name(f.overflow)).c_str(),
+              std::string(special_encoding_name(f.special)).c_str(),
+              std::string(subnormals_name(f)).c_str());
 }
 
 void run_formats(const std::string& only) {

@@ -198,10 +198,10 @@ struct Loaded {
   std::vector<double> values;
 };
 
-Loaded load_one(const std::filesystem::path& path, const std::optional<Format>& bits_format) {
-  const NpyArray a = read_npy(path);
+Loaded load_one(const NpyArray& a, const std::string& label,
+                const std::optional<Format>& bits_format) {
   if (a.shape.size() < 2) {
-    throw std::invalid_argument(path.string() + ": expected shape (..., N, d), got " +
+    throw std::invalid_argument(label + ": expected shape (..., N, d), got " +
                                 std::to_string(a.shape.size()) + " dimensions");
   }
   Loaded out;
@@ -209,7 +209,7 @@ Loaded load_one(const std::filesystem::path& path, const std::optional<Format>& 
   out.values.resize(a.size());
   if (bits_format) {
     if (a.type != NpyType::kUint16 && a.type != NpyType::kUint8) {
-      throw std::invalid_argument(path.string() + ": --input-format " + bits_format->name() +
+      throw std::invalid_argument(label + ": --input-format " + bits_format->name() +
                                   " expects uint16 or uint8 bit patterns, the file holds " +
                                   npy_type_name(a.type));
     }
@@ -217,7 +217,7 @@ Loaded load_one(const std::filesystem::path& path, const std::optional<Format>& 
     const bool narrow = bits_format->width() <= 8;
     if (bits_format->width() > 16 || (a.type == NpyType::kUint8) != narrow) {
       throw std::invalid_argument(
-          path.string() + ": --input-format " + bits_format->name() + " is " +
+          label + ": --input-format " + bits_format->name() + " is " +
           std::to_string(bits_format->width()) + " bits wide, the file holds " +
           npy_type_name(a.type) +
           (bits_format->width() > 16
@@ -230,7 +230,7 @@ Loaded load_one(const std::filesystem::path& path, const std::optional<Format>& 
       out.values[i] = decode(*bits_format, static_cast<uint64_t>(raw[i]));
   } else {
     if (a.type != NpyType::kFloat32 && a.type != NpyType::kFloat64) {
-      throw std::invalid_argument(path.string() +
+      throw std::invalid_argument(label +
                                   ": expected float32 or float64 values (or bit "
                                   "patterns with --input-format), the file holds " +
                                   npy_type_name(a.type));
@@ -239,8 +239,7 @@ Loaded load_one(const std::filesystem::path& path, const std::optional<Format>& 
   }
   for (size_t i = 0; i < out.values.size(); ++i) {
     if (!std::isfinite(out.values[i])) {
-      throw std::invalid_argument(path.string() + ": non-finite value at flat index " +
-                                  std::to_string(i));
+      throw std::invalid_argument(label + ": non-finite value at flat index " + std::to_string(i));
     }
   }
   return out;
@@ -258,8 +257,20 @@ AttentionInputs load_inputs(const std::filesystem::path& qp, const std::filesyst
                             const std::filesystem::path& vp,
                             const std::optional<std::filesystem::path>& dop,
                             const std::optional<Format>& bits_format) {
-  const Loaded q = load_one(qp, bits_format), k = load_one(kp, bits_format),
-               v = load_one(vp, bits_format);
+  const NpyArray q = read_npy(qp), k = read_npy(kp), v = read_npy(vp);
+  std::optional<NpyArray> d_out;
+  if (dop) d_out = read_npy(*dop);
+  return inputs_from_arrays(
+      {&q, qp.string()}, {&k, kp.string()}, {&v, vp.string()},
+      d_out ? std::optional<LabelledArray>({&*d_out, dop->string()}) : std::nullopt, bits_format);
+}
+
+AttentionInputs inputs_from_arrays(const LabelledArray& qa, const LabelledArray& ka,
+                                   const LabelledArray& va, const std::optional<LabelledArray>& doa,
+                                   const std::optional<Format>& bits_format) {
+  const Loaded q = load_one(*qa.array, qa.label, bits_format),
+               k = load_one(*ka.array, ka.label, bits_format),
+               v = load_one(*va.array, va.label, bits_format);
   const size_t rank = q.shape.size();
   const auto leading = [](const std::vector<int64_t>& s) {
     return std::vector<int64_t>(s.begin(), s.end() - 2);
@@ -282,7 +293,7 @@ AttentionInputs load_inputs(const std::filesystem::path& qp, const std::filesyst
   AttentionShape& s = in.shape;
   s.batch = limits::checked_product(
       std::span<const int64_t>(q.shape.data(), rank - std::min<size_t>(rank, 3)),
-      qp.string() + ": batch dimensions");
+      qa.label + ": batch dimensions");
   s.heads = rank >= 3 ? q.shape[rank - 3] : 1;
   s.nq = q.shape[rank - 2];
   s.d = q.shape[rank - 1];
@@ -291,8 +302,8 @@ AttentionInputs load_inputs(const std::filesystem::path& qp, const std::filesyst
   in.q = q.values;
   in.k = k.values;
   in.v = v.values;
-  if (dop) {
-    const Loaded g = load_one(*dop, bits_format);
+  if (doa) {
+    const Loaded g = load_one(*doa->array, doa->label, bits_format);
     std::vector<int64_t> expected = q.shape;
     expected[rank - 1] = s.dv;
     if (g.shape != expected) {

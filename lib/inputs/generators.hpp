@@ -11,6 +11,7 @@
 
 #include "emulation/format.hpp"
 #include "lib/attention/attention.hpp"
+#include "lib/npy/npy.hpp"
 
 namespace simprec::inputs {
 
@@ -53,5 +54,16 @@ attention::AttentionInputs load_inputs(const std::filesystem::path& q,
                                        const std::filesystem::path& v,
                                        const std::optional<std::filesystem::path>& d_out,
                                        const std::optional<Format>& bits_format);
+
+// An array and the name its errors give it (a file name, an argument name).
+struct LabelledArray {
+  const NpyArray* array;
+  std::string label;
+};
+// load_inputs on arrays already in memory.
+attention::AttentionInputs inputs_from_arrays(const LabelledArray& q, const LabelledArray& k,
+                                              const LabelledArray& v,
+                                              const std::optional<LabelledArray>& d_out,
+                                              const std::optional<Format>& bits_format);
 
 }  // namespace simprec::inputs

@@ -1,0 +1,224 @@
+"""simprec for Python: bit-exact emulation of low-precision floating-point arithmetic.
+
+Formats and their limits, correctly rounded rounding and arithmetic on numpy arrays (and torch
+tensors through DLPack), the tensor-core models, emulated attention with its analysis, experiment
+files, and validation of Python attention kernels. The C++ work runs without the GIL. See
+docs/python.md.
+"""
+
+import json
+
+import numpy as np
+
+from simprec import _simprec as _core
+from simprec._arrays import like as _like
+from simprec._arrays import to_numpy as _to_numpy
+from simprec.validation import ValidationReport, validate  # noqa: F401
+
+__all__ = [
+    "formats", "format_info", "rounding_modes", "round", "decode", "add", "sub", "mul", "div",
+    "fma", "sqrt", "matmul", "tensor_core_models", "attention", "AttentionResult", "generate",
+    "run_experiment", "validate", "ValidationReport",
+]
+
+formats = _core.formats
+format_info = _core.format_info
+rounding_modes = _core.rounding_modes
+tensor_core_models = _core.tensor_core_models
+generator_kinds = _core.generator_kinds
+
+
+def round(x, format, rounding="rne", *, sr_bits=32, seed=0, overflow=None, subnormals=True,
+          encode=False, out=None, threads=0):
+    """Rounds every element of x (float32 or float64) once into `format` with `rounding`.
+
+    encode=False gives the rounded values in x's dtype (out=x rounds in place); encode=True the
+    encodings (uint8, uint16, uint32 or uint64 by the format's width). Element i takes random
+    index i of stream 0 under `seed` (sr, rnr), as the i-th line of `simprec round` does.
+    """
+    array, bits_format = _to_numpy(x, "x")
+    if bits_format is not None:
+        raise TypeError(f"x: a {bits_format} tensor holds encodings; decode it first or pass "
+                        "float32/float64 values")
+    result = _core.round(array, format, rounding, sr_bits=sr_bits, seed=seed, overflow=overflow,
+                         subnormals=subnormals, encode=encode, out=out, threads=threads)
+    return _like(result, x)
+
+
+def decode(bits, format, *, overflow=None, subnormals=True, dtype="float64", out=None):
+    """The exact values of encodings of `format` (uint8/uint16/uint32/uint64) as float64 (or
+    float32 where every value of the format fits)."""
+    array, bits_format = _to_numpy(bits, "bits")
+    if bits_format is not None:
+        raise TypeError(f"bits: a {bits_format} tensor is already values; convert it with "
+                        ".float() instead")
+    result = _core.decode(array, format, overflow=overflow, subnormals=subnormals, dtype=dtype,
+                          out=out)
+    return _like(result, bits)
+
+
+def _elementwise(operation, arrays, names, format, rounding, options):
+    converted = []
+    for array, name in zip(arrays, names):
+        a, bits_format = _to_numpy(array, name)
+        if bits_format is not None:
+            raise TypeError(f"{name}: pass {bits_format} tensors as encodings "
+                            "(tensor.view(torch.int16).numpy().view('uint16')) or as float32")
+        converted.append(a)
+    if any(a.shape != converted[0].shape for a in converted):
+        # Broadcasting needs materialised operands: the C++ side takes contiguous arrays.
+        converted = [np.ascontiguousarray(a) for a in np.broadcast_arrays(*converted)]
+    result = operation(*converted, format, rounding, **options)
+    return _like(result, arrays[0])
+
+
+def _mode_options(sr_bits, seed, overflow, subnormals):
+    return dict(sr_bits=sr_bits, seed=seed, overflow=overflow, subnormals=subnormals)
+
+
+def _binary(operation, name, symbol):
+    def function(a, b, format, rounding="rne", *, sr_bits=32, seed=0, overflow=None,
+                 subnormals=True):
+        return _elementwise(operation, (a, b), ("a", "b"), format, rounding,
+                            _mode_options(sr_bits, seed, overflow, subnormals))
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = (f"a {symbol} b rounded once into `format` with `rounding`; operands are "
+                        "encodings or values the format holds exactly, results come back alike.")
+    return function
+
+
+add = _binary(_core.add, "add", "+")
+sub = _binary(_core.sub, "sub", "-")
+mul = _binary(_core.mul, "mul", "*")
+div = _binary(_core.div, "div", "/")
+
+
+def fma(a, b, c, format, rounding="rne", *, sr_bits=32, seed=0, overflow=None, subnormals=True):
+    """a * b + c with one rounding into `format`."""
+    return _elementwise(_core.fma, (a, b, c), ("a", "b", "c"), format, rounding,
+                        _mode_options(sr_bits, seed, overflow, subnormals))
+
+
+def sqrt(a, format, rounding="rne", *, sr_bits=32, seed=0, overflow=None, subnormals=True):
+    """sqrt(a) rounded once into `format`."""
+    return _elementwise(_core.sqrt, (a,), ("a",), format, rounding,
+                        _mode_options(sr_bits, seed, overflow, subnormals))
+
+
+def matmul(a, b, c=None, *, model="tc:sm90-mma-bf16", threads=0):
+    """D = A*B + C as the tensor-core model computes it (`simprec mma`): A (..., M, K) and
+    B (..., K, N) as encodings of the model's input format or float32 values it holds exactly
+    (torch bf16/fp16 tensors too), C float32; D float32 (fp16 accumulators: uint16 encodings)."""
+    operands = []
+    for array, name in ((a, "a"), (b, "b"), (c, "c")):
+        if array is None:
+            operands.append(None)
+            continue
+        operands.append(_to_numpy(array, name)[0])
+    result = _core.matmul(*operands, model=model, threads=threads)
+    return _like(result, a)
+
+
+class AttentionResult:
+    """What `simprec attention` computes and writes, in memory.
+
+    o, lse (and with dO: dq, dk, dv, delta) are float64 arrays of the exact emulated values, each
+    a value of its site's format (o_format, grad_format); stats is the content of the CLI's
+    stats.json (config, scale, metrics, baseline, trace, attribution) without the input
+    description; metrics, trace and attribution are its parts; attribution_table the ranked
+    table the CLI prints.
+    """
+
+    def __init__(self, raw):
+        self.o = raw["o"]
+        self.lse = raw["lse"]
+        self.dq = raw.get("dq")
+        self.dk = raw.get("dk")
+        self.dv = raw.get("dv")
+        self.delta = raw.get("delta")
+        self.o_format = raw["o_format"]
+        self.grad_format = raw["grad_format"]
+        self.input_format = raw["input_format"]
+        self.stats = json.loads(raw["stats_json"])
+        self.metrics = self.stats.get("metrics")
+        self.baseline = self.stats.get("baseline")
+        self.trace = self.stats.get("trace")
+        self.attribution = self.stats.get("attribution")
+        self.attribution_table = raw["attribution_table"]
+        self.numerics = self.stats["numerics"]
+
+    def __repr__(self):
+        parts = [f"o {self.o.shape} in {self.o_format}"]
+        if self.dq is not None:
+            parts.append(f"dq, dk, dv in {self.grad_format}")
+        if self.metrics:
+            m = self.metrics["o"]
+            z = m.get("bias_z")
+            parts.append(f"O bias {m['bias']:+.3e}" + ("" if z is None else f" (z {z:+.1f})"))
+        return "AttentionResult(" + ", ".join(parts) + ")"
+
+
+def _attention_inputs(q, k, v, do, input_format):
+    arrays, formats_seen = [], set()
+    for array, name in ((q, "q"), (k, "k"), (v, "v"), (do, "do")):
+        if array is None:
+            arrays.append(None)
+            continue
+        a, bits_format = _to_numpy(array, name)
+        if bits_format is not None:
+            formats_seen.add(bits_format)
+        arrays.append(a)
+    if formats_seen:
+        if len(formats_seen) > 1 or (input_format and input_format not in formats_seen):
+            raise TypeError(f"q, k, v, do: tensors of {sorted(formats_seen)} with input_format "
+                            f"{input_format!r}; give them all in one format")
+        input_format = formats_seen.pop()
+    return arrays, input_format
+
+
+def attention(q, k, v, do=None, *, numerics="fa2", format="bf16", set=(), mitigations=(),
+              tile=None, causal=False, scale=None, seed=0, threads=0, input_format=None,
+              trace=False, reference=True, baseline=True, attribute=False,
+              attribute_target="o", o=None, lse=None):
+    """Emulated attention as `simprec attention` runs it: forward, and backward with dO.
+
+    q (..., Nq, d), k (..., Nk, d), v (..., Nk, dv), do (..., Nq, dv): float32/float64 values,
+    or encodings of input_format (uint16/uint8), or torch tensors (bf16/fp16 ones as their
+    encodings). numerics is a numerics spec ("fa2", "torch-math,p_cast=bf16:rne", a .toml
+    file; docs/numerics_spec.md) and format the low-precision format when the spec names none;
+    tile, set and mitigations add to it as the CLI's --tile, --set and --mitigation do. reference=False skips the fp64
+    reference and the metrics (what a training step needs); o and lse, with do, are a forward
+    pass to differentiate instead of running it again. Returns an AttentionResult.
+    """
+    (qa, ka, va, da), input_format = _attention_inputs(q, k, v, do, input_format)
+    raw = _core.attention(qa, ka, va, da, numerics=numerics, format=format, set=list(set),
+                          mitigations=list(mitigations), tile=tile, causal=causal, scale=scale,
+                          seed=seed, threads=threads, input_format=input_format, trace=trace,
+                          reference=reference, baseline=baseline, attribute=attribute,
+                          attribute_target=attribute_target, o=o, lse=lse)
+    return AttentionResult(raw)
+
+
+def attention_config(numerics="fa2", format="bf16", *, set=(), mitigations=(), tile=None,
+                     causal=False, scale=None, seed=0):
+    """The configuration (every site's format, rounding and accumulation) as a dict."""
+    return json.loads(_core.attention_config_json(numerics, format, list(set), list(mitigations),
+                                                  tile, causal, scale, seed))
+
+
+def generate(kind, shape, *, seed=0, backward=False, peak=4.0, prototypes=32,
+             concentration=3.0):
+    """Inputs from a generator (normal, peaky, repeated-max, low-rank, sinks) as the CLI's
+    --generate makes them: a dict of float64 arrays q, k, v (and do with backward=True) of
+    shape (B, H, N, d)."""
+    return _core.generate(kind, list(shape), seed=seed, backward=backward, peak=peak,
+                          prototypes=prototypes, concentration=concentration)
+
+
+def run_experiment(file, *, out=None, force=False, quiet=True, threads=0, max_cases=0,
+                   check=False):
+    """Runs an experiment file as `simprec run` does (resumable; the same results, report and
+    verdict). Returns a dict: cases, out, total, skipped, ran, failed, report, summary, plots,
+    verdict. check=True only validates the file and counts its cases."""
+    return _core.run_experiment(str(file), out=None if out is None else str(out), force=force,
+                                quiet=quiet, threads=threads, max_cases=max_cases, check=check)

@@ -1,0 +1,86 @@
+"""simprec for PyTorch: emulated attention as a drop-in for
+torch.nn.functional.scaled_dot_product_attention, differentiable through the emulated backward
+pass, so that a model trains with emulated numerics on the CPU."""
+
+import torch
+
+import simprec
+from simprec._arrays import tensor_to_numpy
+
+__all__ = ["attention"]
+
+
+def _emulation_input(tensor, argument):
+    """The tensor for the emulation: CPU only; a non-contiguous one is copied, as SDPA takes
+    any strides."""
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"{argument}: expected a torch.Tensor, got {type(tensor).__name__}")
+    if not tensor.is_floating_point():
+        raise TypeError(f"{argument}: expected a floating-point tensor, got {tensor.dtype}")
+    return tensor_to_numpy(tensor, argument, allow_copy=True)
+
+
+def _as_torch(values, dtype):
+    """Emulated values (float64, each a value of its site's format) in the caller's dtype: exact
+    whenever that dtype holds the site's format."""
+    return torch.from_numpy(values).to(dtype)
+
+
+def _values(array, fmt):
+    return array if fmt is None else simprec.decode(array, fmt)
+
+
+def _emulation_inputs(tensors, names):
+    """numpy views of the tensors and the one format whose encodings they hold (bf16, fp16,
+    fp8 tensors), or float values and None when they are float tensors or differ in format."""
+    converted = [_emulation_input(t, n) for t, n in zip(tensors, names)]
+    formats = {fmt for _, fmt in converted}
+    if len(formats) == 1:
+        return [a for a, _ in converted], formats.pop()
+    return [_values(a, fmt) for a, fmt in converted], None
+
+
+class _EmulatedAttention(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, query, key, value, options):
+        arrays, fmt = _emulation_inputs((query, key, value), ("query", "key", "value"))
+        result = simprec.attention(*arrays, input_format=fmt, reference=False, baseline=False,
+                                   **options)
+        ctx.save_for_backward(query, key, value)
+        ctx.options = options
+        ctx.o, ctx.lse = result.o, result.lse
+        return _as_torch(result.o, query.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        query, key, value = ctx.saved_tensors
+        arrays, fmt = _emulation_inputs((query, key, value, grad_out),
+                                        ("query", "key", "value", "grad_output"))
+        result = simprec.attention(*arrays, input_format=fmt, reference=False, baseline=False,
+                                   o=ctx.o, lse=ctx.lse, **ctx.options)
+        return (_as_torch(result.dq, query.dtype), _as_torch(result.dk, key.dtype),
+                _as_torch(result.dv, value.dtype), None)
+
+
+def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+              enable_gqa=False, *, numerics="fa2", format="bf16", set=(), mitigations=(),
+              tile=None, seed=0, threads=0):
+    """torch.nn.functional.scaled_dot_product_attention with emulated numerics (CPU tensors).
+
+    query (..., L, E), key (..., S, E), value (..., S, Ev); the result has query's dtype and its
+    values are those of the numerics' output format. Its gradient is the emulated backward
+    pass. attn_mask, dropout and grouped-query attention are not emulated: anything but their
+    defaults raises ValueError.
+    """
+    if attn_mask is not None:
+        raise ValueError("attn_mask: not emulated; use is_causal=True for a causal mask")
+    if dropout_p != 0.0:
+        raise ValueError(f"dropout_p={dropout_p}: dropout is not emulated; expected 0.0")
+    if enable_gqa:
+        raise ValueError("enable_gqa=True: grouped-query attention is not emulated")
+    if query.dim() < 2:
+        raise ValueError(f"query: expected shape (..., L, E), got {tuple(query.shape)}")
+    options = dict(numerics=numerics, format=format, set=list(set),
+                   mitigations=list(mitigations), tile=tile, causal=bool(is_causal),
+                   scale=scale, seed=seed, threads=threads)
+    return _EmulatedAttention.apply(query, key, value, options)

@@ -1,0 +1,146 @@
+"""simprec.validate: a Python attention kernel (a Triton kernel, FlexAttention, SDPA, any
+callable taking and returning torch or numpy tensors) against the emulation of a numerics
+description, with the report of `simprec validate`."""
+
+import numpy as np
+
+from simprec import _simprec as _core
+from simprec._arrays import is_torch_tensor, tensor_to_numpy, torch_from_bits
+
+_OUTPUT_ORDER = ("O", "LSE")
+
+
+class ValidationReport:
+    """text: the report as `simprec validate` prints it; passed: False when bit-exact agreement
+    was required and not met; bit_exact; outputs: one dict per compared output (bitwise_equal,
+    ulp_histogram as (low, high, count), mean_signed_ulps, kernel_mean_signed_error,
+    emulation_mean_signed_error, ...); emulated: the emulation's outputs (float64 values)."""
+
+    def __init__(self, raw):
+        self.text = raw["text"]
+        self.passed = raw["passed"]
+        self.bit_exact = raw["bit_exact"]
+        self.outputs = raw["outputs"]
+        self.emulated = raw["emulated"]
+
+    def __str__(self):
+        return self.text
+
+    def __repr__(self):
+        return f"ValidationReport(passed={self.passed}, bit_exact={self.bit_exact})"
+
+
+def _input_format(numerics, format, set, mitigations):
+    import json
+    config = json.loads(_core.attention_config_json(numerics, format, list(set),
+                                                    list(mitigations)))
+    return config["sites"]["input"]["format"]
+
+
+def _as_kernel_inputs(arrays, fmt, device, want_torch):
+    """Emulation inputs (numpy: encodings of fmt, or float32/64 values) and the same values for
+    the kernel: torch tensors of fmt's dtype on `device`, or the numpy arrays."""
+    if not want_torch:
+        return [_core.decode(a, fmt) if a.dtype.kind == "u" else a for a in arrays]
+    return [torch_from_bits(a, fmt).to(device) for a in arrays]
+
+
+def _kernel_output_arrays(result, backward_grads):
+    """The kernel's outputs by name, each as a numpy array in its storage."""
+    if isinstance(result, dict):
+        named = dict(result)
+    elif isinstance(result, (tuple, list)):
+        named = dict(zip(_OUTPUT_ORDER, result))
+    else:
+        named = {"O": result}
+    named.update(backward_grads)
+    arrays = {}
+    for name, value in named.items():
+        if is_torch_tensor(value):
+            array, _ = tensor_to_numpy(value.detach().cpu(), f"kernel output {name}",
+                                       allow_copy=True)
+        else:
+            array = np.ascontiguousarray(value)
+        arrays[name] = array
+    return arrays
+
+
+def validate(fn, *, numerics="fa2", format="bf16", inputs=None, generate=None,
+             shape=(1, 2, 256, 64), seed=0, backward=False, device=None, causal=False,
+             scale=None, set=(), mitigations=(), tile=None, require_bit_exact=True, name=None,
+             threads=0, exp2=None, verbose=True, **kernel_kwargs):
+    """Calls fn(q, k, v, **kernel_kwargs) and compares its outputs with the emulation.
+
+    Inputs: `inputs=(q, k, v)` or `(q, k, v, do)` (torch tensors or numpy arrays, used as
+    given), or `generate=KIND` (normal, peaky, repeated-max, low-rank, sinks) of `shape`
+    (B, H, N, d) and `seed`, rounded to the numerics' input format and passed to fn as torch
+    tensors of that dtype on `device` (default cpu). fn returns O, or (O, LSE), or a dict with
+    keys among O, LSE. With dO (backward=True for generated inputs) the gradients dQ, dK, dV
+    come from torch.autograd through fn and are compared too. causal and scale go to fn as
+    is_causal= and scale= when set, and to the emulation. exp2, a callable from float32 numpy
+    arguments to the device's float32 results, replaces the emulation's correctly rounded exp2
+    (as `simprec validate` does with a plugin's exp2_function). Returns a ValidationReport
+    (printed when verbose); its `passed` is False when require_bit_exact and any bit differs.
+    """
+    if (inputs is None) == (generate is None):
+        raise ValueError("validate: give inputs=(q, k, v[, do]) or generate=KIND, one of them")
+    input_format = _input_format(numerics, format, set, mitigations)
+    if generate is not None:
+        g = _core.generate(generate, list(shape), seed=seed, backward=backward)
+        names = ["q", "k", "v"] + (["do"] if backward else [])
+        emulation_inputs = [_core.round(g[n], input_format, encode=True) for n in names]
+        emulation_format = input_format
+        want_torch = True
+        kernel_inputs = _as_kernel_inputs(emulation_inputs, input_format, device or "cpu", True)
+        if input_format in ("fp32", "fp64"):
+            emulation_inputs = [_core.decode(a, input_format) for a in emulation_inputs]
+            emulation_format = None
+    else:
+        if len(inputs) not in (3, 4):
+            raise ValueError(f"inputs: expected (q, k, v) or (q, k, v, do), got {len(inputs)} "
+                             "tensors")
+        kernel_inputs = list(inputs)
+        want_torch = is_torch_tensor(inputs[0])
+        emulation_inputs, set_of_formats = [], []
+        for tensor, arg in zip(inputs, ("q", "k", "v", "do")):
+            if is_torch_tensor(tensor):
+                array, bits = tensor_to_numpy(tensor.detach().cpu(), arg, allow_copy=True)
+            else:
+                array, bits = np.ascontiguousarray(tensor), None
+            emulation_inputs.append(array)
+            set_of_formats.append(bits)
+        if len({str(f) for f in set_of_formats}) > 1:
+            raise TypeError(f"inputs: q, k, v, do in different formats {set_of_formats}")
+        emulation_format = set_of_formats[0]
+    with_grad = len(emulation_inputs) == 4
+
+    call_kwargs = dict(kernel_kwargs)
+    if causal:
+        call_kwargs["is_causal"] = True
+    if scale is not None:
+        call_kwargs["scale"] = scale
+    grads = {}
+    if with_grad:
+        if not want_torch:
+            raise TypeError("validate: gradients need fn to take torch tensors")
+        import torch
+        q, k, v, do = kernel_inputs
+        q, k, v = (t.detach().clone().requires_grad_(True) for t in (q, k, v))
+        result = fn(q, k, v, **call_kwargs)
+        o = result if is_torch_tensor(result) else (
+            result["O"] if isinstance(result, dict) else result[0])
+        dq, dk, dv = torch.autograd.grad(o, (q, k, v), do)
+        grads = {"dQ": dq, "dK": dk, "dV": dv}
+    else:
+        result = fn(*kernel_inputs[:3], **call_kwargs)
+    outputs = _kernel_output_arrays(result, grads)
+    raw = _core.validate_attention(
+        name or getattr(fn, "__name__", type(fn).__name__), outputs, *emulation_inputs[:3],
+        emulation_inputs[3] if with_grad else None, numerics=numerics, format=format,
+        set=list(set), mitigations=list(mitigations), tile=tile, causal=causal, scale=scale,
+        seed=seed, threads=threads, input_format=emulation_format,
+        require_bit_exact=require_bit_exact, exp2=exp2)
+    report = ValidationReport(raw)
+    if verbose:
+        print(report.text, end="")
+    return report

@@ -1,0 +1,230 @@
+// Validation of a Python attention kernel (a Triton kernel, FlexAttention, SDPA): its outputs,
+// computed by the caller on the same inputs, against the emulation of a numerics description,
+// with the report of `simprec validate` (lib/validate: bit agreement per output, ulp histogram,
+// mean signed difference, each side's mean signed error against the fp64 reference, PASS/FAIL).
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+#include "lib/attention/analysis.hpp"
+#include "lib/attention/numerics_spec.hpp"
+#include "lib/validate/tensor_values.hpp"
+#include "lib/validate/validation.hpp"
+#include "python/src/arguments.hpp"
+#include "python/src/attention_call.hpp"
+#include "python/src/bindings.hpp"
+
+namespace py = pybind11;
+
+namespace simprec::python {
+namespace {
+
+using plugins::HostTensor;
+
+std::string report_text(const validate::ValidationResult& result) {
+  char* buffer = nullptr;
+  size_t size = 0;
+  std::FILE* stream = open_memstream(&buffer, &size);
+  if (!stream) throw std::runtime_error("cannot open a memory stream for the report");
+  validate::print_validation(stream, result);
+  std::fclose(stream);
+  std::string text(buffer, size);
+  std::free(buffer);
+  return text;
+}
+
+// The kernel's output as a host tensor of `format`, from an array in its storage type.
+HostTensor kernel_tensor(const std::string& name, const py::object& object, const Format& format,
+                         const std::vector<int64_t>& shape) {
+  const std::string argument = "kernel output " + name;
+  const py::array a = array_argument(object, argument.c_str());
+  HostTensor t = HostTensor::zeros(name, format.name(), shape);
+  const std::string storage = plugins::dtype_text(plugins::storage_for_format(t.format).dtype);
+  if (dtype_name(a) != storage) {
+    throw py::type_error(argument + ": dtype " + dtype_name(a) + ", expected " + storage +
+                         " (the storage of " + format.name() + ", the numerics' format of " + name +
+                         ")");
+  }
+  if (shape_of(a) != shape) {
+    throw py::value_error(argument + ": shape " + shape_text(a) + ", expected " +
+                          plugins::shape_text(shape));
+  }
+  std::memcpy(t.bytes.data(), a.data(), t.bytes.size());
+  return t;
+}
+
+HostTensor emulated_tensor(const std::string& name, const Format& format,
+                           const std::vector<int64_t>& shape, const std::vector<double>& values) {
+  HostTensor t = HostTensor::zeros(name, format.name(), shape);
+  for (size_t i = 0; i < values.size(); ++i)
+    validate::set_value(t, static_cast<int64_t>(i), values[i]);
+  return t;
+}
+
+// The device's exp2 from a Python callable taking and returning float32 numpy arrays (e.g. a
+// Triton kernel evaluating tl.exp2 on the GPU); called with the GIL taken back.
+attention::DeviceFunction device_function(const py::object& exp2) {
+  return [exp2](const std::vector<uint32_t>& arguments) {
+    py::gil_scoped_acquire gil;
+    py::array_t<uint32_t> bits(static_cast<py::ssize_t>(arguments.size()));
+    std::copy(arguments.begin(), arguments.end(), bits.mutable_data());
+    const py::object result = exp2(bits.attr("view")("float32"));
+    const py::array values =
+        py::module_::import("numpy").attr("ascontiguousarray")(result, "float32");
+    if (values.size() != static_cast<py::ssize_t>(arguments.size())) {
+      throw py::value_error("exp2: returned " + std::to_string(values.size()) + " values for " +
+                            std::to_string(arguments.size()) + " arguments");
+    }
+    std::vector<uint32_t> out(arguments.size());
+    std::memcpy(out.data(), values.data(), out.size() * sizeof(uint32_t));
+    return out;
+  };
+}
+
+py::dict comparison_dict(const validate::OutputComparison& c) {
+  py::dict d;
+  d["name"] = c.name;
+  d["format"] = c.format;
+  d["values"] = c.values;
+  d["bitwise_equal"] = c.bitwise_equal;
+  d["both_nan"] = c.both_nan;
+  d["nan_mismatch"] = c.nan_mismatch;
+  py::list histogram;
+  for (const auto& b : c.histogram) {
+    if (b.count) histogram.append(py::make_tuple(b.low, b.high, b.count));
+  }
+  d["ulp_histogram"] = histogram;
+  d["max_abs_ulps"] = c.max_abs_ulps;
+  d["mean_signed_ulps"] = c.mean_signed_ulps;
+  d["mean_signed_difference"] = c.mean_signed_difference;
+  d["kernel_mean_signed_error"] = c.kernel_mean_signed_error;
+  d["emulation_mean_signed_error"] = c.emulation_mean_signed_error;
+  return d;
+}
+
+py::dict validate_attention(const std::string& kernel, const py::dict& kernel_outputs,
+                            const py::object& q, const py::object& k, const py::object& v,
+                            const py::object& d_out, const ConfigChoices& choices,
+                            const std::optional<std::string>& input_format, bool require_bit_exact,
+                            const py::object& exp2) {
+  std::vector<int64_t> leading;
+  const attention::AttentionInputs in = attention_inputs(q, k, v, d_out, input_format, leading);
+  const attention::AttentionConfig config = attention_config(choices);
+  const attention::AttentionShape& s = in.shape;
+  const auto with = [&](std::initializer_list<int64_t> tail) {
+    std::vector<int64_t> shape = leading;
+    shape.insert(shape.end(), tail);
+    return shape;
+  };
+  struct Known {
+    Format format;
+    std::vector<int64_t> shape;
+    const std::vector<double> attention::AttentionOutputs::*values;
+  };
+  using Outputs = attention::AttentionOutputs;
+  const Format grad = config.site(attention::Site::kGradOut).format;
+  const std::map<std::string, Known> known = {
+      {"O", {config.site(attention::Site::kOOut).format, with({s.nq, s.dv}), &Outputs::o}},
+      {"LSE", {config.site(attention::Site::kLse).format, with({s.nq}), &Outputs::lse}},
+      {"dQ", {grad, with({s.nq, s.d}), &Outputs::dq}},
+      {"dK", {grad, with({s.nk, s.d}), &Outputs::dk}},
+      {"dV", {grad, with({s.nk, s.dv}), &Outputs::dv}}};
+  std::vector<HostTensor> kernel_tensors;
+  for (const auto& [key, value] : kernel_outputs) {
+    const std::string name = py::str(key);
+    const auto it = known.find(name);
+    if (it == known.end())
+      throw py::value_error("kernel output '" + name + "': expected O, LSE, dQ, dK or dV");
+    if (name[0] == 'd' && !in.has_grad())
+      throw py::value_error("kernel output " + name + " needs dO among the inputs");
+    kernel_tensors.push_back(kernel_tensor(name, py::reinterpret_borrow<py::object>(value),
+                                           it->second.format, it->second.shape));
+  }
+  if (kernel_tensors.empty()) throw py::value_error("kernel_outputs: no outputs to compare");
+
+  attention::AttentionAnalysis a;
+  {
+    py::gil_scoped_release release;
+    attention::AnalysisOptions options;
+    options.baseline = false;
+    if (!exp2.is_none()) options.device_exp2 = device_function(exp2);
+    a = attention::analyse_attention(in, config, options);
+  }
+  validate::ValidationResult result;
+  result.plugin = "python";
+  result.kernel = kernel;
+  result.kind = in.has_grad() ? "attention_backward" : "attention_forward";
+  result.numerics = attention::canonical_numerics(config);
+  result.model = result.numerics;
+  result.declared_model = result.model;
+  result.claims_bit_exact = require_bit_exact;
+  result.enforced = require_bit_exact;
+  const Format input = config.site(attention::Site::kInput).format;
+  for (const char* name : {"Q", "K", "V", "dO"}) {
+    if (std::string(name) == "dO" && !in.has_grad()) continue;
+    HostTensor t;
+    t.name = name;
+    t.format = input.name();
+    const bool key_side = name[0] == 'K' || name[0] == 'V';
+    t.shape = with({key_side ? s.nk : s.nq, name[0] == 'V' || name[1] == 'O' ? s.dv : s.d});
+    result.inputs.push_back(std::move(t));
+  }
+  result.parameters = {
+      {"causal", config.causal}, {"scale", a.scale}, {"seed", static_cast<int64_t>(config.seed)}};
+  for (HostTensor& kt : kernel_tensors) {
+    const Known& kn = known.at(kt.name);
+    HostTensor et = emulated_tensor(kt.name, kn.format, kn.shape, a.outputs.*(kn.values));
+    validate::OutputComparison c = validate::compare_outputs(kt, et);
+    validate::add_reference_errors(c, kt, et, (*a.reference).*(kn.values));
+    result.comparisons.push_back(std::move(c));
+    result.emulated_outputs.push_back(std::move(et));
+    result.kernel_outputs.push_back(std::move(kt));
+  }
+  py::dict r;
+  r["text"] = report_text(result);
+  r["passed"] = result.passed();
+  r["bit_exact"] = result.bit_exact();
+  py::list comparisons;
+  for (const auto& c : result.comparisons) comparisons.append(comparison_dict(c));
+  r["outputs"] = comparisons;
+  py::dict emulated;
+  for (auto& t : result.emulated_outputs) {
+    std::vector<double> values = validate::values_of(t);
+    emulated[py::str(t.name)] = numpy_of(std::move(values), t.shape);
+  }
+  r["emulated"] = emulated;
+  return r;
+}
+
+}  // namespace
+
+void bind_validation(py::module_& m) {
+  m.def(
+      "validate_attention",
+      [](const std::string& kernel, const py::dict& kernel_outputs, const py::object& q,
+         const py::object& k, const py::object& v, const py::object& d_out,
+         const std::string& numerics, const std::string& format,
+         const std::vector<std::string>& sets, const std::vector<std::string>& mitigations,
+         const std::optional<std::pair<int, int>>& tile, bool causal,
+         const std::optional<double>& scale, uint64_t seed, unsigned threads,
+         const std::optional<std::string>& input_format, bool require_bit_exact,
+         const py::object& exp2) {
+        const ConfigChoices choices{numerics, format, sets, mitigations, tile,
+                                    causal,   scale,  seed, threads,     false};
+        return validate_attention(kernel, kernel_outputs, q, k, v, d_out, choices, input_format,
+                                  require_bit_exact, exp2);
+      },
+      py::arg("kernel"), py::arg("kernel_outputs"), py::arg("q"), py::arg("k"), py::arg("v"),
+      py::arg("do") = py::none(), py::kw_only(), py::arg("numerics") = "fa2",
+      py::arg("format") = "bf16", py::arg("set") = std::vector<std::string>{},
+      py::arg("mitigations") = std::vector<std::string>{}, py::arg("tile") = py::none(),
+      py::arg("causal") = false, py::arg("scale") = py::none(), py::arg("seed") = 0,
+      py::arg("threads") = 0, py::arg("input_format") = py::none(),
+      py::arg("require_bit_exact") = true, py::arg("exp2") = py::none());
+}
+
+}  // namespace simprec::python

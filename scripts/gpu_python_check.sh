@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The GPU part of the Python package's checks, in one run on a machine with an NVIDIA GPU and a
+# Python with PyTorch 2.x (and Triton): builds the package for that Python, runs the pytest
+# suite, then validates PyTorch's SDPA flash backend, FlexAttention and the Triton kernel of
+# examples/python/triton_flash_forward.py against simprec's emulation
+# (examples/python/validate_on_gpu.py). Everything goes to OUT_DIR; OUT_DIR/summary.txt has one
+# line per validation (BIT-EXACT, DIFFERENT, or NOT RUN with the reason).
+#   scripts/gpu_python_check.sh [OUT_DIR]
+#   PYTHON         the interpreter with torch (default: python3 on PATH)
+#   BUILD_DIR      build folder (default: build-python-gpu)
+# pybind11 comes from Debian's pybind11-dev or from the interpreter (pip install pybind11).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-gpu_python_out}
+python=${PYTHON:-python3}
+build=${BUILD_DIR:-build-python-gpu}
+mkdir -p "$out"
+
+"$python" -c "import torch; print('torch', torch.__version__, 'cuda', torch.cuda.is_available())" \
+  | tee "$out/environment.txt"
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSIMPREC_CUDA=OFF \
+  -DSIMPREC_BENCHMARKS=OFF -DPython_EXECUTABLE="$(command -v "$python")" >"$out/cmake.txt"
+grep "Python package ON" "$out/cmake.txt" || {
+  echo "gpu_python_check: the Python package is not built (see $out/cmake.txt)" >&2
+  exit 1
+}
+cmake --build "$build" -j "$(nproc)" --target simprec simprec_python >"$out/build.txt"
+
+export PYTHONPATH="$PWD/$build/python:$PWD/examples/python"
+export SIMPREC_CLI="$PWD/$build/bin/simprec" SIMPREC_SOURCE_DIR="$PWD"
+status=0
+"$python" -m pytest -q -p no:cacheprovider python/tests >"$out/pytest.txt" 2>&1 || status=$?
+tail -1 "$out/pytest.txt"
+"$python" examples/python/validate_on_gpu.py "$out/validations"
+cp "$out/validations/summary.txt" "$out/summary.txt"
+echo "pytest: exit $status ($(tail -1 "$out/pytest.txt"))" >>"$out/summary.txt"
+exit $status
