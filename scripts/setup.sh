@@ -12,6 +12,7 @@ packages=(
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev librandom123-dev libdlpack-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   gnuplot-nox python3
+  clang libclang-rt-dev  # the sanitizer build and the libFuzzer targets of scripts/test.sh
 )
 missing=()
 for p in "${packages[@]}"; do

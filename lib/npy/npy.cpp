@@ -136,7 +136,24 @@ NpyArray read_npy(const std::filesystem::path& path) {
   for (std::sregex_iterator it(dims.begin(), dims.end(), number), end; it != end; ++it) {
     array.shape.push_back(std::stoll(it->str()));
   }
-  const auto bytes = static_cast<size_t>(array.size()) * array.element_bytes();
+  // The size the header claims, checked before anything is allocated: it must fit the
+  // arithmetic (multiplied in the order size() takes) and the bytes left in the file.
+  int64_t elements = 1, claimed = 0;
+  for (const auto d : array.shape) {
+    if (__builtin_mul_overflow(elements, d, &elements))
+      fail(path, "shape (" + dims + ") is too large");
+  }
+  if (__builtin_mul_overflow(elements, static_cast<int64_t>(array.element_bytes()), &claimed))
+    fail(path, "shape (" + dims + ") is too large");
+  const std::streampos data_start = in.tellg();
+  in.seekg(0, std::ios::end);
+  const std::streamoff available = in.tellg() - data_start;
+  in.seekg(data_start);
+  if (claimed > available) {
+    fail(path, "data shorter than the shape says (" + std::to_string(claimed) +
+                   " bytes expected, " + std::to_string(available) + " present)");
+  }
+  const auto bytes = static_cast<size_t>(claimed);
   array.data.resize(bytes);
   if (!in.read(reinterpret_cast<char*>(array.data.data()), static_cast<std::streamsize>(bytes))) {
     fail(path, "data shorter than the shape says (" + std::to_string(bytes) + " bytes expected)");

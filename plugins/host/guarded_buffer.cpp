@@ -12,8 +12,8 @@
 namespace simprec::plugins {
 namespace {
 
-// Canary byte i: a fixed sequence without zeros or all-ones, which a kernel writing a little
-// too far would be unlikely to reproduce.
+// Canary byte i: a fixed pseudo-random sequence, which a kernel writing a little too far would
+// be unlikely to reproduce (and never the byte values 0, 1, 2, ... of the test plugins).
 uint8_t canary(size_t i) {
   return static_cast<uint8_t>(0xa5 ^ (i * 0x3b));
 }
