@@ -22,24 +22,12 @@ OpenOptions in_process_within(std::chrono::milliseconds timeout) {
   return options;
 }
 
-KernelRequest small_gemm() {
-  KernelRequest request;
-  request.kernel = "gemm";
-  HostTensor a = HostTensor::zeros("A", "fp32", {2, 2});
-  HostTensor b = HostTensor::zeros("B", "fp32", {2, 2});
-  const float av[] = {1, 2, 3, 4}, bv[] = {0.5f, -1, 2, 0.25f};
-  std::memcpy(a.bytes.data(), av, sizeof av);
-  std::memcpy(b.bytes.data(), bv, sizeof bv);
-  request.inputs = {a, b};
-  return request;
-}
-
 TEST(InProcessTimeout, AHangingKernelIsAbandonedAndThePluginRefusesLaterCalls) {
   const auto plugin = open_plugin(kBrokenDir + "/broken_hanging_kernel.so",
                                   in_process_within(std::chrono::milliseconds(300)));
   const auto start = std::chrono::steady_clock::now();
   try {
-    plugin->run(small_gemm());
+    plugin->run(small_gemm("gemm"));
     FAIL() << "the hanging kernel returned";
   } catch (const AbandonedCallError& e) {
     EXPECT_NE(std::string(e.what()).find("did not finish running kernel 'gemm' within 0.3 s; it "
@@ -50,7 +38,7 @@ TEST(InProcessTimeout, AHangingKernelIsAbandonedAndThePluginRefusesLaterCalls) {
   // Not a timing test: only that the call came back at all instead of hanging with the plugin.
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
   try {
-    plugin->run(small_gemm());
+    plugin->run(small_gemm("gemm"));
     FAIL() << "a plugin with an abandoned call was used again";
   } catch (const AbandonedCallError& e) {
     EXPECT_NE(std::string(e.what()).find("cannot be used: it is still running kernel 'gemm'"),
@@ -73,9 +61,7 @@ TEST(InProcessTimeout, AHangingEntryFunctionIsAbandonedToo) {
 TEST(InProcessTimeout, CallsWithinTheTimeoutWorkAndKeepTheirErrors) {
   const auto options = in_process_within(std::chrono::seconds(60));
   const auto good = open_plugin(kPluginDir + "/cpu_reference.so", options);
-  KernelRequest request = small_gemm();
-  request.kernel = "gemm_f32";
-  const auto outputs = good->run(request);
+  const auto outputs = good->run(small_gemm("gemm_f32"));
   ASSERT_EQ(outputs.size(), 1u);
   float d[4];
   std::memcpy(d, outputs[0].bytes.data(), sizeof d);
@@ -86,7 +72,7 @@ TEST(InProcessTimeout, CallsWithinTheTimeoutWorkAndKeepTheirErrors) {
   EXPECT_EQ(d[3], -2.0f);
   const auto failing = open_plugin(kBrokenDir + "/broken_failing_kernel.so", options);
   try {
-    failing->run(small_gemm());
+    failing->run(small_gemm("gemm"));
     FAIL() << "the failing kernel succeeded";
   } catch (const AbandonedCallError& e) {
     FAIL() << "a failure within the timeout was taken for a timeout: " << e.what();
