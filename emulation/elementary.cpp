@@ -18,6 +18,13 @@ namespace {
 
 using MpfrFunction = int (*)(mpfr_ptr, mpfr_srcptr, mpfr_rnd_t);
 
+// MPFR keeps per-thread caches (constants such as log 2, a pool of integers) that it frees only
+// when asked. The fallback below runs on worker threads, so each thread that uses it asks
+// before it ends; otherwise the caches of every finished worker are lost (LeakSanitizer).
+struct MpfrThreadCaches {
+  ~MpfrThreadCaches() { mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE); }
+};
+
 // Rounds f(x) given the libm approximation y of it, falling back to MPFR when the +-4 ulp
 // interval around y straddles a rounding boundary.
 uint64_t round_via_interval(RoundingContext& ctx, double x, double y, MpfrFunction exact) {
@@ -32,6 +39,7 @@ uint64_t round_via_interval(RoundingContext& ctx, double x, double y, MpfrFuncti
     const uint64_t b = round_to_format(f, hi, ctx.rounding(), random);
     if (a == b) return a;
   }
+  thread_local MpfrThreadCaches caches_freed_at_thread_exit;
   mpfr_t mx, my;
   mpfr_init2(mx, 53);
   mpfr_init2(my, 120);

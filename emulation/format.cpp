@@ -54,6 +54,13 @@ bool parse_exmy(std::string_view text, Format& out) {
   text.remove_prefix(1);
   const int m = take_number(text);
   if (m < 0 || e > 30 || m > 62) return false;
+  if (e == 0) {
+    // No bias 2^(e-1) to compute (a negative shift); validate() refuses it with a message.
+    out = Format{};
+    out.exponent_bits = 0;
+    out.mantissa_bits = m;
+    return text.empty() || text == "fn" || text == "fnuz";
+  }
   if (text.empty()) {
     out = ieee_format(e, m);
   } else if (text == "fn") {

@@ -159,8 +159,15 @@ inline uint32_t encode(const ElementFormat& f, bool negative, int exponent, uint
   }
   return (negative ? 1u << (f.width() - 1) : 0u) | magnitude;
 }
+// Values for encode() are drawn from the generator last argument first, each in a statement of
+// its own: the recorded hardware data came from a GCC build, which evaluated the arguments of
+// one call in that order, and C++ leaves the order open (clang goes first to last), so it is
+// spelled out for every compiler to draw the same tiles.
 inline uint32_t random_value(const ElementFormat& f, Rng& rng, int exp_lo, int exp_hi) {
-  return encode(f, rng.chance(2), rng.range(exp_lo, exp_hi), rng.bits(f.mantissa_bits));
+  const uint32_t mantissa = rng.bits(f.mantissa_bits);
+  const int exponent = rng.range(exp_lo, exp_hi);
+  const bool negative = rng.chance(2);
+  return encode(f, negative, exponent, mantissa);
 }
 inline uint32_t random_subnormal(const ElementFormat& f, Rng& rng) {
   uint32_t m = rng.bits(f.mantissa_bits);
@@ -295,24 +302,33 @@ inline void generate_tile(const Probe& p, int tile, uint16_t* a, uint16_t* b, ui
         for (int kk = 0; kk < K; ++kk) {
           if (kk == big) {
             a[i * K + kk] = variant & 1 ? encode(in, rng.chance(2), 0, 0) : in_val(0, 1);
+          } else if (variant & 2) {
+            const int exponent = -d - rng.range(0, 2);  // drawn first: see random_value()
+            a[i * K + kk] = encode(in, rng.chance(2), exponent, 0);
           } else {
-            a[i * K + kk] = variant & 2 ? encode(in, rng.chance(2), -d - rng.range(0, 2), 0)
-                                        : in_val(-d - 3, -d);
+            a[i * K + kk] = in_val(-d - 3, -d);
           }
         }
       }
-      for (int i = 0; i < K * N; ++i)
-        b[i] = variant & 1 ? encode(in, rng.chance(4), rng.range(-span_hi / 2, 1),
-                                    rng.bits(in.mantissa_bits))
-                           : in_val(-span_hi / 2, 1);
+      for (int i = 0; i < K * N; ++i) {
+        if (variant & 1) {
+          const uint32_t mantissa = rng.bits(in.mantissa_bits);  // see random_value()
+          const int exponent = rng.range(-span_hi / 2, 1);
+          b[i] = encode(in, rng.chance(4), exponent, mantissa);
+        } else {
+          b[i] = in_val(-span_hi / 2, 1);
+        }
+      }
       for (int i = 0; i < M * N; ++i) {
         switch (rng.range(0, 3)) {
           case 0:
             c[i] = 0;
             break;
-          case 1:
-            c[i] = encode(out, rng.chance(2), rng.range(-2, 2), 0);
-            break;  // +-2^e
+          case 1: {                                 // +-2^e
+            const int exponent = rng.range(-2, 2);  // drawn first: see random_value()
+            c[i] = encode(out, rng.chance(2), exponent, 0);
+            break;
+          }
           case 2:
             c[i] = out_val(-span_hi, 2);
             break;
@@ -335,8 +351,10 @@ inline void generate_tile(const Probe& p, int tile, uint16_t* a, uint16_t* b, ui
       if (p.accumulator == AccumulatorType::kFp16) e_hi = p.input == InputType::kFp16 ? 8 : in_hi;
       for (int i = 0; i < M * K; ++i)
         a[i] = rng.chance(4) ? in_val(e_hi - 8, e_hi) : in_val(e_hi - 3, e_hi);
-      for (int i = 0; i < K * N; ++i)
-        b[i] = in_val(e_hi - 3, e_hi) & (rng.chance(4) ? ~0u : ~in_sign);
+      for (int i = 0; i < K * N; ++i) {
+        const uint32_t value = in_val(e_hi - 3, e_hi);  // drawn first: see random_value()
+        b[i] = value & (rng.chance(4) ? ~0u : ~in_sign);
+      }
       for (int i = 0; i < M * N; ++i) c[i] = rng.chance(4) ? 0 : out_val(out_hi - 2, out_hi);
       break;
     }
@@ -382,17 +400,23 @@ inline void generate_tile(const Probe& p, int tile, uint16_t* a, uint16_t* b, ui
         const int terms = rng.range(1, 3);
         for (int t = 0; t < terms; ++t) {
           const int kk = rng.range(0, K - 1);
-          a[i * K + kk] = encode(in, rng.chance(2), rng.range(-(out_p + 3) / 2 - 1, 0),
-                                 rng.chance(2) ? 0 : rng.bits(in.mantissa_bits) & 3);
+          const uint32_t mantissa = rng.chance(2) ? 0 : rng.bits(in.mantissa_bits) & 3;
+          const int exponent = rng.range(-(out_p + 3) / 2 - 1, 0);  // see random_value()
+          a[i * K + kk] = encode(in, rng.chance(2), exponent, mantissa);
         }
       }
       for (int kk = 0; kk < K; ++kk)
-        for (int j = 0; j < N; ++j)
-          b[kk * N + j] = encode(in, rng.chance(4), rng.range(-(out_p + 3) / 2 - 1, 0),
-                                 rng.chance(2) ? 0 : rng.bits(in.mantissa_bits) & 3);
-      for (int i = 0; i < M * N; ++i)
-        c[i] = encode(out, rng.chance(2), rng.range(0, 2),
-                      rng.bits(out.mantissa_bits) | (rng.chance(2) ? 1u : 0u));
+        for (int j = 0; j < N; ++j) {
+          const uint32_t mantissa = rng.chance(2) ? 0 : rng.bits(in.mantissa_bits) & 3;
+          const int exponent = rng.range(-(out_p + 3) / 2 - 1, 0);  // see random_value()
+          b[kk * N + j] = encode(in, rng.chance(4), exponent, mantissa);
+        }
+      for (int i = 0; i < M * N; ++i) {
+        const uint32_t high = rng.bits(out.mantissa_bits);  // see random_value()
+        const uint32_t mantissa = high | (rng.chance(2) ? 1u : 0u);
+        const int exponent = rng.range(0, 2);
+        c[i] = encode(out, rng.chance(2), exponent, mantissa);
+      }
       break;
     }
     default:

@@ -1,16 +1,45 @@
 #!/usr/bin/env bash
 # Runs the test suite of an existing build.
-#   scripts/test.sh           every test but those needing a GPU: the default tier and the
-#                             exhaustive heavy tier (about 8 minutes on 2 cores; what CI runs)
+#   scripts/test.sh           what CI runs: every test but those needing a GPU (the default tier
+#                             and the exhaustive heavy tier, about 8 minutes on 2 cores), then
+#                             `sanitize` below
 #   scripts/test.sh quick     the default tier only (seconds)
 #   scripts/test.sh heavy     the heavy tier only
+#   scripts/test.sh sanitize  builds a second folder ($SANITIZE_BUILD_DIR, default
+#                             build-sanitize) with clang, AddressSanitizer and
+#                             UndefinedBehaviorSanitizer (any finding fails) and the libFuzzer
+#                             targets (no Python package: an instrumented extension cannot
+#                             load into an uninstrumented interpreter), runs the default tier
+#                             there, then each fuzzer for
+#                             $FUZZ_SECONDS (default 20) on its corpus (scripts/fuzz.sh)
 # Tests labelled gpu run on a GPU machine through scripts/gpu_check.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${BUILD_DIR:-build}
+sanitize_dir=${SANITIZE_BUILD_DIR:-build-sanitize}
+
+# ASan and UBSan stop at the first finding. handle_segv=0: a crash stays a SIGSEGV, as the
+# plugin tests expect of their crashing plugin, rather than becoming an ASan report and exit 1.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:abort_on_error=1:handle_segv=0:detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:abort_on_error=1:print_stacktrace=1}
+
+sanitize() {
+  # shellcheck disable=SC2086
+  CC=clang CXX=clang++ cmake -S . -B "$sanitize_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DSIMPREC_SANITIZE=address,undefined -DSIMPREC_FUZZ=ON -DSIMPREC_BENCHMARKS=OFF \
+    -DSIMPREC_CUDA=OFF -DSIMPREC_PYTHON=OFF ${SIMPREC_CMAKE_ARGS:-}
+  cmake --build "$sanitize_dir" -j "$(nproc)"
+  ctest --test-dir "$sanitize_dir" --output-on-failure -j "$(nproc)" -LE "gpu|heavy"
+  BUILD_DIR=$sanitize_dir scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
+}
+
 case "${1:-all}" in
-  all)   exec ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" -LE gpu ;;
+  all)
+    ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" -LE gpu
+    sanitize
+    ;;
   quick) exec ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" -LE "gpu|heavy" ;;
   heavy) exec ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" -L heavy ;;
-  *) echo "usage: scripts/test.sh [all|quick|heavy]" >&2; exit 2 ;;
+  sanitize) sanitize ;;
+  *) echo "usage: scripts/test.sh [all|quick|heavy|sanitize]" >&2; exit 2 ;;
 esac

@@ -140,7 +140,9 @@ TEST(Format, ParseNamesAliasesAndErrors) {
   EXPECT_EQ(e3m2.max_finite(), 14.0);                    // 1.75 * 2^3
   EXPECT_EQ(parse_format("e3m4fn").max_finite(), 30.0);  // top binade finite but 1.1111
   for (const char* bad : {"", "fp8", "e4m3x", "e1m3", "e12m3", "e5m0", "e5m53", "em3", "e4m",
-                          "E4M3", "e99999999999m2", "e4m3fnx", " bf16", "e-1m3"}) {
+                          "E4M3", "e99999999999m2", "e4m3fnx", " bf16", "e-1m3",
+                          // Found by fuzz/plugin_description_fuzz: once a negative shift (UB).
+                          "e0m3", "e0m3fn", "e0m3fnuz"}) {
     EXPECT_THROW(parse_format(bad), std::invalid_argument) << "'" << bad << "'";
   }
 }

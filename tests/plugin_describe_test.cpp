@@ -146,6 +146,12 @@ TEST(PluginDescribe, RefusesEachKindOfBadDescription) {
          f.kernel.attributes = twice;
        },
        "attribute 'accumulator_format' declared twice"},
+      // Found by fuzz/plugin_description_fuzz: text that is not UTF-8 cannot travel as JSON.
+      {[](Fixture& f) { f.plugin.name = "caf\xe9"; }, "plugin fixture.so: name is not valid UTF-8"},
+      {[](Fixture& f) { f.kernel.description = "\xc0\xaf"; },
+       "'mma': description is not valid UTF-8"},
+      {[](Fixture& f) { f.accumulator.string_value = "fp32\xff"; },
+       "'accumulator_format': string value is not valid UTF-8"},
       {[](Fixture& f) {
          f.plugin.kernel_count = 2;
          static const SimprecKernel* twice[2];

@@ -24,18 +24,6 @@ OpenOptions out_of_process(std::chrono::milliseconds timeout = std::chrono::seco
   return options;
 }
 
-KernelRequest small_gemm(const std::string& kernel) {
-  KernelRequest request;
-  request.kernel = kernel;
-  HostTensor a = HostTensor::zeros("A", "fp32", {2, 2});
-  HostTensor b = HostTensor::zeros("B", "fp32", {2, 2});
-  const float av[] = {1, 2, 3, 4}, bv[] = {0.5f, -1, 2, 0.25f};
-  std::memcpy(a.bytes.data(), av, sizeof av);
-  std::memcpy(b.bytes.data(), bv, sizeof bv);
-  request.inputs = {a, b};
-  return request;
-}
-
 std::string failure(Plugin& plugin, const KernelRequest& request) {
   try {
     plugin.run(request);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lib/cli/command.hpp"
+#include "lib/cli/plugin_timeouts.hpp"
 #include "plugins/host/plugin.hpp"
 #include "plugins/host/plugin_error.hpp"
 #include "plugins/host/plugin_json.hpp"
@@ -94,8 +95,7 @@ void run_list(const ListOptions& options) {
   }
   OpenOptions open_options;
   open_options.isolation = options.in_process ? Isolation::kInProcess : Isolation::kOutOfProcess;
-  open_options.timeout =
-      std::chrono::milliseconds(static_cast<int64_t>(options.timeout_seconds * 1000));
+  open_options.timeout = plugin_time_limit(options.timeout_seconds);
   nlohmann::json listing = nlohmann::json::array();
   size_t refused = 0;
   for (const auto& file : files) {
@@ -106,6 +106,8 @@ void run_list(const ListOptions& options) {
       } else {
         print_plugin(plugin->info());
       }
+    } catch (const AbandonedCallError&) {
+      throw;  // its thread still runs inside the plugin: the process must end
     } catch (const PluginError& e) {
       // One bad plugin does not hide the others; the exit status still reports it.
       std::fflush(stdout);
@@ -135,7 +137,7 @@ const RegisterCommand registration{[](CLI::App& app) {
                    "seconds a plugin may take to describe itself")
       ->check(CLI::PositiveNumber);
   list->add_flag("--json", options->json, "print the descriptions as JSON");
-  list->callback([options] { run_list(*options); });
+  list->callback([options] { ending_after_abandoned_calls([&] { run_list(*options); }); });
 }};
 
 }  // namespace

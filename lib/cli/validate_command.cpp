@@ -12,6 +12,7 @@
 
 #include "lib/cli/command.hpp"
 #include "lib/cli/seed_option.hpp"
+#include "lib/cli/plugin_timeouts.hpp"
 #include "lib/inputs/generators.hpp"
 #include "lib/limits/strict_parse.hpp"
 #include "lib/npy/npy.hpp"
@@ -98,7 +99,7 @@ void run_validate(const ValidateOptions& o) {
   plugins::OpenOptions open_options;
   open_options.isolation =
       o.in_process ? plugins::Isolation::kInProcess : plugins::Isolation::kOutOfProcess;
-  open_options.timeout = std::chrono::milliseconds(static_cast<int64_t>(o.timeout_seconds * 1000));
+  open_options.timeout = plugin_time_limit(o.timeout_seconds);
   std::filesystem::path path;
   try {
     path = plugins::resolve_plugin(o.plugin);
@@ -168,7 +169,7 @@ const RegisterCommand registration{[](CLI::App& app) {
   cmd->add_option("--save", o->save,
                   "write every input (NAME.npy) and every kernel and emulated output "
                   "(NAME.kernel.npy, NAME.emulated.npy) to this directory");
-  cmd->callback([o] { run_validate(*o); });
+  cmd->callback([o] { ending_after_abandoned_calls([&] { run_validate(*o); }); });
 }};
 
 }  // namespace

@@ -211,9 +211,11 @@ plugins::KernelRequest make_validation_request(const KernelInfo& kernel,
   std::map<std::string, int64_t> sizes = plugins::bind_shape_symbols(kernel, request.inputs);
   for (const auto& [symbol, size] : choices.dimensions) {
     const bool used =
-        std::any_of(kernel.operands.begin(), kernel.operands.end(), [&](const OperandInfo& o) {
-          return std::find(o.shape.begin(), o.shape.end(), symbol) != o.shape.end();
-        });
+        std::any_of(kernel.operands.begin(), kernel.operands.end(),
+                    // A copy of the name: clang 14 cannot capture a structured binding.
+                    [&, name = symbol](const OperandInfo& o) {
+                      return std::find(o.shape.begin(), o.shape.end(), name) != o.shape.end();
+                    });
     if (!used)
       throw std::invalid_argument("kernel '" + kernel.name + "' has no dimension '" + symbol + "'");
     const auto [it, inserted] = sizes.emplace(symbol, size);

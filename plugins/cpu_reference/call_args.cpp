@@ -1,5 +1,6 @@
 #include "plugins/cpu_reference/call_args.hpp"
 
+#include <cmath>
 #include <cstring>
 
 namespace simprec::cpu_reference {
@@ -46,6 +47,27 @@ int64_t element_count(const SimprecTensor& t) {
   return n;
 }
 
+namespace {
+
+// Exact, by the bits (no _Float16, which clang 14 lacks on x86-64): the sign, the 5-bit
+// exponent rebiased from 15 to 127 and the 10-bit fraction moved to the top of float's 23.
+float fp16_to_float(uint16_t h) {
+  const uint32_t sign = uint32_t{h & 0x8000u} << 16;
+  const uint32_t exponent = (h >> 10) & 0x1f;
+  const uint32_t fraction = h & 0x3ffu;
+  if (exponent == 0) {  // zero or subnormal: fraction * 2^-24
+    const float magnitude = std::ldexp(static_cast<float>(fraction), -24);
+    return sign ? -magnitude : magnitude;
+  }
+  const uint32_t wide_exponent = exponent == 0x1f ? 0xff : exponent - 15 + 127;
+  const uint32_t wide = sign | (wide_exponent << 23) | (fraction << 13);
+  float f;
+  std::memcpy(&f, &wide, sizeof f);
+  return f;
+}
+
+}  // namespace
+
 std::vector<float> read_floats(const SimprecTensor& t) {
   const auto n = static_cast<size_t>(element_count(t));
   std::vector<float> out(n);
@@ -63,11 +85,7 @@ std::vector<float> read_floats(const SimprecTensor& t) {
   } else if (is(t, "fp16")) {
     check_storage(t, kDLUInt, 16);
     const auto* bits = static_cast<const uint16_t*>(data_of(t));
-    for (size_t i = 0; i < n; ++i) {
-      _Float16 h;
-      std::memcpy(&h, &bits[i], sizeof h);
-      out[i] = static_cast<float>(h);  // exact
-    }
+    for (size_t i = 0; i < n; ++i) out[i] = fp16_to_float(bits[i]);
   } else {
     invalid(std::string("tensor '") + t.name + "': format " + t.format +
             " is not fp32, bf16 or fp16");

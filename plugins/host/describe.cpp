@@ -4,6 +4,8 @@
 #include <cctype>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "emulation/format.hpp"
 #include "plugins/host/plugin_error.hpp"
 
@@ -34,13 +36,24 @@ void check_struct_size(const T* item, size_t minimum, const char* type_name, con
   }
 }
 
-std::string required_text(const char* text, const char* field, const Refusal& at) {
-  if (text == nullptr || *text == '\0') at.fail(std::string("no ") + field);
+// Text travels as JSON from the runner to the host and into `plugins list --json`, which
+// needs UTF-8; nlohmann::json's own check says what it would refuse.
+std::string utf8_text(const char* text, const char* field, const Refusal& at) {
+  try {
+    (void)nlohmann::json(text).dump();
+  } catch (const nlohmann::json::type_error&) {
+    at.fail(std::string(field) + " is not valid UTF-8");
+  }
   return text;
 }
 
-std::string optional_text(const char* text) {
-  return text == nullptr ? "" : text;
+std::string required_text(const char* text, const char* field, const Refusal& at) {
+  if (text == nullptr || *text == '\0') at.fail(std::string("no ") + field);
+  return utf8_text(text, field, at);
+}
+
+std::string optional_text(const char* text, const char* field, const Refusal& at) {
+  return text == nullptr ? "" : utf8_text(text, field, at);
 }
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -137,8 +150,8 @@ ParameterInfo read_parameter(const SimprecParameterSpec* p, const Refusal& at) {
   if (!type) at.fail("'" + out.name + "' has unknown value type " + std::to_string(p->type));
   out.type = *type;
   out.required = p->required != 0;
-  out.default_value = optional_text(p->default_value);
-  out.description = optional_text(p->description);
+  out.default_value = optional_text(p->default_value, "default value", at);
+  out.description = optional_text(p->description, "description", at);
   return out;
 }
 
@@ -241,8 +254,8 @@ KernelInfo read_kernel(const SimprecKernel* k, const Refusal& at) {
   if (!kind) here.fail("unknown kernel kind " + std::to_string(k->kind));
   out.kind = *kind;
   out.bit_exact = (k->flags & SIMPREC_KERNEL_FLAG_BIT_EXACT) != 0;
-  out.description = optional_text(k->description);
-  out.emulation_model = optional_text(k->emulation_model);
+  out.description = optional_text(k->description, "description", here);
+  out.emulation_model = optional_text(k->emulation_model, "emulation model", here);
   if (out.bit_exact && out.emulation_model.empty())
     here.fail("claims bit-exactness but names no emulation model");
   if (k->run == nullptr) here.fail("no run function");
@@ -278,7 +291,7 @@ PluginInfo describe_plugin(const SimprecPlugin* plugin, const std::string& path)
   out.abi_minor = plugin->abi_minor;
   out.name = required_text(plugin->name, "name", at);
   out.version = required_text(plugin->version, "version", at);
-  out.description = optional_text(plugin->description);
+  out.description = optional_text(plugin->description, "description", at);
   out.kernels = read_array(plugin->kernel_count, plugin->kernels, "kernel", at, read_kernel);
   std::set<std::string> names;
   for (const auto& k : out.kernels) {

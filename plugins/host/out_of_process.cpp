@@ -50,12 +50,6 @@ std::string log_tail(const fs::path& file) {
   return s.empty() ? "" : "; its output:\n" + s;
 }
 
-std::string seconds_text(std::chrono::milliseconds ms) {
-  std::ostringstream text;
-  text << static_cast<double>(ms.count()) / 1000.0 << " s";
-  return text.str();
-}
-
 // Runs the runner and turns every way it can end into a response or a PluginError.
 nlohmann::json call_runner(const OpenOptions& options, const std::string& command,
                            const fs::path& plugin, const WorkDirectory& dir,

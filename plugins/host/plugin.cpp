@@ -16,7 +16,7 @@ std::unique_ptr<Plugin> open_plugin(const fs::path& path, const OpenOptions& opt
   // dlopen searches the library path for a bare name; a plugin is always a file we name.
   const fs::path absolute = fs::absolute(path);
   if (options.isolation == Isolation::kInProcess)
-    return std::make_unique<SharedLibraryPlugin>(absolute);
+    return std::make_unique<SharedLibraryPlugin>(absolute, options.timeout);
   return std::make_unique<OutOfProcessPlugin>(absolute, options);
 }
 

@@ -1,6 +1,7 @@
 // The C++ face of a loaded plugin: describe it, run one of its kernels. Two implementations:
-// in-process (dlopen, fast, a crash takes the host down) and out-of-process (each call in a
-// fresh simprec-plugin-runner process with a timeout; a crash or hang becomes a PluginError).
+// in-process (dlopen, fast, a crash takes the host down, a hang past the timeout is abandoned
+// on its thread: AbandonedCallError) and out-of-process (each call in a fresh
+// simprec-plugin-runner process with a timeout; a crash or hang becomes a PluginError).
 #pragma once
 
 #include <chrono>
@@ -21,7 +22,8 @@ class Plugin {
   virtual const PluginInfo& info() const = 0;
   // Checks the request against the kernel's description, runs the kernel and returns its
   // outputs. Throws std::invalid_argument for a request that does not fit the kernel and
-  // PluginError when the plugin fails, crashes or times out.
+  // PluginError when the plugin fails, crashes, writes past the end of an output or times out
+  // (in process: AbandonedCallError, after which the process should end).
   virtual std::vector<HostTensor> run(const KernelRequest& request) = 0;
 };
 
@@ -29,14 +31,15 @@ enum class Isolation { kInProcess, kOutOfProcess };
 
 struct OpenOptions {
   Isolation isolation = Isolation::kOutOfProcess;
-  // Out of process only: a call (or the description) that takes longer is killed.
+  // A call (or loading and describing the plugin) that takes longer is killed out of process,
+  // abandoned in process (plugins/host/plugin_thread.hpp).
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};
   // Out of process only: the runner executable; empty: found by find_runner().
   std::filesystem::path runner;
 };
 
 // Loads the plugin, negotiates the ABI version and reads its description. Throws PluginError
-// naming the path when the plugin is refused.
+// naming the path when the plugin is refused (AbandonedCallError: in process, past the timeout).
 std::unique_ptr<Plugin> open_plugin(const std::filesystem::path& path,
                                     const OpenOptions& options = {});
 

@@ -12,6 +12,7 @@
  *   BROKEN_HANGING_KERNEL  the kernel never returns
  *   BROKEN_WRONG_CLAIM     an unfused fp32 GEMM that claims to be bit-exact "sequential"
  *   BROKEN_TYPO_ATTRIBUTE  the attribute "accumulator_format" misspelt "acumulator_format"
+ *   BROKEN_OVERRUN_<N>     the unfused GEMM, then N more bytes written after the end of D
  * Written in C to show that the header is plain C11. */
 #include <stdio.h>
 #include <string.h>
@@ -68,6 +69,12 @@ static SimprecStatus broken_run(const SimprecRunArgs* args) {
 #elif defined(BROKEN_HANGING_KERNEL)
   for (;;) sleep(1);
   return SIMPREC_OK;
+#elif defined(OVERRUN_BYTES)
+  const SimprecStatus status = unfused_gemm(args);
+  const DLTensor* d = find_tensor(args, "D")->tensor;
+  unsigned char* end = (unsigned char*)d->data + d->shape[0] * d->shape[1] * sizeof(float);
+  for (int i = 0; i < OVERRUN_BYTES; ++i) ((volatile unsigned char*)end)[i] = (unsigned char)i;
+  return status;
 #else
   return unfused_gemm(args);
 #endif

@@ -1,0 +1,48 @@
+// What the plugin commands share about time limits: reading --timeout, and ending the process
+// when an in-process call outlived it.
+#pragma once
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "lib/cli/command.hpp"
+#include "plugins/host/plugin_error.hpp"
+
+namespace simprec::cli {
+
+// --timeout in seconds as a time limit, rounded up to whole milliseconds (CLI11 has checked
+// that it is positive). Throws UsageError for a limit beyond a year, which the clock arithmetic
+// could not hold.
+inline std::chrono::milliseconds plugin_time_limit(double seconds) {
+  constexpr double kMaxSeconds = 365.0 * 24 * 3600;
+  if (!(seconds <= kMaxSeconds)) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", seconds);
+    throw UsageError(std::string("--timeout ") + text +
+                     ": expected at most a year of seconds (31536000)");
+  }
+  return std::chrono::milliseconds(static_cast<int64_t>(std::ceil(seconds * 1000)));
+}
+
+// Runs a command's body. An in-process plugin call that outlived its time limit left a thread
+// running inside the plugin (plugins/host/plugin_thread.hpp): the command prints the error and
+// ends the process at once with status 1, skipping exit handlers and static destructors, which
+// could tear down what that thread still uses (a CUDA context, the plugin's globals) and crash
+// or hang on the way out.
+template <class Body>
+void ending_after_abandoned_calls(Body body) {
+  try {
+    body();
+  } catch (const plugins::AbandonedCallError& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "simprec: error: %s\n", e.what());
+    std::fflush(stderr);
+    _exit(1);
+  }
+}
+
+}  // namespace simprec::cli
