@@ -12,6 +12,10 @@ CpuLevel supported_level() {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("x86-64-v4")) return CpuLevel::kV4;
   if (__builtin_cpu_supports("x86-64-v3")) return CpuLevel::kV3;
+#elif SIMPREC_AVX512_KERNELS
+  return CpuLevel::kV4;
+#elif defined(__AVX2__) && defined(__FMA__)
+  return CpuLevel::kV3;
 #endif
   return CpuLevel::kBaseline;
 }

@@ -11,7 +11,8 @@ namespace simprec {
 
 enum class CpuLevel { kBaseline, kV3, kV4 };
 
-// The best level this CPU supports, lowered by the environment variable SIMPREC_CPU_LEVEL
+// The best level this CPU supports (in a SIMPREC_NATIVE build: the level it was compiled for),
+// lowered by the environment variable SIMPREC_CPU_LEVEL
 // ("baseline", "x86-64-v3" or "x86-64-v4") where set: tests run every level a machine has.
 // Read once; an unknown value throws std::invalid_argument naming it.
 CpuLevel cpu_level();
@@ -36,8 +37,10 @@ Fn for_this_cpu(Fn baseline, Fn v3, Fn v4) {
 
 // Attributes for the clones of a kernel, [[SIMPREC_TARGET_V3]] and [[SIMPREC_TARGET_V4]]: each
 // clone inlines everything it calls (flatten), so that the inlined code is compiled for its
-// level too. Elsewhere than x86-64 with GCC the clones are the baseline code again.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// level too. A build for one CPU (SIMPREC_NATIVE) or elsewhere than x86-64 with GCC compiles
+// the clones as the baseline code again.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(SIMPREC_NATIVE_BUILD)
 #define SIMPREC_CPU_CLONES 1
 #define SIMPREC_TARGET_V3 gnu::target("arch=x86-64-v3"), gnu::flatten
 #define SIMPREC_TARGET_V4 gnu::target("arch=x86-64-v4,prefer-vector-width=512"), gnu::flatten
@@ -45,4 +48,13 @@ Fn for_this_cpu(Fn baseline, Fn v3, Fn v4) {
 #define SIMPREC_CPU_CLONES 0
 #define SIMPREC_TARGET_V3 gnu::flatten
 #define SIMPREC_TARGET_V4 gnu::flatten
+#endif
+
+// Whether the kernels written with AVX-512 intrinsics are compiled: as v4 clones, or in a build
+// for a CPU that has AVX-512. They run only where cpu_level() is kV4.
+#if SIMPREC_CPU_CLONES || (defined(__AVX512F__) && defined(__AVX512DQ__) && \
+                           defined(__AVX512BW__) && defined(__AVX512VL__))
+#define SIMPREC_AVX512_KERNELS 1
+#else
+#define SIMPREC_AVX512_KERNELS 0
 #endif
