@@ -357,9 +357,11 @@ void parallel_rows(int m, unsigned threads, Fn&& fn) {
   for (auto& th : pool) th.join();
 }
 
-std::vector<uint32_t> gemm_portable(const TensorCoreModel& model, std::span<const uint16_t> a,
-                                    std::span<const uint16_t> b, std::span<const uint32_t> c, int m,
-                                    int n, int k, unsigned threads) {
+}  // namespace
+
+std::vector<uint32_t> tensor_core_gemm(const TensorCoreModel& model, std::span<const uint16_t> a,
+                                       std::span<const uint16_t> b, std::span<const uint32_t> c,
+                                       int m, int n, int k, unsigned threads) {
   if (m < 0 || n < 0 || k < 0 || a.size() != static_cast<size_t>(m) * k ||
       b.size() != static_cast<size_t>(k) * n || c.size() != static_cast<size_t>(m) * n) {
     throw std::invalid_argument(
@@ -413,31 +415,6 @@ std::vector<uint32_t> gemm_portable(const TensorCoreModel& model, std::span<cons
           reference(i, j);
   });
   return d;
-}
-
-// The whole GEMM compiled for each x86-64 level (cpu_level.hpp): operand unpacking and the
-// reference fix-ups too. Worker threads run fast_rows through its own dispatch.
-[[SIMPREC_TARGET_V3]] std::vector<uint32_t> gemm_v3(const TensorCoreModel& model,
-                                                    std::span<const uint16_t> a,
-                                                    std::span<const uint16_t> b,
-                                                    std::span<const uint32_t> c, int m, int n,
-                                                    int k, unsigned threads) {
-  return gemm_portable(model, a, b, c, m, n, k, threads);
-}
-[[SIMPREC_TARGET_V4]] std::vector<uint32_t> gemm_v4(const TensorCoreModel& model,
-                                                    std::span<const uint16_t> a,
-                                                    std::span<const uint16_t> b,
-                                                    std::span<const uint32_t> c, int m, int n,
-                                                    int k, unsigned threads) {
-  return gemm_portable(model, a, b, c, m, n, k, threads);
-}
-
-}  // namespace
-
-std::vector<uint32_t> tensor_core_gemm(const TensorCoreModel& model, std::span<const uint16_t> a,
-                                       std::span<const uint16_t> b, std::span<const uint32_t> c,
-                                       int m, int n, int k, unsigned threads) {
-  return for_this_cpu(gemm_portable, gemm_v3, gemm_v4)(model, a, b, c, m, n, k, threads);
 }
 
 }  // namespace simprec
