@@ -178,11 +178,12 @@ constexpr int kVectorRows = 4;
 
 // bf_panel / be_panel: the 32 columns from j0 of B, packed row after row (k x 32), so that
 // the inner loops walk memory contiguously instead of one page per row of B.
-[[SIMPREC_TARGET_V4]] void fast_block_avx512(const TensorCoreModel& model, int i0, int j0, int n,
-                                             int k, const std::vector<float>& af,
-                                             const std::vector<int32_t>& ae, const float* bf_panel,
-                                             const int32_t* be_panel, std::span<const uint32_t> c,
-                                             std::vector<uint32_t>& d, std::vector<uint8_t>& redo) {
+// Kept out of line, as flatten would inline it into fast_rows_v4: inlined, the fa2 forward with
+// the tensor-core model ran about 10% slower (attention_bench).
+[[SIMPREC_TARGET_V4, gnu::noinline]] void fast_block_avx512(
+    const TensorCoreModel& model, int i0, int j0, int n, int k, const std::vector<float>& af,
+    const std::vector<int32_t>& ae, const float* bf_panel, const int32_t* be_panel,
+    std::span<const uint32_t> c, std::vector<uint32_t>& d, std::vector<uint8_t>& redo) {
   constexpr int R = kVectorRows;
   const int bs = model.block_size;
   const int F = model.kept_fraction_bits;
