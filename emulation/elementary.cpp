@@ -6,12 +6,13 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
-#if defined(__AVX512F__) && defined(__AVX512DQ__)
+
+#include "emulation/cpu_level.hpp"
+#include "emulation/mpfr_bridge.hpp"
+#if SIMPREC_AVX512_KERNELS
 #include <immintrin.h>
 #define SIMPREC_EXP_FP32_AVX512 1
 #endif
-
-#include "emulation/mpfr_bridge.hpp"
 
 namespace simprec {
 namespace {
@@ -125,7 +126,7 @@ namespace {
 // 2^(k/16), k = 0..15, as two vectors for one two-source permute.
 struct Exp2Table {
   __m512d lo, hi;
-  Exp2Table() {
+  [[SIMPREC_TARGET_V4]] Exp2Table() {
     alignas(64) double t[16];
     for (int k = 0; k < 16; ++k) t[k] = std::exp2(k / 16.0);
     lo = _mm512_load_pd(t);
@@ -136,7 +137,7 @@ struct Exp2Table {
 // 2^(n/16) e^r for |r| <= ln2/32 and |n| < 2^11 given as the low bits of t (the shifter's
 // double): the table's 2^((n mod 16)/16), the exponent field raised by n div 16, and e^r by its
 // Taylor polynomial of degree 6 (truncation r^7/7! < 2^-51).
-__m512d exp_reduced(__m512d r, __m512i ni, const Exp2Table& table) {
+[[SIMPREC_TARGET_V4]] __m512d exp_reduced(__m512d r, __m512i ni, const Exp2Table& table) {
   __m512d p = _mm512_set1_pd(1.0 / 720);
   for (const double c : {1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1.0, 1.0}) {
     p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(c));
@@ -149,7 +150,7 @@ __m512d exp_reduced(__m512d r, __m512i ni, const Exp2Table& table) {
 
 // exp(x) for x in [-87, 88]: x = n ln2/16 + r, |r| <= ln2/32. Relative error below 2^-48 in all:
 // the caller treats results within 2^10 ulps of a rounding boundary as undecided.
-__m512d exp_pd(__m512d x, const Exp2Table& table) {
+[[SIMPREC_TARGET_V4]] __m512d exp_pd(__m512d x, const Exp2Table& table) {
   // ln 2 / 16 as hi + lo (ln 2's double and the double of its remainder, divided by 16).
   constexpr double kLn2Over16Hi = 0x1.62e42fefa39efp-5, kLn2Over16Lo = 0x1.abc9e3b39803fp-60;
   // n = round(16 x / ln 2) in the low bits of t (|n| < 2^11, far below the 2^51 of the shifter).
@@ -166,7 +167,7 @@ __m512d exp_pd(__m512d x, const Exp2Table& table) {
 // f = x - n/16 exact (|f| <= 1/32, and x's last bit is at most 2^-29 below its leading one for
 // |x| >= 1/32; n = 0 below), then e^(f ln 2): the product's rounding adds under 2^-56 absolute,
 // so the relative error stays below 2^-48.
-__m512d exp2_pd(__m512d x, const Exp2Table& table) {
+[[SIMPREC_TARGET_V4]] __m512d exp2_pd(__m512d x, const Exp2Table& table) {
   const __m512d shifter = _mm512_set1_pd(0x1.8p52);
   const __m512d t = _mm512_fmadd_pd(x, _mm512_set1_pd(16.0), shifter);
   const __m512d n = _mm512_sub_pd(t, shifter);
@@ -180,8 +181,9 @@ __m512d exp2_pd(__m512d x, const Exp2Table& table) {
 // zero_inclusive), and scalar(x) for the rest and for results within 2^10 ulps of a rounding
 // boundary. Returns the count done (a multiple of 16); x == y is allowed.
 template <class Kernel>
-size_t fp32_batch(const float* x, float* y, size_t n, double lo, double hi, double zero_below,
-                  int zero_predicate, Kernel kernel, float (*scalar)(float)) {
+[[SIMPREC_TARGET_V4]] size_t fp32_batch(const float* x, float* y, size_t n, double lo, double hi,
+                                        double zero_below, int zero_predicate, Kernel kernel,
+                                        float (*scalar)(float)) {
   static const Exp2Table table;
   constexpr uint64_t kSlack = uint64_t{1} << 10;
   const __m512i dropped = _mm512_set1_epi64((int64_t{1} << 29) - 1);
@@ -225,8 +227,10 @@ size_t fp32_batch(const float* x, float* y, size_t n, double lo, double hi, doub
 void exp_fp32(const float* x, float* y, size_t n) {
   size_t i = 0;
 #if defined(SIMPREC_EXP_FP32_AVX512)
-  i = fp32_batch(x, y, n, -87.0, 88.0, kExpFp32ZeroBelow, _CMP_LT_OQ, exp_pd,
-                 static_cast<float (*)(float)>(exp_fp32));
+  if (cpu_level() == CpuLevel::kV4) {
+    i = fp32_batch(x, y, n, -87.0, 88.0, kExpFp32ZeroBelow, _CMP_LT_OQ, exp_pd,
+                   static_cast<float (*)(float)>(exp_fp32));
+  }
 #endif
   for (; i < n; ++i) y[i] = exp_fp32(x[i]);
 }
@@ -234,8 +238,10 @@ void exp_fp32(const float* x, float* y, size_t n) {
 void exp2_fp32(const float* x, float* y, size_t n) {
   size_t i = 0;
 #if defined(SIMPREC_EXP_FP32_AVX512)
-  i = fp32_batch(x, y, n, -126.0, 127.0, -150.0, _CMP_LE_OQ, exp2_pd,
-                 static_cast<float (*)(float)>(exp2_fp32));
+  if (cpu_level() == CpuLevel::kV4) {
+    i = fp32_batch(x, y, n, -126.0, 127.0, -150.0, _CMP_LE_OQ, exp2_pd,
+                   static_cast<float (*)(float)>(exp2_fp32));
+  }
 #endif
   for (; i < n; ++i) y[i] = exp2_fp32(x[i]);
 }

@@ -2,6 +2,8 @@
 
 #include <Random123/philox.h>
 
+#include "emulation/cpu_level.hpp"
+
 namespace simprec {
 namespace {
 
@@ -41,7 +43,10 @@ uint32_t random_bits(const RandomStream& rs, uint64_t index) {
   return rng(ctr, key)[index & 3];
 }
 
-void fill_random_bits(const RandomStream& rs, uint64_t first_index, uint32_t* out, uint64_t count) {
+namespace {
+
+void fill_random_bits_baseline(const RandomStream& rs, uint64_t first_index, uint32_t* out,
+                               uint64_t count) {
   uint64_t i = 0;
   // Leading partial block.
   while (i < count && ((first_index + i) & 3) != 0) {
@@ -59,6 +64,22 @@ void fill_random_bits(const RandomStream& rs, uint64_t first_index, uint32_t* ou
     dst[4 * b + 3] = w.w[3];
   }
   for (i += 4 * blocks; i < count; ++i) out[i] = random_bits(rs, first_index + i);
+}
+
+[[SIMPREC_TARGET_V3]] void fill_random_bits_v3(const RandomStream& rs, uint64_t first_index,
+                                               uint32_t* out, uint64_t count) {
+  fill_random_bits_baseline(rs, first_index, out, count);
+}
+[[SIMPREC_TARGET_V4]] void fill_random_bits_v4(const RandomStream& rs, uint64_t first_index,
+                                               uint32_t* out, uint64_t count) {
+  fill_random_bits_baseline(rs, first_index, out, count);
+}
+
+}  // namespace
+
+void fill_random_bits(const RandomStream& rs, uint64_t first_index, uint32_t* out, uint64_t count) {
+  for_this_cpu(fill_random_bits_baseline, fill_random_bits_v3, fill_random_bits_v4)(rs, first_index,
+                                                                                    out, count);
 }
 
 }  // namespace simprec

@@ -17,12 +17,12 @@
 #include <stdexcept>
 #include <thread>
 
-#if defined(__AVX512F__) && defined(__AVX512DQ__)
+#include "emulation/cpu_level.hpp"
+#include "emulation/tensor_core.hpp"
+#if SIMPREC_AVX512_KERNELS
 #include <immintrin.h>
 #define SIMPREC_TC_AVX512 1
 #endif
-
-#include "emulation/tensor_core.hpp"
 
 namespace simprec {
 namespace {
@@ -166,7 +166,8 @@ void fast_columns(const TensorCoreModel& model, int row_begin, int row_end, int 
 constexpr int kVectorColumns = 32;
 constexpr int kVectorRows = 4;
 
-inline __m512i float_operand_exponent(__m512 x) {  // fp32_operand_exponent, 16 lanes
+[[SIMPREC_TARGET_V4]] inline __m512i float_operand_exponent(
+    __m512 x) {  // fp32_operand_exponent, 16 lanes
   const __m512i bits = _mm512_castps_si512(x);
   const __m512i field = _mm512_and_si512(_mm512_srli_epi32(bits, 23), _mm512_set1_epi32(0xff));
   const __m512i e =
@@ -177,10 +178,12 @@ inline __m512i float_operand_exponent(__m512 x) {  // fp32_operand_exponent, 16 
 
 // bf_panel / be_panel: the 32 columns from j0 of B, packed row after row (k x 32), so that
 // the inner loops walk memory contiguously instead of one page per row of B.
-void fast_block_avx512(const TensorCoreModel& model, int i0, int j0, int n, int k,
-                       const std::vector<float>& af, const std::vector<int32_t>& ae,
-                       const float* bf_panel, const int32_t* be_panel, std::span<const uint32_t> c,
-                       std::vector<uint32_t>& d, std::vector<uint8_t>& redo) {
+// Kept out of line, as flatten would inline it into fast_rows_v4: inlined, the fa2 forward with
+// the tensor-core model ran about 10% slower (attention_bench).
+[[SIMPREC_TARGET_V4, gnu::noinline]] void fast_block_avx512(
+    const TensorCoreModel& model, int i0, int j0, int n, int k, const std::vector<float>& af,
+    const std::vector<int32_t>& ae, const float* bf_panel, const int32_t* be_panel,
+    std::span<const uint32_t> c, std::vector<uint32_t>& d, std::vector<uint8_t>& redo) {
   constexpr int R = kVectorRows;
   const int bs = model.block_size;
   const int F = model.kept_fraction_bits;
@@ -279,14 +282,32 @@ void fast_block_avx512(const TensorCoreModel& model, int i0, int j0, int n, int 
 }
 #endif
 
-void fast_rows(const TensorCoreModel& model, int row_begin, int row_end, int n, int k,
-               const std::vector<double>& av, const std::vector<int32_t>& ae,
-               const std::vector<float>& af, const std::vector<double>& bv,
-               const std::vector<int32_t>& be, const std::vector<float>& bf,
-               std::span<const uint32_t> c, std::vector<uint32_t>& d, std::vector<uint8_t>& redo) {
+// Rows [row_begin, row_end) of the fast path; kVector: with the AVX-512 block where it applies.
+// The unpacked operands of one GEMM (see tensor_core_gemm) and its outputs.
+struct FastOperands {
+  const TensorCoreModel& model;
+  int n, k;
+  const std::vector<double>&av, &bv;
+  const std::vector<int32_t>&ae, &be;
+  const std::vector<float>&af, &bf;
+  std::span<const uint32_t> c;
+  std::vector<uint32_t>& d;
+  std::vector<uint8_t>& redo;
+};
+
+template <bool kVector>
+void fast_rows(const FastOperands& o, int row_begin, int row_end) {
+  const TensorCoreModel& model = o.model;
+  const int n = o.n, k = o.k;
+  const std::vector<double>&av = o.av, &bv = o.bv;
+  const std::vector<int32_t>&ae = o.ae, &be = o.be;
+  const std::vector<float>&af = o.af, &bf = o.bf;
+  const std::span<const uint32_t> c = o.c;
+  std::vector<uint32_t>& d = o.d;
+  std::vector<uint8_t>& redo = o.redo;
   int j0 = 0;
 #if defined(SIMPREC_TC_AVX512)
-  if (model.block_size <= 16 && model.kept_fraction_bits <= 25) {
+  if (kVector && model.block_size <= 16 && model.kept_fraction_bits <= 25) {
     std::vector<float> bf_panel(static_cast<size_t>(k) * kVectorColumns);
     std::vector<int32_t> be_panel(static_cast<size_t>(k) * kVectorColumns);
     for (; j0 + kVectorColumns <= n; j0 += kVectorColumns) {
@@ -309,6 +330,15 @@ void fast_rows(const TensorCoreModel& model, int row_begin, int row_end, int n, 
     fast_columns(model, row_begin, row_end, j0, std::min(kChunk, n - j0), n, k, av, ae, bv, be, c,
                  d, redo);
   }
+}
+
+// fast_rows for each x86-64 level (cpu_level.hpp); the AVX-512 block only in the v4 clone.
+using FastRows = void (*)(const FastOperands&, int, int);
+[[SIMPREC_TARGET_V3]] void fast_rows_v3(const FastOperands& o, int row_begin, int row_end) {
+  fast_rows<false>(o, row_begin, row_end);
+}
+[[SIMPREC_TARGET_V4]] void fast_rows_v4(const FastOperands& o, int row_begin, int row_end) {
+  fast_rows<SIMPREC_AVX512_KERNELS>(o, row_begin, row_end);
 }
 
 template <class Fn>
@@ -376,8 +406,10 @@ std::vector<uint32_t> tensor_core_gemm(const TensorCoreModel& model, std::span<c
   // float copies for the vector path (exact: 16-bit values)
   const std::vector<float> af(av.begin(), av.end()), bf(bv.begin(), bv.end());
   std::vector<uint8_t> redo(static_cast<size_t>(m) * n, 0);
+  const FastRows rows = for_this_cpu<FastRows>(fast_rows<false>, fast_rows_v3, fast_rows_v4);
+  const FastOperands operands{model, n, kp, av, bv, ae, be, af, bf, c, d, redo};
   parallel_rows(m, threads, [&](int begin, int end) {
-    fast_rows(model, begin, end, n, kp, av, ae, af, bv, be, bf, c, d, redo);
+    rows(operands, begin, end);
     for (int i = begin; i < end; ++i)
       for (int j = 0; j < n; ++j)
         if (redo[static_cast<size_t>(i) * n + j] || row_special[i] || col_special[j])

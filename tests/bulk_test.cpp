@@ -194,6 +194,63 @@ TEST(Bulk, RoundToValuesAndDecodeBitsMatchScalar) {
   }
 }
 
+// round_to_values against the scalar kernel's encoding, decoded, for every format whose values
+// the input type holds, every mode (sr with several sr_bits), out of place and in place.
+template <class T>
+void check_values_against_scalar(const Format& f, const Rounding& r, const std::vector<T>& in,
+                                 oracle::Mismatches& bad) {
+  using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  const BulkRounding spec{f, r, RandomStream{77, 5}, 3, 1};
+  std::vector<T> out(in.size(), T(-7));
+  round_to_values<T>(in, out, spec);
+  std::vector<T> in_place = in;
+  round_to_values<T>(in_place, in_place, spec);
+  for (size_t i = 0; i < in.size(); ++i) {
+    const uint32_t rnd = uses_random_bits(r.mode) ? random_bits(spec.random, 3 + i) : 0;
+    const T want =
+        static_cast<T>(decode(f, round_to_format(f, unrounded_from_double(in[i]), r, rnd)));
+    for (const T got : {out[i], in_place[i]}) {
+      if (std::bit_cast<U>(got) != std::bit_cast<U>(want)) {
+        bad.add(f.name() + " " + oracle::mode_name(r.mode) + " sr_bits=" +
+                std::to_string(r.sr_bits) + " " + (sizeof(T) == 4 ? "float" : "double") +
+                " i=" + std::to_string(i) + " x=" + oracle::hex(std::bit_cast<U>(in[i])) +
+                ": scalar " + oracle::hex(std::bit_cast<U>(want)) + " bulk " +
+                oracle::hex(std::bit_cast<U>(got)) + (got == out[i] ? "" : " (in place)"));
+      }
+    }
+  }
+}
+
+bool values_fit_float(const Format& f) {
+  return f.precision() <= 24 && f.emin() - f.mantissa_bits >= -149 && f.emax() <= 127;
+}
+
+TEST(BulkValues, MatchScalarKernelEveryFormatAndMode) {
+  const auto fin = test_inputs<float>(65536, 11);
+  const auto din = test_inputs<double>(65536, 12);
+  std::vector<Format> targets = bulk_formats();
+  // Targets whose subnormals lie below float's normal range, and one with a larger bias.
+  targets.push_back(
+      Format{8, 3, 130, SpecialEncoding::kIeee, OverflowPolicy::kInfinity, SubnormalPolicy::kKeep});
+  targets.push_back(Format{6, 4, 40, SpecialEncoding::kFiniteNan, OverflowPolicy::kSaturate,
+                           SubnormalPolicy::kKeep});
+  oracle::Mismatches bad;
+  size_t float_formats = 0;
+  for (const Format& f : targets) {
+    const bool to_float = values_fit_float(f);
+    float_formats += to_float;
+    for (RoundingMode m : kAllRoundingModes) {
+      for (int sr_bits : {32, 13, 1}) {
+        if (sr_bits != 32 && m != RoundingMode::kStochastic) continue;
+        if (to_float) check_values_against_scalar(f, Rounding{m, sr_bits}, fin, bad);
+        check_values_against_scalar(f, Rounding{m, sr_bits}, din, bad);
+      }
+    }
+  }
+  EXPECT_GE(float_formats, 14u);  // the list above, so that float values are really covered
+  EXPECT_EQ(bad.count, 0u) << bad.report();
+}
+
 TEST(Bulk, InPlaceRoundToValues) {
   auto v = test_inputs<double>(3000, 5);
   const auto copy = v;
@@ -270,10 +327,11 @@ TEST(BulkReference, FloatBinadeReferenceAgreesWithMpfr) {
 
 namespace {
 
-// The float -> bf16 nearest-even path with streaming stores (outputs of 4 MiB or more) and its
-// alignment handling: every element against the scalar kernel, at several output offsets, with
-// specials (NaN, infinities, overflow, subnormals, zeros) sprinkled through the array.
-TEST(BulkBf16Streaming, LargeMisalignedArraysMatchTheScalarKernel) {
+// Outputs of 4 MiB or more are written with streaming stores from blocks aligned to the
+// output's cache lines: every element against the scalar kernel, encodings and values, at
+// several output offsets, with specials (NaN, infinities, overflow, subnormals, zeros)
+// sprinkled through the array.
+TEST(BulkStreaming, LargeMisalignedArraysMatchTheScalarKernel) {
   constexpr size_t kCount = (size_t{1} << 21) + 77;  // > 4 MiB of output, not a block multiple
   std::mt19937_64 rng(2024);
   std::vector<float> in(kCount);
@@ -281,18 +339,31 @@ TEST(BulkBf16Streaming, LargeMisalignedArraysMatchTheScalarKernel) {
   const uint32_t specials[] = {0x7f800000u, 0xff800000u, 0x7fc00001u, 0x7f7fffffu, 0xff7f8000u,
                                0x00000001u, 0x80400000u, 0x00000000u, 0x80000000u, 0x7f7f7fffu};
   for (size_t i = 0; i < kCount; i += 4099) in[i] = std::bit_cast<float>(specials[(i / 4099) % 10]);
-  std::vector<uint16_t> buffer(kCount + 16);
-  for (size_t offset : {0, 1, 3, 8, 15}) {
-    const std::span<uint16_t> out(buffer.data() + offset, kCount);
-    simprec::round_to_bits<float, uint16_t>(
-        in, out, simprec::BulkRounding{simprec::formats::bf16, {}, {}, 0, 1});
-    size_t mismatches = 0;
-    for (size_t i = 0; i < kCount; ++i) {
-      const auto want = static_cast<uint16_t>(simprec::round_to_format(
-          simprec::formats::bf16, simprec::unrounded_from_float(in[i]), {}));
-      mismatches += out[i] != want;
+  const simprec::Rounding sr{simprec::RoundingMode::kStochastic};
+  for (const auto& [format, rounding] : {std::pair{simprec::formats::bf16, simprec::Rounding{}},
+                                         std::pair{simprec::formats::e5m2, sr}}) {
+    const simprec::BulkRounding spec{format, rounding, {5, 6}, 0, 1};
+    const auto want_bits = [&](size_t i) {
+      const uint32_t rnd = uses_random_bits(rounding.mode) ? random_bits(spec.random, i) : 0;
+      return simprec::round_to_format(format, simprec::unrounded_from_float(in[i]), rounding, rnd);
+    };
+    std::vector<uint16_t> bits(kCount + 16);
+    std::vector<float> values(kCount + 16);
+    for (size_t offset : {0, 1, 3, 8, 15}) {
+      const std::span<uint16_t> out(bits.data() + offset, kCount);
+      simprec::round_to_bits<float, uint16_t>(in, out, spec);
+      const std::span<float> out_values(values.data() + offset, kCount);
+      simprec::round_to_values<float>(in, out_values, spec);
+      size_t bad_bits = 0, bad_values = 0;
+      for (size_t i = 0; i < kCount; ++i) {
+        const uint64_t want = want_bits(i);
+        bad_bits += out[i] != want;
+        bad_values += std::bit_cast<uint32_t>(out_values[i]) !=
+                      std::bit_cast<uint32_t>(static_cast<float>(simprec::decode(format, want)));
+      }
+      EXPECT_EQ(bad_bits, 0u) << format.name() << " encodings, output offset " << offset;
+      EXPECT_EQ(bad_values, 0u) << format.name() << " values, output offset " << offset;
     }
-    EXPECT_EQ(mismatches, 0u) << "output offset " << offset;
   }
 }
 

@@ -9,14 +9,14 @@
 #include <string>
 #include <string_view>
 #include <vector>
-#if defined(__AVX512F__) && defined(__AVX512DQ__)
-#include <immintrin.h>
-#define SIMPREC_FLOAT_FLASH_AVX512 1
-#endif
 
+#include "emulation/cpu_level.hpp"
 #include "emulation/elementary.hpp"
 #include "emulation/tensor_core.hpp"
 #include "lib/attention/product.hpp"
+#if SIMPREC_AVX512_KERNELS
+#include <immintrin.h>
+#endif
 
 namespace simprec::attention {
 namespace {
@@ -42,10 +42,15 @@ float mul_rounded(double a, double b) {
   return static_cast<float>(lo == 0.0 ? hi : SiteRounder::to_odd(hi, lo));
 }
 
-// out[i] = mul_rounded(x[i], b) for i < n.
-void mul_rounded(const float* x, double b, float* out, int64_t n) {
+// mul_rounded(x[i], b) into out[i] for i in [first, n).
+void mul_rounded_from(const float* x, double b, float* out, int64_t first, int64_t n) {
+  for (int64_t i = first; i < n; ++i) out[i] = mul_rounded(x[i], b);
+}
+
+// The same, 8 at a time in AVX-512 lanes, then the tail.
+[[SIMPREC_TARGET_V4]] void mul_rounded_v4(const float* x, double b, float* out, int64_t n) {
   int64_t i = 0;
-#if defined(SIMPREC_FLOAT_FLASH_AVX512)
+#if SIMPREC_AVX512_KERNELS
   const __m512d vb = _mm512_set1_pd(b);
   const __m512d zero = _mm512_setzero_pd();
   const __m512i one = _mm512_set1_epi64(1);
@@ -63,7 +68,16 @@ void mul_rounded(const float* x, double b, float* out, int64_t n) {
     _mm256_storeu_ps(out + i, _mm512_cvtpd_ps(_mm512_castsi512_pd(bits)));
   }
 #endif
-  for (; i < n; ++i) out[i] = mul_rounded(x[i], b);
+  mul_rounded_from(x, b, out, i, n);
+}
+
+// out[i] = mul_rounded(x[i], b) for i < n.
+void mul_rounded(const float* x, double b, float* out, int64_t n) {
+  if (cpu_level() == CpuLevel::kV4) {
+    mul_rounded_v4(x, b, out, n);
+  } else {
+    mul_rounded_from(x, b, out, 0, n);
+  }
 }
 
 // x[i] rounded to bf16 nearest-even, as a float, in place: adding 0x7fff plus the last kept bit
@@ -403,8 +417,10 @@ bool float_flash_applies(const AttentionConfig& config) {
   return numerics_of(config).has_value();
 }
 
-bool run_float_flash(const AttentionConfig& config, const AttentionInputs& inputs,
-                     AttentionOutputs& out, int64_t p) {
+namespace {
+
+bool run_float_flash_portable(const AttentionConfig& config, const AttentionInputs& inputs,
+                              AttentionOutputs& out, int64_t p) {
   const AttentionShape& s = inputs.shape;
   Problem pr(config, s, *numerics_of(config));
   const int64_t nq = s.nq, nk = s.nk, d = s.d, dv = s.dv;
@@ -431,6 +447,27 @@ bool run_float_flash(const AttentionConfig& config, const AttentionInputs& input
                 out.dv.data() + p * nk * dv, out.delta.data() + p * nq);
   }
   return true;
+}
+
+// The whole problem compiled for each x86-64 level (cpu_level.hpp): its loops of fmaf, float
+// exp2 and conversions vectorise only where the level has the instructions.
+[[SIMPREC_TARGET_V3]] bool run_float_flash_v3(const AttentionConfig& config,
+                                              const AttentionInputs& inputs, AttentionOutputs& out,
+                                              int64_t p) {
+  return run_float_flash_portable(config, inputs, out, p);
+}
+[[SIMPREC_TARGET_V4]] bool run_float_flash_v4(const AttentionConfig& config,
+                                              const AttentionInputs& inputs, AttentionOutputs& out,
+                                              int64_t p) {
+  return run_float_flash_portable(config, inputs, out, p);
+}
+
+}  // namespace
+
+bool run_float_flash(const AttentionConfig& config, const AttentionInputs& inputs,
+                     AttentionOutputs& out, int64_t p) {
+  return for_this_cpu(run_float_flash_portable, run_float_flash_v3, run_float_flash_v4)(
+      config, inputs, out, p);
 }
 
 }  // namespace simprec::attention

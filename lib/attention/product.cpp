@@ -5,11 +5,12 @@
 #include <cmath>
 #include <utility>
 #include <vector>
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
 
 #include "emulation/bulk.hpp"
+#include "emulation/cpu_level.hpp"
+#if SIMPREC_AVX512_KERNELS
+#include <immintrin.h>
+#endif
 #include "emulation/round.hpp"
 
 namespace simprec::attention {
@@ -31,10 +32,8 @@ bool fits_float(const double* x, int64_t rows, int64_t cols, int64_t ld, float* 
   return ok;
 }
 
-}  // namespace
-
-void float_sequential(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-                      int64_t ldb, float* c) {
+void float_sequential_portable(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                               const float* b, int64_t ldb, float* c) {
   constexpr int kRows = 4, kCols = 32;
   int64_t i = 0;
   for (; i + kRows <= m; i += kRows) {
@@ -74,13 +73,46 @@ void float_sequential(int64_t m, int64_t n, int64_t k, const float* a, int64_t l
   }
 }
 
-#if defined(__AVX512F__)
-namespace {
+// float_sequential for x86-64-v3 and v4 (cpu_level.hpp): their fma instructions vectorise
+// what the baseline computes with libm's fmaf, one element at a time.
+[[SIMPREC_TARGET_V3]] void float_sequential_v3(int64_t m, int64_t n, int64_t k, const float* a,
+                                               int64_t lda, const float* b, int64_t ldb, float* c) {
+  float_sequential_portable(m, n, k, a, lda, b, ldb, c);
+}
+[[SIMPREC_TARGET_V4]] void float_sequential_v4(int64_t m, int64_t n, int64_t k, const float* a,
+                                               int64_t lda, const float* b, int64_t ldb, float* c) {
+  float_sequential_portable(m, n, k, a, lda, b, ldb, c);
+}
 
+// One fp32 fma per product term, in k order, as every level computes it.
+void float_sequential_strided_portable(int64_t m, int64_t n, int64_t k, const float* a,
+                                       int64_t a_row, int64_t a_col, const float* b, int64_t ldb,
+                                       float* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    float* __restrict row = c + i * ldc;
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const float av = a[i * a_row + kk * a_col];
+      const float* __restrict bv = b + kk * ldb;
+      for (int64_t x = 0; x < n; ++x) row[x] = std::fmaf(av, bv[x], row[x]);
+    }
+  }
+}
+
+// The FMA instructions of x86-64-v3 in place of libm's fmaf.
+[[SIMPREC_TARGET_V3]] void float_sequential_strided_v3(int64_t m, int64_t n, int64_t k,
+                                                       const float* a, int64_t a_row, int64_t a_col,
+                                                       const float* b, int64_t ldb, float* c,
+                                                       int64_t ldc) {
+  float_sequential_strided_portable(m, n, k, a, a_row, a_col, b, ldb, c, ldc);
+}
+
+#if SIMPREC_AVX512_KERNELS
 // Rows i0..i0+MR of C, columns j..j+31 (the lanes of mask0 and mask1), over the whole k loop.
 template <int MR>
-void float_sequential_block(int64_t k, const float* a, int64_t a_row, int64_t a_col, const float* b,
-                            int64_t ldb, float* c, int64_t ldc, __mmask16 mask0, __mmask16 mask1) {
+[[SIMPREC_TARGET_V4]] void float_sequential_block(int64_t k, const float* a, int64_t a_row,
+                                                  int64_t a_col, const float* b, int64_t ldb,
+                                                  float* c, int64_t ldc, __mmask16 mask0,
+                                                  __mmask16 mask1) {
   // Fully unrolled loops over r, so that GCC keeps acc in registers (otherwise it also stores
   // the array to the stack at every step of the k loop).
   __m512 acc[MR][2];
@@ -109,9 +141,11 @@ void float_sequential_block(int64_t k, const float* a, int64_t a_row, int64_t a_
 
 // float_sequential_block<rows> for 1 <= rows <= sizeof...(MR) (the row tail of a tile).
 template <int... MR>
-void float_sequential_rows(int rows, std::integer_sequence<int, MR...>, int64_t k, const float* a,
-                           int64_t a_row, int64_t a_col, const float* b, int64_t ldb, float* c,
-                           int64_t ldc, __mmask16 mask0, __mmask16 mask1) {
+[[SIMPREC_TARGET_V4]] void float_sequential_rows(int rows, std::integer_sequence<int, MR...>,
+                                                 int64_t k, const float* a, int64_t a_row,
+                                                 int64_t a_col, const float* b, int64_t ldb,
+                                                 float* c, int64_t ldc, __mmask16 mask0,
+                                                 __mmask16 mask1) {
   ((rows == MR + 1
         ? float_sequential_block<MR + 1>(k, a, a_row, a_col, b, ldb, c, ldc, mask0, mask1)
         : void()),
@@ -122,13 +156,13 @@ void float_sequential_rows(int rows, std::integer_sequence<int, MR...>, int64_t 
 __mmask16 lanes(int64_t count) {
   return static_cast<__mmask16>(count >= 16 ? 0xffff : count <= 0 ? 0 : (1u << count) - 1);
 }
-
-}  // namespace
 #endif
 
-void float_sequential_strided(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_row,
-                              int64_t a_col, const float* b, int64_t ldb, float* c, int64_t ldc) {
-#if defined(__AVX512F__)
+[[SIMPREC_TARGET_V4]] void float_sequential_strided_v4(int64_t m, int64_t n, int64_t k,
+                                                       const float* a, int64_t a_row, int64_t a_col,
+                                                       const float* b, int64_t ldb, float* c,
+                                                       int64_t ldc) {
+#if SIMPREC_AVX512_KERNELS
   constexpr int kRows = 8, kCols = 32;
   for (int64_t i = 0; i < m; i += kRows) {
     const int rows = static_cast<int>(std::min<int64_t>(kRows, m - i));
@@ -147,15 +181,22 @@ void float_sequential_strided(int64_t m, int64_t n, int64_t k, const float* a, i
     }
   }
 #else
-  for (int64_t i = 0; i < m; ++i) {
-    float* __restrict row = c + i * ldc;
-    for (int64_t kk = 0; kk < k; ++kk) {
-      const float av = a[i * a_row + kk * a_col];
-      const float* __restrict bv = b + kk * ldb;
-      for (int64_t x = 0; x < n; ++x) row[x] = std::fmaf(av, bv[x], row[x]);
-    }
-  }
+  float_sequential_strided_portable(m, n, k, a, a_row, a_col, b, ldb, c, ldc);
 #endif
+}
+
+}  // namespace
+
+void float_sequential(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                      int64_t ldb, float* c) {
+  for_this_cpu(float_sequential_portable, float_sequential_v3, float_sequential_v4)(m, n, k, a, lda,
+                                                                                    b, ldb, c);
+}
+
+void float_sequential_strided(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_row,
+                              int64_t a_col, const float* b, int64_t ldb, float* c, int64_t ldc) {
+  for_this_cpu(float_sequential_strided_portable, float_sequential_strided_v3,
+               float_sequential_strided_v4)(m, n, k, a, a_row, a_col, b, ldb, c, ldc);
 }
 
 ProductSite::ProductSite(Site site, const SiteSpec& spec, uint64_t seed)

@@ -1,0 +1,178 @@
+// The vectorised integer kernel behind the bulk API (bulk.cpp): one block of float or double
+// inputs rounded to a narrower format, out as encodings or as the rounded values in the input's
+// own type. Elements it cannot finish (NaN, infinity, overflow, deep underflow, flushed
+// subnormals) are reported for the scalar kernel to redo. Internal to the emulation library.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "emulation/format.hpp"
+#include "emulation/rounding_mode.hpp"
+
+namespace simprec::bulk_detail {
+
+template <class In>
+struct IeeeLayout;
+template <>
+struct IeeeLayout<float> {
+  using U = uint32_t;
+  static constexpr int kWidth = 32, kMantissa = 23, kBias = 127;
+};
+template <>
+struct IeeeLayout<double> {
+  using U = uint64_t;
+  static constexpr int kWidth = 64, kMantissa = 52, kBias = 1023;
+};
+
+// The kernel handles inputs whose exponent range covers the target's (so that target
+// subnormals come from input normals and input subnormals land below the target's range) and
+// targets with fewer mantissa bits than the input.
+template <class In>
+bool fast_path_applies(const Format& f) {
+  using L = IeeeLayout<In>;
+  // The kernel works in the input's lane width, sign bit included: a wider target (possible
+  // with a custom bias, e.g. 1+10+22 bits from float) would lose its sign bit there.
+  // Exponent-only formats (no sign, no zero, field 0 normal) take the scalar kernel.
+  return f.has_sign() && f.mantissa_bits < L::kMantissa && f.emin() >= 1 - L::kBias &&
+         f.width() <= L::kWidth;
+}
+
+// The target shares the input's exponent field (bf16 and tf32 from float): every finite input,
+// subnormals included, keeps its exponent and only mantissa bits are dropped.
+template <class In>
+bool same_exponent_range(const Format& f) {
+  using L = IeeeLayout<In>;
+  return f.exponent_bits == L::kWidth - 1 - L::kMantissa && f.bias == L::kBias &&
+         f.keeps_subnormals();
+}
+
+// Constants of one (input type, target format) pair.
+template <class In>
+struct Plan {
+  using L = IeeeLayout<In>;
+  using U = typename L::U;
+  int shift_normal;     // input mantissa bits dropped for a normal result
+  int64_t emin_biased;  // input biased exponent of the target's smallest normal
+  U rebias;             // subtracting it moves the exponent field to the target's bias
+  U max_bits;           // target's largest finite magnitude encoding
+  uint64_t sign_out;    // target sign bit
+  bool unsigned_zero;   // fnuz: a negative zero result is +0
+  bool flush;           // subnormal results go through the scalar kernel
+  explicit Plan(const Format& f)
+      : shift_normal(L::kMantissa - f.mantissa_bits),
+        emin_biased(f.emin() + L::kBias),
+        rebias(static_cast<U>(static_cast<U>(L::kBias - f.bias) << L::kMantissa)),
+        max_bits(static_cast<U>(f.max_finite_bits())),
+        sign_out(f.sign_mask()),
+        unsigned_zero(!f.has_negative_zero()),
+        flush(!f.keeps_subnormals()) {}
+};
+
+// Rounds n elements. Out is an unsigned integer type for encodings, or In for values (each the
+// exact value of its encoding, which the caller has checked In can hold). `fix[i]` is set, when
+// kMarkFixes, where the scalar kernel must redo element i; returns whether any element needs it.
+// `random[i]` is element i's random word (random modes only).
+template <RoundingMode M, bool kSameRange, bool kMarkFixes, class In, class Out>
+bool round_block(const Plan<In>& p, const In* in, Out* out, uint8_t* fix, size_t n,
+                 const uint32_t* random, int sr_bits) {
+  using L = IeeeLayout<In>;
+  using U = typename L::U;
+  constexpr bool kValues = std::is_same_v<In, Out>;
+  constexpr U kAbs = (U{1} << (L::kWidth - 1)) - 1;
+  constexpr U kFrac = (U{1} << L::kMantissa) - 1;
+  constexpr U kExpAllOnes = (U{1} << (L::kWidth - 1 - L::kMantissa)) - 1;
+  const U keep_mask = sr_bits >= 32 ? ~U{0} : ~((U{1} << (32 - sr_bits)) - 1) & 0xffffffffu;
+  // Written without short-circuit operators so that the loop is a straight line the compiler
+  // vectorises; all arithmetic stays in the input's lane width.
+  using S = std::make_signed_t<U>;
+  const S emin_biased = static_cast<S>(p.emin_biased);
+  const S shift_normal = p.shift_normal;
+  const U unsigned_zero = p.unsigned_zero;
+  const U flush = p.flush;
+  const U sign_shift = kValues ? L::kWidth - 1 : static_cast<U>(std::countr_zero(p.sign_out));
+  U any_special = 0;
+  for (size_t i = 0; i < n; ++i) {
+    U x;
+    std::memcpy(&x, in + i, sizeof x);
+    const U a = x & kAbs;
+    const U negative = x >> (L::kWidth - 1);
+    const U field = a >> L::kMantissa;
+    const U field_eff = field + static_cast<U>(field == 0);
+    const U sig = (a & kFrac) | (static_cast<U>(field != 0) << L::kMantissa);
+    U normal, tiny, s, base;
+    if constexpr (kSameRange) {
+      normal = 1;
+      tiny = 0;
+      s = static_cast<U>(shift_normal);
+      base = a;
+    } else {
+      const S d = emin_biased - static_cast<S>(field_eff);
+      normal = static_cast<U>(d <= 0);
+      const S s_sub = shift_normal + d;
+      tiny = static_cast<U>(s_sub > L::kMantissa + 1);
+      const S s_clamped = s_sub < L::kMantissa + 1 ? s_sub : L::kMantissa + 1;
+      s = static_cast<U>(normal ? shift_normal : s_clamped);
+      base = normal ? a - p.rebias : sig;
+    }
+    const U unit = U{1} << s;
+    U q;
+    if constexpr (M == RoundingMode::kNearestEven) {
+      q = (base + (unit / 2 - 1) + ((base >> s) & 1)) >> s;
+    } else if constexpr (M == RoundingMode::kNearestAway) {
+      q = (base + unit / 2) >> s;
+    } else if constexpr (M == RoundingMode::kTowardZero) {
+      q = base >> s;
+    } else if constexpr (M == RoundingMode::kUp) {
+      q = (base + ((unit - 1) & (negative - 1))) >> s;
+    } else if constexpr (M == RoundingMode::kDown) {
+      q = (base + ((unit - 1) & (U{0} - negative))) >> s;
+    } else if constexpr (M == RoundingMode::kOdd) {
+      q = (base >> s) | static_cast<U>((base & (unit - 1)) != 0);
+    } else if constexpr (M == RoundingMode::kStochastic) {
+      // The top sr_bits of a 32-bit word, scaled to the s dropped bits (see round.cpp).
+      const U r = static_cast<U>(random[i] & keep_mask);
+      U scaled;
+      if constexpr (L::kWidth == 32) {
+        scaled = r >> (32 - s);
+      } else {
+        scaled = (r << 32) >> (64 - s);
+      }
+      q = (base + scaled) >> s;
+    } else {  // kNearestRandomTies
+      q = (base + (unit / 2 - 1) + (random[i] & 1)) >> s;
+    }
+    const U special = static_cast<U>(field == kExpAllOnes) | tiny | static_cast<U>(q > p.max_bits) |
+                      // A flushed target also sends input subnormals (field 0) to the scalar
+                      // kernel: where the target's emin equals the input's, they count as normal.
+                      (flush & ((normal ^ 1) | static_cast<U>(field == 0)));
+    if constexpr (kMarkFixes) fix[i] = static_cast<uint8_t>(special);
+    any_special |= special;
+    const U sign = negative & ~(unsigned_zero & static_cast<U>(q == 0));
+    if constexpr (kValues) {
+      // The encoding's value in the input's layout. A normal result undoes the rebias. A
+      // subnormal one is q units of the target's quantum, which is 2^s units of the input's
+      // last place at this input's exponent: q << s (at most 2^(mantissa + 1), s <= mantissa
+      // + 1) as a significand at that exponent, whose carry into the field is the binade step.
+      U magnitude;
+      if constexpr (kSameRange) {
+        magnitude = q << s;
+      } else {
+        const U from_normal = (q << shift_normal) + p.rebias;
+        const U from_subnormal =
+            (((field_eff - 1) << L::kMantissa) + (q << s)) & (U{0} - static_cast<U>(q != 0));
+        magnitude = normal ? from_normal : from_subnormal;
+      }
+      const U bits = magnitude | (sign << sign_shift);
+      std::memcpy(out + i, &bits, sizeof bits);
+    } else {
+      out[i] = static_cast<Out>(q | (sign << sign_shift));
+    }
+  }
+  return any_special != 0;
+}
+
+}  // namespace simprec::bulk_detail

@@ -1,0 +1,35 @@
+// The run-time choice of kernel level: SIMPREC_CPU_LEVEL picks a level the machine has (the
+// tests registered per level in tests/CMakeLists.txt rely on it), and never raises it above
+// what the CPU supports.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "emulation/cpu_level.hpp"
+
+namespace {
+
+using simprec::CpuLevel;
+
+TEST(CpuLevel, NamesAreDistinct) {
+  EXPECT_EQ(simprec::cpu_level_name(CpuLevel::kBaseline), "baseline");
+  EXPECT_EQ(simprec::cpu_level_name(CpuLevel::kV3), "x86-64-v3");
+  EXPECT_EQ(simprec::cpu_level_name(CpuLevel::kV4), "x86-64-v4");
+}
+
+TEST(CpuLevel, FollowsTheEnvironmentWhereTheCpuHasTheLevel) {
+  const char* requested = std::getenv("SIMPREC_CPU_LEVEL");
+  if (requested == nullptr || *requested == '\0') GTEST_SKIP() << "SIMPREC_CPU_LEVEL not set";
+  const std::string name(simprec::cpu_level_name(simprec::cpu_level()));
+  const std::string wanted(requested);
+  bool has = wanted == "baseline";
+#if defined(__x86_64__)
+  has |= wanted == "x86-64-v3" && __builtin_cpu_supports("x86-64-v3");
+  has |= wanted == "x86-64-v4" && __builtin_cpu_supports("x86-64-v4");
+#endif
+  if (!has) GTEST_SKIP() << "this CPU lacks " << wanted << "; running " << name;
+  EXPECT_EQ(name, wanted);
+}
+
+}  // namespace
