@@ -133,6 +133,17 @@ TEST(ValidateCommand, SurvivesCrashesAndHangs) {
   EXPECT_NE(hang.output.find("was killed"), std::string::npos) << hang.output;
 }
 
+TEST(ValidateCommand, WorkBeyondTheMemoryBoundIsRefusedBeforeAllocating) {
+  // 3 x 10^10 elements of operands: refused with the estimate, nothing allocated.
+  const CliRun run = simprec("validate --plugin " + kPluginDir +
+                             "/cpu_reference.so --kernel gemm_f32 --dim M=100000 --dim N=100000 "
+                             "--dim K=100000 --max-memory 1G");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("validating kernel 'gemm_f32' needs an estimated"), std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("--max-memory 1G"), std::string::npos) << run.output;
+}
+
 TEST(ValidateCommand, BadRequestsAreUsageErrors) {
   const std::string plugin = "--plugin " + kPluginDir + "/cpu_reference.so ";
   for (const std::string& arguments :

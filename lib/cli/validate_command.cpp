@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "lib/cli/command.hpp"
-#include "lib/cli/seed_option.hpp"
 #include "lib/cli/plugin_timeouts.hpp"
+#include "lib/cli/seed_option.hpp"
 #include "lib/inputs/generators.hpp"
 #include "lib/limits/strict_parse.hpp"
 #include "lib/npy/npy.hpp"
@@ -36,6 +36,7 @@ struct ValidateOptions {
   bool require_bit_exact = false;
   std::string generate;  // attention input generator
   std::string save;      // directory for every tensor as .npy
+  std::string max_memory;
 };
 
 // "NAME=VALUE" pairs of a repeatable option.
@@ -81,6 +82,7 @@ validate::InputChoices input_choices(const ValidateOptions& o) {
     }
   }
   choices.generator = o.generate;
+  choices.max_memory = o.max_memory;
   choices.model = o.model;
   return choices;
 }
@@ -169,6 +171,9 @@ const RegisterCommand registration{[](CLI::App& app) {
   cmd->add_option("--save", o->save,
                   "write every input (NAME.npy) and every kernel and emulated output "
                   "(NAME.kernel.npy, NAME.emulated.npy) to this directory");
+  cmd->add_option("--max-memory", o->max_memory,
+                  "refuse a validation whose estimated memory exceeds SIZE (e.g. 4G; default: "
+                  "the machine's physical memory)");
   cmd->callback([o] { ending_after_abandoned_calls([&] { run_validate(*o); }); });
 }};
 

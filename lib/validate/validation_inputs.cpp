@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <span>
 #include <stdexcept>
 
 #include "emulation/random.hpp"
 #include "emulation/round.hpp"
 #include "lib/inputs/generators.hpp"
+#include "lib/limits/checked_arithmetic.hpp"
+#include "lib/limits/memory_bound.hpp"
 #include "lib/npy/npy.hpp"
 #include "lib/validate/attention_emulation.hpp"
 #include "lib/validate/tensor_values.hpp"
@@ -179,6 +182,27 @@ NpyArray npy_of(const HostTensor& tensor) {
   return a;
 }
 
+// The estimate of make_validation_request: every operand's elements, at most 8 bytes stored and
+// a double copy each, outputs twice.
+static void check_validation_memory(const KernelInfo& kernel, const InputChoices& choices,
+                                    const std::map<std::string, int64_t>& sizes) {
+  limits::MemoryEstimate estimate;
+  for (const auto& o : kernel.operands) {
+    std::vector<int64_t> shape;
+    for (const auto& dim : o.shape) {
+      const auto bound = sizes.find(dim);
+      shape.push_back(is_integer(dim)        ? std::stoll(dim)
+                      : bound != sizes.end() ? bound->second
+                                             : default_dimension(kernel, dim));
+    }
+    const int64_t elements =
+        limits::checked_product(std::span<const int64_t>(shape), "operand " + o.name);
+    estimate.add(elements, (o.is_output ? 2 : 1) * (8 + sizeof(double)));
+  }
+  limits::check_memory(estimate, limits::memory_limit(choices.max_memory),
+                       "validating kernel '" + kernel.name + "'");
+}
+
 plugins::KernelRequest make_validation_request(const KernelInfo& kernel,
                                                const InputChoices& choices) {
   for (const auto& [name, file] : choices.files) {
@@ -226,6 +250,7 @@ plugins::KernelRequest make_validation_request(const KernelInfo& kernel,
     }
   }
 
+  check_validation_memory(kernel, choices, sizes);
   if (!choices.generator.empty()) {
     add_generated_attention_inputs(kernel, choices, sizes, request.inputs);
   }

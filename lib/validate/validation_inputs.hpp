@@ -29,14 +29,18 @@ struct InputChoices {
   // Attention backward kernels: the model whose emulated forward pass gives O and LSE (those not
   // read from files); empty: the kernel's declared model.
   std::string model;
+  // The memory bound (lib/limits/memory_bound.hpp): "--max-memory" text, empty: physical memory.
+  std::string max_memory;
 };
 
 // Builds the request. Files fix the symbols of their shapes; the other inputs are generated,
 // input number i (in declaration order) from random stream (seed, i), or, with a generator,
 // Q, K, V and dO by inputs::generate(generator, B x H x Sq x D, seed) with Sk = Sq and Dv = D.
 // An attention backward kernel's O and LSE not read from files come from the emulated forward
-// pass (set_forward_inputs). Throws std::invalid_argument for a choice that does not fit the
-// kernel.
+// pass (set_forward_inputs). Before anything is generated, the memory of every operand (outputs
+// twice: the kernel's and the emulation's, each with a double copy for the comparison) is
+// estimated against the memory bound. Throws std::invalid_argument for a choice that does not
+// fit the kernel or the bound.
 plugins::KernelRequest make_validation_request(const plugins::KernelInfo& kernel,
                                                const InputChoices& choices);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -125,6 +126,11 @@ OperandInfo read_operand(const SimprecOperandSpec* o, const Refusal& at) {
   for (const auto& dim : split_list(required_text(o->shape, "shape", here))) {
     if (!is_symbol(dim) && !is_integer(dim)) {
       here.fail("shape dimension '" + dim + "' is neither a symbol nor an integer");
+    }
+    // Fixed sizes are read back with stoll by the host: bound them here.
+    if (is_integer(dim) &&
+        (dim.size() > 10 || std::stoll(dim) < 1 || std::stoll(dim) > INT32_MAX)) {
+      here.fail("shape dimension '" + dim + "' is not in [1, 2147483647]");
     }
     out.shape.push_back(dim);
   }
