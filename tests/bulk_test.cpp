@@ -343,9 +343,10 @@ TEST(BulkStreaming, LargeMisalignedArraysMatchTheScalarKernel) {
   for (const auto& [format, rounding] : {std::pair{simprec::formats::bf16, simprec::Rounding{}},
                                          std::pair{simprec::formats::e5m2, sr}}) {
     const simprec::BulkRounding spec{format, rounding, {5, 6}, 0, 1};
-    const auto want_bits = [&](size_t i) {
-      const uint32_t rnd = uses_random_bits(rounding.mode) ? random_bits(spec.random, i) : 0;
-      return simprec::round_to_format(format, simprec::unrounded_from_float(in[i]), rounding, rnd);
+    // Copies of the bindings: clang 14 cannot capture a structured binding.
+    const auto want_bits = [&, f = format, r = rounding](size_t i) {
+      const uint32_t rnd = uses_random_bits(r.mode) ? random_bits(spec.random, i) : 0;
+      return simprec::round_to_format(f, simprec::unrounded_from_float(in[i]), r, rnd);
     };
     std::vector<uint16_t> bits(kCount + 16);
     std::vector<float> values(kCount + 16);
