@@ -20,7 +20,7 @@ TEST(CheckedArithmetic, ProductsOverflowExactlyAtTheBoundary) {
   // 2^32 * 2^31 = 2^63 does not fit in int64, 2^32 * (2^31 - 1) does.
   EXPECT_FALSE(checked_mul<int64_t>(int64_t{1} << 32, int64_t{1} << 31));
   EXPECT_EQ(checked_mul<int64_t>(int64_t{1} << 32, (int64_t{1} << 31) - 1),
-            (int64_t{1} << 63) - (int64_t{1} << 32));
+            std::numeric_limits<int64_t>::max() - ((int64_t{1} << 32) - 1));  // 2^63 - 2^32
   // 2^32 * 2^32 wraps to 0 in uint64: refused.
   EXPECT_FALSE(checked_mul<uint64_t>(uint64_t{1} << 32, uint64_t{1} << 32));
   EXPECT_FALSE(checked_add<uint64_t>(std::numeric_limits<uint64_t>::max(), 1));

@@ -1,7 +1,9 @@
 #include "lib/attention/attention.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -49,8 +51,38 @@ AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const Attentio
   std::vector<std::array<tracing::SiteTrace, kSiteCount>> traces(config.trace ? s.problems() : 0);
   std::vector<std::vector<uint32_t>> misses(s.problems());
   const bool float_flash = fast_path == FastPath::kAllowed && float_flash_applies(config);
+  // Problem p's slice of an output laid out [problem][n].
+  const auto slice = [](std::vector<double>& v, int64_t p, int64_t n) {
+    return std::span<double>(v.data() + p * n, static_cast<size_t>(n));
+  };
   parallel_problems(s.problems(), config.threads, [&](int64_t p) {
-    if (float_flash && run_float_flash(config, inputs, out, p)) return;
+    if (float_flash && run_float_flash(config, inputs, out, p)) {
+      // The site-by-site engine is the reference for special values: a problem whose outputs
+      // hold a NaN or an infinity is computed again there, from the state it started in.
+      const auto finite = [](std::span<double> x) {
+        return std::all_of(x.begin(), x.end(), [](double v) { return std::isfinite(v); });
+      };
+      bool all_finite = finite(slice(out.o, p, s.nq * s.dv));
+      if (inputs.has_grad()) {
+        all_finite = all_finite && finite(slice(out.dq, p, s.nq * s.d)) &&
+                     finite(slice(out.dk, p, s.nk * s.d)) && finite(slice(out.dv, p, s.nk * s.dv));
+      }
+      if (all_finite) return;
+      if (inputs.has_forward()) {
+        std::copy_n(inputs.o.begin() + p * s.nq * s.dv, s.nq * s.dv,
+                    out.o.begin() + p * s.nq * s.dv);
+        std::copy_n(inputs.lse.begin() + p * s.nq, s.nq, out.lse.begin() + p * s.nq);
+      } else {
+        std::ranges::fill(slice(out.o, p, s.nq * s.dv), 0.0);
+        std::ranges::fill(slice(out.lse, p, s.nq), 0.0);
+      }
+      if (inputs.has_grad()) {
+        for (auto [v, n] : {std::pair{&out.dq, s.nq * s.d}, std::pair{&out.dk, s.nk * s.d},
+                            std::pair{&out.dv, s.nk * s.dv}, std::pair{&out.delta, s.nq}}) {
+          std::ranges::fill(slice(*v, p, n), 0.0);
+        }
+      }
+    }
     Head head(engine, inputs, out, p, config.trace ? &traces[p] : nullptr, &misses[p]);
     if (!inputs.has_forward()) head.forward();
     if (inputs.has_grad()) head.backward();
