@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <numbers>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -50,7 +51,13 @@ AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const Attentio
   }
   std::vector<std::array<tracing::SiteTrace, kSiteCount>> traces(config.trace ? s.problems() : 0);
   std::vector<std::vector<uint32_t>> misses(s.problems());
-  const bool float_flash = fast_path == FastPath::kAllowed && float_flash_applies(config);
+  // A scale whose fp32 value, or that of scale * log2(e), is not finite leaves the float fast
+  // path (whose baseline build then differed from the engine and from its own x86-64-v3 clone).
+  const double scale = softmax_scale(config, s);
+  const bool finite_scale = std::isfinite(static_cast<float>(scale)) &&
+                            std::isfinite(static_cast<float>(scale * std::numbers::log2e));
+  const bool float_flash =
+      fast_path == FastPath::kAllowed && finite_scale && float_flash_applies(config);
   // Problem p's slice of an output laid out [problem][n].
   const auto slice = [](std::vector<double>& v, int64_t p, int64_t n) {
     return std::span<double>(v.data() + p * n, static_cast<size_t>(n));
