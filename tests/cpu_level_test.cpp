@@ -20,8 +20,20 @@ TEST(CpuLevel, NamesAreDistinct) {
 
 TEST(CpuLevel, FollowsTheEnvironmentWhereTheCpuHasTheLevel) {
   const char* requested = std::getenv("SIMPREC_CPU_LEVEL");
-  if (requested == nullptr || *requested == '\0') GTEST_SKIP() << "SIMPREC_CPU_LEVEL not set";
   const std::string name(simprec::cpu_level_name(simprec::cpu_level()));
+  if (requested == nullptr || *requested == '\0') {
+    // Unset: the highest level the CPU has, where the clones are compiled; the baseline
+    // otherwise (or this build's own level in a native build).
+#if SIMPREC_CPU_CLONES
+    const char* highest = __builtin_cpu_supports("x86-64-v4")   ? "x86-64-v4"
+                          : __builtin_cpu_supports("x86-64-v3") ? "x86-64-v3"
+                                                                : "baseline";
+    EXPECT_EQ(name, highest);
+#elif !defined(SIMPREC_NATIVE_BUILD)
+    EXPECT_EQ(name, "baseline");
+#endif
+    return;
+  }
   const std::string wanted(requested);
   bool has = wanted == "baseline";
 // GCC names the levels in __builtin_cpu_supports; where the clones are compiled (cpu_level.hpp),
