@@ -8,6 +8,8 @@
 #   scripts/gpu_python_check.sh [OUT_DIR]
 #   PYTHON         the interpreter with torch (default: python3 on PATH)
 #   BUILD_DIR      build folder (default: build-python-gpu)
+#   SIMPREC_DEPS_DEBS  a folder of Debian's build dependencies as .deb files, for a machine
+#                  without them (scripts/gpu_deps.sh download DIR, run on Debian)
 # pybind11 comes from Debian's pybind11-dev or from the interpreter (pip install pybind11).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,8 +20,23 @@ mkdir -p "$out"
 
 "$python" -c "import torch; print('torch', torch.__version__, 'cuda', torch.cuda.is_available())" \
   | tee "$out/environment.txt"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSIMPREC_CUDA=OFF \
-  -DSIMPREC_BENCHMARKS=OFF -DPython_EXECUTABLE="$(command -v "$python")" >"$out/cmake.txt"
+deps_args=()
+if [ -n "${SIMPREC_DEPS_DEBS:-}" ]; then
+  # Debian's build dependencies as .deb files (scripts/gpu_deps.sh download), for a machine
+  # that has none installed: unpacked beside the build and found there.
+  prefix="$PWD/$build/deps"
+  scripts/gpu_deps.sh unpack "$SIMPREC_DEPS_DEBS" "$prefix"
+  lib=$prefix/usr/lib/x86_64-linux-gnu
+  export PKG_CONFIG_LIBDIR=$lib/pkgconfig:$prefix/usr/share/pkgconfig PKG_CONFIG_SYSROOT_DIR=$prefix
+  export PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1 PKG_CONFIG_ALLOW_SYSTEM_LIBS=1
+  export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  deps_args=("-DPKG_CONFIG_EXECUTABLE=$prefix/usr/bin/pkgconf" "-DCMAKE_PREFIX_PATH=$prefix/usr;$lib"
+             "-DCMAKE_CXX_FLAGS=-isystem $prefix/usr/include -isystem $prefix/usr/include/x86_64-linux-gnu"
+             "-DCMAKE_EXE_LINKER_FLAGS=-L$lib -Wl,-rpath,$lib" "-DCMAKE_SHARED_LINKER_FLAGS=-L$lib -Wl,-rpath,$lib")
+fi
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSIMPREC_CUDA=OFF -DSIMPREC_TESTS=OFF \
+  -DSIMPREC_BENCHMARKS=OFF -DPython_EXECUTABLE="$(command -v "$python")" "${deps_args[@]}" \
+  >"$out/cmake.txt" 2>&1
 grep "Python package ON" "$out/cmake.txt" || {
   echo "gpu_python_check: the Python package is not built (see $out/cmake.txt)" >&2
   exit 1

@@ -27,14 +27,21 @@ def sdpa_flash(q, k, v, is_causal=False, scale=None):
         return F.scaled_dot_product_attention(q, k, v, is_causal=is_causal, scale=scale)
 
 
+_compiled_flex = []
+
+
 def flex(q, k, v, is_causal=False, scale=None):
+    # FlexAttention is a Triton kernel only under torch.compile: called directly it runs an
+    # eager reference implementation, which is not what anyone trains with.
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    if not _compiled_flex:
+        _compiled_flex.append(torch.compile(flex_attention))
     mask = None
     if is_causal:
         n = q.shape[-2]
         mask = create_block_mask(lambda b, h, qi, ki: qi >= ki, None, None, n, n,
                                  device=q.device)
-    o, lse = flex_attention(q, k, v, block_mask=mask, scale=scale, return_lse=True)
+    o, lse = _compiled_flex[0](q, k, v, block_mask=mask, scale=scale, return_lse=True)
     return {"O": o, "LSE": lse}
 
 
