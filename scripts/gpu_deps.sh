@@ -7,7 +7,7 @@
 set -euo pipefail
 packages=(libmpfr-dev libmpfr6 libgmp-dev libgmp10 libgmpxx4ldbl libeigen3-dev libtomlplusplus-dev
           libtomlplusplus3 nlohmann-json3-dev libdlpack-dev librandom123-dev libcli11-dev
-          pkgconf pkgconf-bin libpkgconf3)
+          liblzma-dev liblzma5 pkgconf pkgconf-bin libpkgconf3)
 case "${1:-}" in
   download)
     mkdir -p "$2"
@@ -17,6 +17,10 @@ case "${1:-}" in
     mkdir -p "$3"
     prefix=$(cd "$3" && pwd)
     for deb in "$2"/*.deb; do dpkg-deb -x "$deb" "$prefix"; done
+    # Absolute links (liblzma.so -> /lib/...) would point out of the prefix: point them in.
+    find "$prefix" -type l -lname '/*' | while read -r link; do
+      ln -sfn "$prefix$(readlink "$link")" "$link"
+    done
     ;;
   *) echo "usage: scripts/gpu_deps.sh download DIR | unpack DIR PREFIX" >&2; exit 2 ;;
 esac

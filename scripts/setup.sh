@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake ninja-build pkg-config git
-  libmpfr-dev libgmp-dev libboost-dev libeigen3-dev
+  libmpfr-dev libgmp-dev liblzma-dev libboost-dev libeigen3-dev
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev librandom123-dev libdlpack-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   gnuplot-nox python3

@@ -463,10 +463,11 @@ void float_binade_reference(const Spec& s, RoundingMode mode, bool negative, int
     return;
   }
   for (int64_t i = first; i < first + count; ++i) {
-    const double t = (lead + static_cast<double>(i)) * unit * inv_q;  // exact
-    const double k = std::floor(t);
-    const double r = t - k;  // exact
-    const int64_t ki = static_cast<int64_t>(k);
+    const double t = (lead + static_cast<double>(i)) * unit * inv_q;  // exact, in [0, 2^(m+1))
+    // Truncation is floor for t >= 0, and a single instruction without SSE4.1 (std::floor is a
+    // library call in the portable build, which made this loop most of the heavy tier's time).
+    const int64_t ki = static_cast<int64_t>(t);
+    const double r = t - static_cast<double>(ki);  // exact
     int64_t up;
     switch (mode) {
       case RoundingMode::kNearestEven:

@@ -12,6 +12,7 @@
 
 #include "emulation/round.hpp"
 #include "lib/attention/attention.hpp"
+#include "lib/attention/numerics_spec.hpp"
 #include "lib/attention/preset.hpp"
 #include "lib/inputs/generators.hpp"
 #include "lib/npy/npy.hpp"
@@ -78,6 +79,23 @@ TEST(TorchSdpa, TorchFlashPresetMatchesThePyTorchFlashBackend) {
                               Expectation{"repeated-max", 1.0, 0.998, 0.998, 1.0},
                               Expectation{"low-rank", 1.0, 0.999, 0.999, 0.999}}) {
     expect_agreement(run(e.kind, "torch-flash"), "flash", e);
+  }
+}
+
+// With the H100's own ex2.approx and __logf (device_math=sm90, emulation/device_math/): every
+// element of O, dQ, dK, dV and every LSE value of the three recorded kinds, bit for bit.
+TEST(TorchSdpa, TorchFlashWithTheH100sDeviceMathIsBitIdentical) {
+  const attention::AttentionConfig config =
+      attention::parse_numerics("torch-flash,device_math=sm90", formats::bf16);
+  for (const char* kind : {"normal", "repeated-max", "low-rank"}) {
+    const attention::AttentionOutputs out = attention::run_attention(load(kind), config);
+    expect_agreement(out, "flash", Expectation{kind, 1.0, 1.0, 1.0, 1.0});
+    const std::vector<double> lse = read_npy(kData / kind / "flash_lse.npy").to_doubles();
+    ASSERT_EQ(lse.size(), out.lse.size()) << kind;
+    size_t same = 0;
+    for (size_t i = 0; i < lse.size(); ++i)
+      same += static_cast<float>(out.lse[i]) == static_cast<float>(lse[i]);
+    EXPECT_EQ(same, lse.size()) << kind << ": LSE";
   }
 }
 

@@ -140,6 +140,13 @@ enum class DsProb : uint8_t { kExp, kCast };
 // (FlashAttention-2: lse * float(M_LOG2E)).
 enum class LseLog2e : uint8_t { kExact, kFp32Log2e };
 
+// The device functions a kernel calls: kCorrectlyRounded, exp2 and log rounded at their sites;
+// kSm90, the H100's ex2.approx.ftz.f32 for every exp2 of an fp32 argument at an fp32
+// round-to-nearest-even site, and its lg2.approx.ftz.f32 times ln 2 (CUDA's __logf) for the
+// LSE's log, from the measured tables of emulation/device_math/sm90_mufu.hpp. Where the tables
+// give no value (exp2 of a positive non-integer, log below 1) the site's rounding applies.
+enum class DeviceMath : uint8_t { kCorrectlyRounded, kSm90 };
+
 struct AttentionConfig {
   std::string preset = "fp64";
   Format low_precision = formats::fp64;  // the preset's format parameter; also the I/O format
@@ -160,6 +167,7 @@ struct AttentionConfig {
   GradScale grad_scale = GradScale::kExactProduct;
   DsProb ds_p = DsProb::kExp;
   LseLog2e lse_log2e = LseLog2e::kExact;
+  DeviceMath device_math = DeviceMath::kCorrectlyRounded;
   // Flash attention's row sum l as this many partial sums (1 or 4). With 4, column j of a key
   // block (j counted from the block's first column) goes to partial (j % 8) / 2, the mma.sync
   // accumulator layout of a thread quad; each partial is rescaled by alpha and adds its block

@@ -125,7 +125,7 @@ double OnlineSoftmax::log_sum_exp(int64_t i, double l) const {
       break;
     case LseImpl::kFmaLog: {
       // fma(m, scale, round(log l)): m*scale exactly, plus the rounded log, one rounding.
-      const double log_l = a_.at(Site::kLse, std::log(l), index + 1);
+      const double log_l = a_.log_at(Site::kLse, l, index + 1);
       double ph, pl, h, l1, hi, lo;
       two_prod(m, e_.scale, ph, pl);
       two_sum(ph, log_l, h, l1);
@@ -135,11 +135,13 @@ double OnlineSoftmax::log_sum_exp(int64_t i, double l) const {
     case LseImpl::kShiftDivLog2e:
       if (shift.valid && (shift.impl == ExpImpl::kExp2 || shift.impl == ExpImpl::kExp2Fma)) {
         const double natural = a_.div_at(Site::kLse, shift.offset, e_.log2e, index + 1);
-        return a_.add_at(Site::kLse, natural, a_.at(Site::kLse, std::log(l), index + 2), index);
+        return a_.add_at(Site::kLse, natural, a_.log_at(Site::kLse, l, index + 2), index);
       }
       break;
   }
-  return a_.at(Site::kLse, m * e_.scale + std::log(l), index);
+  const double log_l =
+      e_.cfg.device_math == DeviceMath::kSm90 ? a_.log_at(Site::kLse, l, index + 1) : std::log(l);
+  return a_.at(Site::kLse, m * e_.scale + log_l, index);
 }
 
 }  // namespace simprec::attention

@@ -93,6 +93,12 @@ std::vector<StructuralOption> make_structural_options() {
       "lanes, the memory-efficient kernel)",
       &AttentionConfig::rowsum_block,
       {{"running", RowsumBlock::kRunning}, {"warp-groups", RowsumBlock::kWarpGroups}}));
+  t.push_back(enum_option<DeviceMath>(
+      "device_math",
+      "exp2 and the LSE's log: correctly-rounded (at their sites) or sm90 (the H100's "
+      "ex2.approx.ftz and lg2.approx.ftz, measured exhaustively, for fp32 sites)",
+      &AttentionConfig::device_math,
+      {{"correctly-rounded", DeviceMath::kCorrectlyRounded}, {"sm90", DeviceMath::kSm90}}));
   t.push_back(enum_option<LseImpl>(
       "lse_impl",
       "the LSE from m and l: exact, fma-log (fma(m, scale, log l)), shift-div-log2e (shift / "

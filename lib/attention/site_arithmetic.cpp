@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <bit>
 #include <numbers>
+#include <optional>
 
+#include "emulation/device_math/sm90_mufu.hpp"
 #include "emulation/elementary.hpp"
 #include "emulation/tiled_random.hpp"
 #include "lib/attention/beta_rowmax.hpp"
@@ -45,6 +47,16 @@ RowShift SiteArithmetic::shift_from_lse(double lse, int64_t i) const {
 }
 
 double SiteArithmetic::exp2_at(Site site, double arg, uint64_t index) const {
+  if (e_.cfg.device_math == DeviceMath::kSm90 && e_.r[static_cast<int>(site)].is_float_rne()) {
+    const float f = static_cast<float>(arg);
+    if (static_cast<double>(f) == arg) {
+      if (const std::optional<float> y = device_math::sm90_ex2_approx_ftz(f)) {
+        if (traces_)
+          (*traces_)[static_cast<int>(site)].record(formats::fp32, std::exp2(arg), 0, *y);
+        return *y;
+      }
+    }
+  }
   if (e_.device_exp2 && e_.r[static_cast<int>(site)].is_float_rne()) {
     const float f = static_cast<float>(arg);
     if (static_cast<double>(f) == arg) {
@@ -59,6 +71,16 @@ double SiteArithmetic::exp2_at(Site site, double arg, uint64_t index) const {
     }
   }
   return exp_rounded(site, arg, index, /*base2=*/true);
+}
+
+double SiteArithmetic::log_at(Site site, double l, uint64_t index) const {
+  if (e_.cfg.device_math == DeviceMath::kSm90 && e_.r[static_cast<int>(site)].is_float_rne()) {
+    const float f = static_cast<float>(l);
+    if (static_cast<double>(f) == l) {
+      if (const std::optional<float> y = device_math::sm90_fast_logf(f)) return *y;
+    }
+  }
+  return at(site, std::log(l), index);
 }
 
 double SiteArithmetic::exp_rounded(Site site, double arg, uint64_t index, bool base2) const {

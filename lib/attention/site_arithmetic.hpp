@@ -80,6 +80,8 @@ class SiteArithmetic {
   // round-to-nearest-even and arg is an fp32 value; otherwise (or when the table lacks arg,
   // which is recorded) exp2 rounded at the site.
   double exp2_at(Site site, double arg, uint64_t index) const;
+  // log(l) at `site`: the device's __logf where config.device_math says so, else rounded.
+  double log_at(Site site, double l, uint64_t index) const;
 
   // exp(arg) or exp2(arg) correctly rounded at `site` (its format, mode and random bits), not a
   // libm double rounded again: C libraries' exp2 is not correctly rounded on every argument.

@@ -75,7 +75,6 @@ GeneratorParams generator_params(const std::map<std::string, double>& values) {
 AttentionInputs generate(std::string_view kind, const AttentionShape& shape_in, uint64_t seed,
                          bool with_grad, const GeneratorParams& prm) {
   AttentionShape s = shape_in;
-  s.nk = s.nq;
   s.dv = s.d;
   attention::check_shape(s);
   bool known = false;
@@ -88,28 +87,33 @@ AttentionInputs generate(std::string_view kind, const AttentionShape& shape_in, 
   }
   AttentionInputs in;
   in.shape = s;
-  const int64_t n = s.nq, d = s.d;
-  in.q.resize(s.problems() * n * d);
-  in.k.resize(in.q.size());
-  in.v.resize(in.q.size());
+  const int64_t nq = s.nq, nk = s.nk, d = s.d;
+  in.q.resize(s.problems() * nq * d);
+  in.k.resize(s.problems() * nk * d);
+  in.v.resize(in.k.size());
   if (with_grad) in.d_out.resize(in.q.size());
   const double root_d = std::sqrt(static_cast<double>(d));
+  // Each tensor draws from its own stream, so a tensor's values do not depend on the other
+  // tensors' lengths: the first rows of a longer key sequence are those of a shorter one.
   for (int64_t b = 0; b < s.batch; ++b) {
     for (int64_t h = 0; h < s.heads; ++h) {
-      const int64_t base = (b * s.heads + h) * n * d;
-      Normal nq = stream(seed, kQ, b, h), nk = stream(seed, kK, b, h), nv = stream(seed, kV, b, h),
-             ndo = stream(seed, kDo, b, h), aux = stream(seed, kAux, b, h);
-      double* q = in.q.data() + base;
-      double* k = in.k.data() + base;
-      double* v = in.v.data() + base;
-      double* dout = with_grad ? in.d_out.data() + base : nullptr;
+      const int64_t problem = b * s.heads + h;
+      Normal n_q = stream(seed, kQ, b, h), n_k = stream(seed, kK, b, h),
+             n_v = stream(seed, kV, b, h), n_do = stream(seed, kDo, b, h),
+             aux = stream(seed, kAux, b, h);
+      double* q = in.q.data() + problem * nq * d;
+      double* k = in.k.data() + problem * nk * d;
+      double* v = in.v.data() + problem * nk * d;
+      double* dout = with_grad ? in.d_out.data() + problem * nq * d : nullptr;
       if (kind == "normal" || kind == "peaky" || kind == "sinks") {
         const double qscale = kind == "peaky" ? prm.peak : 1.0;
-        for (int64_t x = 0; x < n * d; ++x) {
-          q[x] = qscale * nq();
-          k[x] = nk();
-          v[x] = nv();
-          if (dout) dout[x] = ndo();
+        for (int64_t x = 0; x < nq * d; ++x) q[x] = qscale * n_q();
+        for (int64_t x = 0; x < nk * d; ++x) {
+          k[x] = n_k();
+          v[x] = n_v();
+        }
+        if (dout) {
+          for (int64_t x = 0; x < nq * d; ++x) dout[x] = n_do();
         }
         if (kind == "sinks") {
           // A direction u every query leans on, and key 0 strongly aligned with it.
@@ -121,7 +125,7 @@ AttentionInputs generate(std::string_view kind, const AttentionShape& shape_in, 
           }
           norm = std::sqrt(norm);
           for (auto& x : u) x /= norm;
-          for (int64_t i = 0; i < n; ++i) {
+          for (int64_t i = 0; i < nq; ++i) {
             for (int64_t c = 0; c < d; ++c) q[i * d + c] += 2.0 * u[c];
           }
           for (int64_t c = 0; c < d; ++c) {
@@ -141,13 +145,13 @@ AttentionInputs generate(std::string_view kind, const AttentionShape& shape_in, 
           norm = std::sqrt(norm);
           for (int64_t c = 0; c < d; ++c) proto[p * d + c] *= root_d / norm;
         }
-        for (int64_t j = 0; j < n; ++j) {
+        for (int64_t j = 0; j < nk; ++j) {
           const int p = static_cast<int>(
               random_bits(RandomStream{seed, 0xabcdULL ^ (static_cast<uint64_t>(b) << 24) ^ h}, j) %
               protos);
           for (int64_t c = 0; c < d; ++c) k[j * d + c] = proto[p * d + c];
         }
-        for (int64_t i = 0; i < n; ++i) {
+        for (int64_t i = 0; i < nq; ++i) {
           const int p = static_cast<int>(
               random_bits(RandomStream{seed, 0xdcbaULL ^ (static_cast<uint64_t>(b) << 24) ^ h}, i) %
               protos);
@@ -160,11 +164,11 @@ AttentionInputs generate(std::string_view kind, const AttentionShape& shape_in, 
               0x1p-32;
           const double concentration = prm.concentration * (0.5 + u);
           for (int64_t c = 0; c < d; ++c)
-            q[i * d + c] = concentration * proto[p * d + c] + 0.1 * nq();
+            q[i * d + c] = concentration * proto[p * d + c] + 0.1 * n_q();
         }
-        for (int64_t x = 0; x < n * d; ++x) {
-          v[x] = -1.0 + 0.25 * nv();
-          if (dout) dout[x] = 1.0 + 0.5 * ndo();
+        for (int64_t x = 0; x < nk * d; ++x) v[x] = -1.0 + 0.25 * n_v();
+        if (dout) {
+          for (int64_t x = 0; x < nq * d; ++x) dout[x] = 1.0 + 0.5 * n_do();
         }
       } else {  // low-rank
         std::vector<double> u(d);
@@ -175,15 +179,15 @@ AttentionInputs generate(std::string_view kind, const AttentionShape& shape_in, 
         }
         norm = std::sqrt(norm);
         for (auto& x : u) x *= 1.0 / norm * std::sqrt(root_d);
-        for (int64_t i = 0; i < n; ++i) {
-          for (int64_t c = 0; c < d; ++c) {
-            q[i * d + c] = 2.0 * u[c] + 0.5 * nq();
-            k[i * d + c] = 2.0 * u[c] + 0.5 * nk();
-          }
+        for (int64_t i = 0; i < nq; ++i) {
+          for (int64_t c = 0; c < d; ++c) q[i * d + c] = 2.0 * u[c] + 0.5 * n_q();
         }
-        for (int64_t x = 0; x < n * d; ++x) {
-          v[x] = 1.0 + 0.25 * nv();
-          if (dout) dout[x] = ndo();
+        for (int64_t j = 0; j < nk; ++j) {
+          for (int64_t c = 0; c < d; ++c) k[j * d + c] = 2.0 * u[c] + 0.5 * n_k();
+        }
+        for (int64_t x = 0; x < nk * d; ++x) v[x] = 1.0 + 0.25 * n_v();
+        if (dout) {
+          for (int64_t x = 0; x < nq * d; ++x) dout[x] = n_do();
         }
       }
     }

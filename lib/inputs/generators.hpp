@@ -40,7 +40,8 @@ std::vector<std::string> generator_kinds();
 inline constexpr int kMaxPrototypes = 1 << 20;
 GeneratorParams generator_params(const std::map<std::string, double>& values);
 
-// Shape (batch, heads, n, d) with nq = nk = n, dv = d. with_grad: also dO.
+// Shape (batch, heads, nq, nk, d) with dv = d. with_grad: also dO. Each tensor has its own
+// random stream: the values of one do not depend on the other's length.
 attention::AttentionInputs generate(std::string_view kind, const attention::AttentionShape& shape,
                                     uint64_t seed, bool with_grad,
                                     const GeneratorParams& params = {});

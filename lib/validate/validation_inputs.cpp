@@ -71,7 +71,7 @@ bool is_attention(const KernelInfo& kernel) {
 
 // Q, K, V (and dO of a backward kernel) from choices.generator, those not read from files.
 // The sizes of Q's symbols B, H, Sq, D are taken from `sizes` or defaulted into it; K's and
-// V's sequence symbol is bound to Sq, V's last to D.
+// V's sequence symbol defaults to Sq, V's last is bound to D.
 void add_generated_attention_inputs(const KernelInfo& kernel, const InputChoices& choices,
                                     std::map<std::string, int64_t>& sizes,
                                     std::vector<HostTensor>& inputs) {
@@ -106,13 +106,16 @@ void add_generated_attention_inputs(const KernelInfo& kernel, const InputChoices
   bind(v->shape[0], b, "one batch");
   bind(k->shape[1], h, "K and V with Q's heads");
   bind(v->shape[1], h, "K and V with Q's heads");
-  bind(k->shape[2], n, "Sk = Sq");
-  bind(v->shape[2], n, "Sk = Sq");
+  // The key length defaults to the query length; a kernel whose K has a length of its own
+  // (Sk) may be given another with --dim.
+  const int64_t nk = is_integer(k->shape[2]) ? std::stoll(k->shape[2])
+                                             : sizes.emplace(k->shape[2], n).first->second;
+  bind(v->shape[2], nk, "V with K's length");
   bind(k->shape[3], d, "K with Q's head dimension");
   bind(v->shape[3], d, "Dv = D");
   const bool backward = kernel.kind == plugins::KernelKind::kAttentionBackward;
   const attention::AttentionInputs g =
-      inputs::generate(choices.generator, {b, h, n, n, d, d}, choices.seed, backward);
+      inputs::generate(choices.generator, {b, h, n, nk, d, d}, choices.seed, backward);
   const std::pair<const char*, const std::vector<double>*> tensors[] = {
       {"Q", &g.q}, {"K", &g.k}, {"V", &g.v}, {"dO", &g.d_out}};
   for (const auto& [name, values] : tensors) {
@@ -122,10 +125,11 @@ void add_generated_attention_inputs(const KernelInfo& kernel, const InputChoices
       continue;
     }
     const auto format = choices.formats.find(name);
+    const int64_t rows = values == &g.k || values == &g.v ? nk : n;
     HostTensor t = HostTensor::zeros(
         name,
         parse_format(format == choices.formats.end() ? o->formats.front() : format->second).name(),
-        {b, h, n, d});
+        {b, h, rows, d});
     RoundingContext nearest(parse_format(t.format));
     for (int64_t i = 0; i < t.element_count(); ++i)
       set_value(t, i, nearest.round_value((*values)[static_cast<size_t>(i)]));

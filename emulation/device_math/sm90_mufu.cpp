@@ -1,0 +1,78 @@
+#include "emulation/device_math/sm90_mufu.hpp"
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "emulation/device_math/measured_table.hpp"
+
+namespace simprec::device_math {
+namespace {
+
+constexpr int kFractionBits = 23;
+constexpr uint32_t kEntries = uint32_t{1} << kFractionBits;
+
+// ex2(-1 + j * 2^-23), j in [0, 2^23): results in [0.5, 1).
+const std::vector<uint32_t>& ex2_negative_table() {
+  static const std::vector<uint32_t> table = decode_measured_table(MeasuredTable::kSm90Ex2Negative);
+  return table;
+}
+
+// lg2(1 + m * 2^-23), m in [0, 2^23): results in [0, 1).
+const std::vector<uint32_t>& lg2_mantissa_table() {
+  static const std::vector<uint32_t> table = decode_measured_table(MeasuredTable::kSm90Lg2Mantissa);
+  return table;
+}
+
+// y * 2^k with results below 2^-126 flushed to +0 (the product is exact otherwise).
+float scaled_ftz(float y, int k) {
+  const double v = std::ldexp(static_cast<double>(y), k);
+  if (v < 0x1p-126) return 0.0f;
+  if (v >= 0x1p128) return std::numeric_limits<float>::infinity();
+  return static_cast<float>(v);
+}
+
+}  // namespace
+
+std::optional<float> sm90_ex2_approx_ftz(float x) {
+  if (std::isnan(x)) return std::numeric_limits<float>::quiet_NaN();
+  if (x <= -127.0f) return 0.0f;  // below 2^-126 (including -inf): flushed
+  if (x >= 128.0f) return std::numeric_limits<float>::infinity();
+  const float n = std::trunc(x);
+  const float f = x - n;  // exact
+  if (f > 0.0f) return std::nullopt;
+  // q = f truncated toward zero to the 2^-23 grid: -i * 2^-23 with i in [0, 2^23).
+  const auto i = static_cast<uint32_t>(std::trunc(-static_cast<double>(f) * 0x1p23));
+  if (i == 0) return scaled_ftz(1.0f, static_cast<int>(n));
+  const float e = std::bit_cast<float>(ex2_negative_table()[kEntries - i]);  // ex2(-i * 2^-23)
+  return scaled_ftz(e, static_cast<int>(n));
+}
+
+std::optional<float> sm90_lg2_approx_ftz(float x) {
+  if (std::isnan(x)) return std::numeric_limits<float>::quiet_NaN();
+  if (x == std::numeric_limits<float>::infinity()) return x;
+  if (!(x >= 1.0f)) return std::nullopt;
+  const uint32_t bits = std::bit_cast<uint32_t>(x);
+  const int e = static_cast<int>(bits >> 23) - 127;
+  const float l = std::bit_cast<float>(lg2_mantissa_table()[bits & (kEntries - 1)]);
+  if (e == 0) return l;
+  // e + l rounded toward zero: exact in double, then truncated to fp32's 24 bits.
+  const double exact = static_cast<double>(e) + static_cast<double>(l);
+  float r = static_cast<float>(exact);  // to nearest
+  if (std::fabs(static_cast<double>(r)) > std::fabs(exact)) r = std::nextafter(r, 0.0f);
+  return r;
+}
+
+std::optional<float> sm90_fast_expf(float x) {
+  return sm90_ex2_approx_ftz(x * 0x1.715476p+0f);  // float(log2(e)) = 0x3fb8aa3b
+}
+
+std::optional<float> sm90_fast_logf(float x) {
+  const std::optional<float> l = sm90_lg2_approx_ftz(x);
+  if (!l) return std::nullopt;
+  return *l * 0x1.62e430p-1f;  // float(ln 2) = 0x3f317218
+}
+
+}  // namespace simprec::device_math

@@ -1,0 +1,31 @@
+// The H100's approximate exp2 and log2 (the multifunction unit's ex2.approx.ftz.f32 and
+// lg2.approx.ftz.f32), reproduced bit for bit from tables measured on the device.
+//
+// ex2.approx.ftz.f32, as measured exhaustively over every fp32 x in (-127, 128)
+// (kernels/mufu_probe.cu, docs/findings.md "The GPU's exp2 and log2"):
+//   ex2(x) = ex2(f) * 2^n,  n = trunc(x) (toward zero), f = x - n in (-1, 1);
+//   ex2(f) = ex2(q),        q = f truncated toward zero to a multiple of 2^-23;
+// results below 2^-126 flush to +0. The table holds ex2(q) for the 2^23 q in [-1, 0), so every
+// x <= 0 is reproduced; for x > 0 with a fraction (a table not measured yet) there is no value.
+//
+// lg2.approx.ftz.f32: for x in [1, 2) the table itself (lg2 of each of the 2^23 mantissas);
+// for x >= 2, lg2(x) = e + lg2(1.m) rounded toward zero to fp32 (every normal x >= 2 checked).
+// Below 1 that rule misses up to 73% of the values per binade, so no value is given there.
+#pragma once
+
+#include <optional>
+
+namespace simprec::device_math {
+
+// ex2.approx.ftz.f32 of x on the H100; nullopt for x > 0 with a nonzero fraction.
+std::optional<float> sm90_ex2_approx_ftz(float x);
+
+// lg2.approx.ftz.f32 of x on the H100; nullopt for x < 1 (other than NaN, which gives NaN).
+std::optional<float> sm90_lg2_approx_ftz(float x);
+
+// CUDA's fast-math __expf and __logf as they compile for sm_90: ex2.approx.ftz(x * log2(e)_f32)
+// and lg2.approx.ftz(x) * ln(2)_f32, each product rounded to nearest even in fp32.
+std::optional<float> sm90_fast_expf(float x);
+std::optional<float> sm90_fast_logf(float x);
+
+}  // namespace simprec::device_math
