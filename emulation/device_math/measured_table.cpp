@@ -14,18 +14,40 @@
       "_end\n" #name "_end:\n.previous\n")
 
 SIMPREC_EMBED(simprec_sm90_ex2_negative, "sm90_ex2_approx_ftz_negative.delta.xz");
+SIMPREC_EMBED(simprec_sm90_ex2_positive, "sm90_ex2_approx_ftz_positive.delta.xz");
 SIMPREC_EMBED(simprec_sm90_lg2_mantissa, "sm90_lg2_approx_ftz_mantissa.delta.xz");
+SIMPREC_EMBED(simprec_sm90_rcp_mantissa, "sm90_rcp_approx_ftz_mantissa.delta.xz");
 
 extern "C" const uint8_t simprec_sm90_ex2_negative[], simprec_sm90_ex2_negative_end[];
+extern "C" const uint8_t simprec_sm90_ex2_positive[], simprec_sm90_ex2_positive_end[];
 extern "C" const uint8_t simprec_sm90_lg2_mantissa[], simprec_sm90_lg2_mantissa_end[];
+extern "C" const uint8_t simprec_sm90_rcp_mantissa[], simprec_sm90_rcp_mantissa_end[];
 
 namespace simprec::device_math {
 
 std::vector<uint32_t> decode_measured_table(MeasuredTable table) {
-  const bool ex2 = table == MeasuredTable::kSm90Ex2Negative;
-  const uint8_t* begin = ex2 ? simprec_sm90_ex2_negative : simprec_sm90_lg2_mantissa;
-  const uint8_t* end = ex2 ? simprec_sm90_ex2_negative_end : simprec_sm90_lg2_mantissa_end;
-  const char* name = ex2 ? "sm90 ex2.approx" : "sm90 lg2.approx";
+  struct Embedded {
+    const uint8_t *begin, *end;
+    const char* name;
+  };
+  const Embedded e = [table]() -> Embedded {
+    switch (table) {
+      case MeasuredTable::kSm90Ex2Negative:
+        return {simprec_sm90_ex2_negative, simprec_sm90_ex2_negative_end,
+                "sm90 ex2.approx (x < 0)"};
+      case MeasuredTable::kSm90Ex2Positive:
+        return {simprec_sm90_ex2_positive, simprec_sm90_ex2_positive_end,
+                "sm90 ex2.approx (x >= 0)"};
+      case MeasuredTable::kSm90Lg2Mantissa:
+        return {simprec_sm90_lg2_mantissa, simprec_sm90_lg2_mantissa_end, "sm90 lg2.approx"};
+      case MeasuredTable::kSm90RcpMantissa:
+        return {simprec_sm90_rcp_mantissa, simprec_sm90_rcp_mantissa_end, "sm90 rcp.approx"};
+    }
+    throw std::logic_error("unknown measured table");
+  }();
+  const uint8_t* begin = e.begin;
+  const uint8_t* end = e.end;
+  const char* name = e.name;
   constexpr size_t kEntries = size_t{1} << 23;
   std::vector<int32_t> deltas(kEntries);
   uint64_t memlimit = UINT64_MAX;

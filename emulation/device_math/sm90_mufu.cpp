@@ -20,6 +20,18 @@ const std::vector<uint32_t>& ex2_negative_table() {
   return table;
 }
 
+// ex2(j * 2^-23), j in [0, 2^23): results in [1, 2).
+const std::vector<uint32_t>& ex2_positive_table() {
+  static const std::vector<uint32_t> table = decode_measured_table(MeasuredTable::kSm90Ex2Positive);
+  return table;
+}
+
+// rcp(1 + m * 2^-23), m in [0, 2^23): results in (0.5, 1].
+const std::vector<uint32_t>& rcp_mantissa_table() {
+  static const std::vector<uint32_t> table = decode_measured_table(MeasuredTable::kSm90RcpMantissa);
+  return table;
+}
+
 // lg2(1 + m * 2^-23), m in [0, 2^23): results in [0, 1).
 const std::vector<uint32_t>& lg2_mantissa_table() {
   static const std::vector<uint32_t> table = decode_measured_table(MeasuredTable::kSm90Lg2Mantissa);
@@ -42,12 +54,33 @@ std::optional<float> sm90_ex2_approx_ftz(float x) {
   if (x >= 128.0f) return std::numeric_limits<float>::infinity();
   const float n = std::trunc(x);
   const float f = x - n;  // exact
-  if (f > 0.0f) return std::nullopt;
-  // q = f truncated toward zero to the 2^-23 grid: -i * 2^-23 with i in [0, 2^23).
-  const auto i = static_cast<uint32_t>(std::trunc(-static_cast<double>(f) * 0x1p23));
-  if (i == 0) return scaled_ftz(1.0f, static_cast<int>(n));
-  const float e = std::bit_cast<float>(ex2_negative_table()[kEntries - i]);  // ex2(-i * 2^-23)
+  // q = f truncated toward zero to the 2^-23 grid: +-i * 2^-23 with i in [0, 2^23).
+  const auto i = static_cast<uint32_t>(std::trunc(std::fabs(static_cast<double>(f)) * 0x1p23));
+  float e;
+  if (f >= 0.0f) {
+    e = std::bit_cast<float>(ex2_positive_table()[i]);  // ex2(i * 2^-23)
+  } else {
+    e = i == 0 ? 1.0f : std::bit_cast<float>(ex2_negative_table()[kEntries - i]);  // ex2(-i 2^-23)
+  }
   return scaled_ftz(e, static_cast<int>(n));
+}
+
+float sm90_rcp_approx_ftz(float y) {
+  if (std::isnan(y)) return std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  if (std::isinf(y)) return std::signbit(y) ? -0.0f : 0.0f;
+  if (std::fabs(y) < 0x1p-126f) return std::signbit(y) ? -inf : inf;  // flushed to zero first
+  const uint32_t bits = std::bit_cast<uint32_t>(y);
+  const int e = static_cast<int>((bits >> 23) & 0xff) - 127;
+  const float r = std::bit_cast<float>(rcp_mantissa_table()[bits & (kEntries - 1)]);
+  const double v = std::ldexp(static_cast<double>(r), -e);
+  const float magnitude = v < 0x1p-126 ? 0.0f : static_cast<float>(v);
+  return std::signbit(y) ? -magnitude : magnitude;
+}
+
+std::optional<float> sm90_div_full(float x, float y) {
+  if (!(std::fabs(y) <= 0x1p126f)) return std::nullopt;
+  return x * sm90_rcp_approx_ftz(y);
 }
 
 std::optional<float> sm90_lg2_approx_ftz(float x) {

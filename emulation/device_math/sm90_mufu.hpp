@@ -5,8 +5,8 @@
 // (kernels/mufu_probe.cu, docs/findings.md "The GPU's exp2 and log2"):
 //   ex2(x) = ex2(f) * 2^n,  n = trunc(x) (toward zero), f = x - n in (-1, 1);
 //   ex2(f) = ex2(q),        q = f truncated toward zero to a multiple of 2^-23;
-// results below 2^-126 flush to +0. The table holds ex2(q) for the 2^23 q in [-1, 0), so every
-// x <= 0 is reproduced; for x > 0 with a fraction (a table not measured yet) there is no value.
+// results below 2^-126 flush to +0. Two tables hold ex2(q) for the 2^23 q in [-1, 0) and the
+// 2^23 q in [0, 1): every fp32 x is reproduced.
 //
 // lg2.approx.ftz.f32: for x in [1, 2) the table itself (lg2 of each of the 2^23 mantissas);
 // for x >= 2, lg2(x) = e + lg2(1.m) rounded toward zero to fp32 (every normal x >= 2 checked).
@@ -17,8 +17,18 @@
 
 namespace simprec::device_math {
 
-// ex2.approx.ftz.f32 of x on the H100; nullopt for x > 0 with a nonzero fraction.
+// ex2.approx.ftz.f32 of x on the H100 (always a value; optional for the callers' uniformity).
 std::optional<float> sm90_ex2_approx_ftz(float x);
+
+// rcp.approx.ftz.f32 of y on the H100: rcp(1.m * 2^e) = rcp(1.m) * 2^-e with results below
+// 2^-126 flushed (0 mismatches over every normal y of both signs), rcp(1.m) from the measured
+// table. Subnormal y (flushed to zero) give the infinity of y's sign.
+float sm90_rcp_approx_ftz(float y);
+
+// div.full.f32 x / y on the H100 (what Triton emits for a float32 division): x * rcp.approx(y)
+// rounded to nearest even. Measured equal on 2^30 random pairs with |x|, |y| in [2^-20, 2^20);
+// outside |y| <= 2^126 the instruction scales its operands, which is not modelled (nullopt).
+std::optional<float> sm90_div_full(float x, float y);
 
 // lg2.approx.ftz.f32 of x on the H100; nullopt for x < 1 (other than NaN, which gives NaN).
 std::optional<float> sm90_lg2_approx_ftz(float x);

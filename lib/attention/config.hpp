@@ -34,8 +34,10 @@ enum class ExpImpl : uint8_t { kExact, kNatural, kExp2Fma, kExp2 };
 enum class PvMode : uint8_t { kFused, kPerBlock };
 
 // Flash attention's final normalisation at o_norm: kReciprocal rounds 1/l, then O*(1/l) (FA2);
-// kDivide rounds O/l once (PyTorch's oc.div_(l) in paper A's reference).
-enum class NormMode : uint8_t { kReciprocal, kDivide };
+// kDivide rounds O/l once (PyTorch's oc.div_(l) in paper A's reference); kDivFull is the H100's
+// div.full.f32 (a Triton kernel's acc / l): O * rcp.approx(l) rounded at o_norm, with the
+// measured rcp.approx (emulation/device_math/sm90_mufu.hpp) where l is an fp32 value.
+enum class NormMode : uint8_t { kReciprocal, kDivide, kDivFull };
 
 // How flash attention computes alpha, the factor that rescales O and l when the row max grows:
 //   kExact:     alpha = exp(scale*(m_old - m_new)), rounded once at o_rescale

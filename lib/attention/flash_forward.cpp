@@ -48,7 +48,7 @@ void Head::forward_flash() {
       const int64_t gi = i0 + i;
       const double li = softmax.row_sum(i);
       const bool divide = e_.cfg.norm_mode == NormMode::kDivide;
-      const double inv = divide ? 0.0 : at(Site::kONorm, 1.0 / li, e_.idx(p_, gi, 0, 0));
+      const double inv = divide ? 0.0 : reciprocal_at(Site::kONorm, li, e_.idx(p_, gi, 0, 0));
       for (int64_t c = 0; c < dv; ++c) {
         const double normalised =
             divide ? div_at(Site::kONorm, acc[i * dv + c], li, e_.idx(p_, gi, c, 1))

@@ -73,9 +73,14 @@ std::vector<StructuralOption> make_structural_options() {
       &AttentionConfig::pv_mode, {{"fused", PvMode::kFused}, {"per-block", PvMode::kPerBlock}},
       true));
   t.push_back(enum_option<NormMode>(
-      "norm", "final normalisation: reciprocal (1/l, then O (1/l)) or divide (O/l rounded once)",
+      "norm",
+      "final normalisation: reciprocal (1/l, then O (1/l)), divide (O/l rounded once) or "
+      "div-full (the H100's div.full.f32: O rcp.approx(l), Triton's division)",
       &AttentionConfig::norm_mode,
-      {{"reciprocal", NormMode::kReciprocal}, {"divide", NormMode::kDivide}}, true));
+      {{"reciprocal", NormMode::kReciprocal},
+       {"divide", NormMode::kDivide},
+       {"div-full", NormMode::kDivFull}},
+      true));
   t.push_back(enum_option<RescaleImpl>(
       "rescale",
       "alpha when the row max grows: exact, exp2-shift (exp2 of the difference of the exponent "

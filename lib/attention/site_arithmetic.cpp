@@ -83,6 +83,14 @@ double SiteArithmetic::log_at(Site site, double l, uint64_t index) const {
   return at(site, std::log(l), index);
 }
 
+double SiteArithmetic::reciprocal_at(Site site, double l, uint64_t index) const {
+  if (e_.cfg.norm_mode == NormMode::kDivFull) {
+    const float f = static_cast<float>(l);
+    if (static_cast<double>(f) == l) return device_math::sm90_rcp_approx_ftz(f);
+  }
+  return at(site, 1.0 / l, index);
+}
+
 double SiteArithmetic::exp_rounded(Site site, double arg, uint64_t index, bool base2) const {
   const SiteRounder& r = e_.r[static_cast<int>(site)];
   RoundingContext ctx(r.format(), r.rounding(), r.stream(), index);

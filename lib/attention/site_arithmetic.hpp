@@ -82,6 +82,9 @@ class SiteArithmetic {
   double exp2_at(Site site, double arg, uint64_t index) const;
   // log(l) at `site`: the device's __logf where config.device_math says so, else rounded.
   double log_at(Site site, double l, uint64_t index) const;
+  // 1/l at `site` for the final normalisation: the H100's rcp.approx where norm=div-full (and l
+  // is an fp32 value), else rounded.
+  double reciprocal_at(Site site, double l, uint64_t index) const;
 
   // exp(arg) or exp2(arg) correctly rounded at `site` (its format, mode and random bits), not a
   // libm double rounded again: C libraries' exp2 is not correctly rounded on every argument.
