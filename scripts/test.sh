@@ -22,6 +22,7 @@ sanitize_dir=${SANITIZE_BUILD_DIR:-build-sanitize}
 # plugin tests expect of their crashing plugin, rather than becoming an ASan report and exit 1.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:abort_on_error=1:handle_segv=0:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:abort_on_error=1:print_stacktrace=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan_suppressions.txt}
 
 sanitize() {
   # shellcheck disable=SC2086
