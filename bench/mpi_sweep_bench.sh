@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The speed-up of a sweep shared among 2 MPI ranks over 1 process, each with one thread
 # (-j 1), measured in the same run; a single process with 2 threads (-j 2) beside them.
-# The records of every run are checked to be the same.
+# The records of every run are checked to be the same. The speed-up is one process's wall
+# time over the run's; cpu/wall is how many cores the run had on average (a machine busy with
+# other work gives fewer than asked for, and then no speed-up can show).
 #   bench/mpi_sweep_bench.sh [SIMPREC] [CASE_N]   (defaults: build/bin/simprec, 256)
 set -euo pipefail
 simprec=$(realpath "${1:-build/bin/simprec}")
@@ -26,18 +28,19 @@ mitigations = [[], ["beta-rowmax"]]
 [analysis]
 baseline = "baseline"
 TOML
-seconds() {  # seconds the command took (wall clock)
-  local start end
-  start=$(date +%s.%N)
-  "$@" >/dev/null
-  end=$(date +%s.%N)
-  awk -v a="$start" -v b="$end" 'BEGIN { print b - a }'
+# "WALL CPU": seconds of wall clock, and CPU seconds (user + system) of the command and the
+# processes it waited for (mpirun waits for its ranks).
+measure() {
+  local TIMEFORMAT='%R %U %S' t
+  t=$({ time "$@" >/dev/null 2>&1; } 2>&1)
+  awk '{ print $1, $2 + $3 }' <<<"$t"
 }
-one=$(seconds "$simprec" run "$tmp/sweep.toml" --quiet -j 1 --out "$tmp/one")
-two_ranks=$(seconds mpirun -n 2 --oversubscribe --bind-to none --mca btl self,vader \
-  --mca btl_vader_single_copy_mechanism none "$simprec" run "$tmp/sweep.toml" --quiet -j 1 \
-  --out "$tmp/ranks")
-two_threads=$(seconds "$simprec" run "$tmp/sweep.toml" --quiet -j 2 --out "$tmp/threads")
+read -r one one_cpu < <(measure "$simprec" run "$tmp/sweep.toml" --quiet -j 1 --out "$tmp/one")
+read -r two_ranks two_ranks_cpu < <(measure mpirun -n 2 --oversubscribe --bind-to none \
+  --mca btl self,vader --mca btl_vader_single_copy_mechanism none \
+  "$simprec" run "$tmp/sweep.toml" --quiet -j 1 --out "$tmp/ranks")
+read -r two_threads two_threads_cpu < <(measure "$simprec" run "$tmp/sweep.toml" --quiet -j 2 \
+  --out "$tmp/threads")
 records() { /usr/bin/python3 -c '
 import json, sys
 rs = {}
@@ -48,7 +51,11 @@ print(json.dumps(rs, sort_keys=True))' "$1"; }
   [ "$(records "$tmp/one")" = "$(records "$tmp/threads")" ] ||
   { echo "the runs' records differ" >&2; exit 1; }
 cases=$(wc -l <"$tmp/one/results.jsonl")
-printf 'sweep: %d cases, shape [4, 1, %d, 64], nproc %d\n' "$cases" "$n" "$(nproc)"
-printf '1 process, -j 1:   %6.2f s\n' "$one"
-printf '2 MPI ranks, -j 1: %6.2f s   speed-up %.2fx\n' "$two_ranks" "$(awk -v a="$one" -v b="$two_ranks" 'BEGIN { print a / b }')"
-printf '1 process, -j 2:   %6.2f s   speed-up %.2fx\n' "$two_threads" "$(awk -v a="$one" -v b="$two_threads" 'BEGIN { print a / b }')"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+printf 'sweep: %d cases, shape [4, 1, %d, 64], nproc %d, load average %s\n' "$cases" "$n" \
+  "$(nproc)" "$(cut -d' ' -f1 /proc/loadavg)"
+printf '%-18s %8s %8s %9s %9s\n' run wall_s cpu_s speed-up cpu/wall
+row() { printf '%-18s %8.2f %8.2f %8sx %9s\n' "$1" "$2" "$3" "$(ratio "$one" "$2")" "$(ratio "$3" "$2")"; }
+row "1 process, -j 1" "$one" "$one_cpu"
+row "2 MPI ranks, -j 1" "$two_ranks" "$two_ranks_cpu"
+row "1 process, -j 2" "$two_threads" "$two_threads_cpu"
