@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -35,9 +36,14 @@ TEST(ParallelFor, RunsEveryItemOnce) {
   }
 }
 
+// ctest runs this again with OMP_NUM_THREADS=3 (parallel_test@OMP_NUM_THREADS=3): the default
+// then follows it.
 TEST(ParallelFor, ResolvesThreadCounts) {
   EXPECT_EQ(resolve_threads(5), 5u);
   EXPECT_GE(resolve_threads(0), 1u);
+  if (const char* env = std::getenv("OMP_NUM_THREADS")) {
+    EXPECT_EQ(resolve_threads(0), static_cast<unsigned>(std::atoi(env)));
+  }
 }
 
 // Items 13, 40 and 41 fail: whatever the thread count, item 13's error is the one reported,
