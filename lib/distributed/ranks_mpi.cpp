@@ -1,7 +1,9 @@
-// Ranks of an MPI job (Open MPI). Only rank 0's server thread (on rank 0) or one worker thread
-// at a time (on the others, under a mutex) calls MPI: MPI_THREAD_SERIALIZED is enough.
+// Ranks of an MPI job (Open MPI). While cases run, only the server thread (on rank 0) or one
+// case's thread at a time (on the others, under a mutex) calls MPI; before and after, the main
+// thread: MPI_THREAD_SERIALIZED is enough.
 #include <mpi.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
@@ -55,7 +57,7 @@ class RankZero : public experiments::OtherProcesses {
 
   void serve(const std::function<std::optional<size_t>()>& next_case,
              const std::function<void(const nlohmann::json&)>& record) override {
-    for (int running = others_; running > 0;) {
+    for (int running = others_; running > 0 && !stopped_.load();) {
       MPI_Status status;
       int arrived = 0;
       check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &arrived, &status),
@@ -93,8 +95,11 @@ class RankZero : public experiments::OtherProcesses {
     }
   }
 
+  void stop() override { stopped_.store(true); }
+
  private:
   int others_;
+  std::atomic<bool> stopped_{false};
 };
 
 std::mutex g_mpi_mutex;  // the other ranks' threads take turns at MPI

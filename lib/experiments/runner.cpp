@@ -156,8 +156,11 @@ RunSummary run_experiment(const ExperimentSpec& spec, const std::vector<Case>& c
     run_cases(spec, cases, backend, plan_concurrency(options, todo.size()), signals, next_case,
               finished);
   } catch (...) {
-    // The caller ends the shared run (MPI_Abort); the server cannot be waited for.
-    if (server.joinable()) server.detach();
+    // The caller ends the shared run; the server must not outlive what it writes to.
+    if (server.joinable()) {
+      others->stop();
+      server.join();
+    }
     throw;
   }
   if (server.joinable()) server.join();

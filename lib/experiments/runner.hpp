@@ -41,6 +41,9 @@ class OtherProcesses {
   // own cases.
   virtual void serve(const std::function<std::optional<size_t>()>& next_case,
                      const std::function<void(const nlohmann::json&)>& record) = 0;
+  // Makes serve() return soon, from another thread, leaving the others waiting: for an error
+  // in this process, after which the caller ends the whole run.
+  virtual void stop() = 0;
 };
 
 // Runs every case not already in OUT/results.jsonl. Ctrl-C (SIGINT) or SIGTERM stops handing
