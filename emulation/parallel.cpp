@@ -1,6 +1,7 @@
 #include "emulation/parallel.hpp"
 
 #include <omp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -27,6 +28,17 @@ void allow_two_levels() {
   (void)raised;
 }
 
+// GCC's OpenMP runtime cannot start threads in a child forked after it started its own (the
+// child waits forever in its first parallel region: Python's multiprocessing forks so). Such a
+// child runs its loops on one thread, with the same results.
+std::atomic<pid_t> g_threads_started_in{0};
+
+bool threads_usable() {
+  const pid_t self = ::getpid();
+  pid_t owner = 0;
+  return g_threads_started_in.compare_exchange_strong(owner, self) || owner == self;
+}
+
 }  // namespace
 
 namespace detail {
@@ -34,7 +46,7 @@ namespace detail {
 void parallel_for_erased(int64_t count, unsigned threads, void (*call)(void*, int64_t), void* fn) {
   if (count <= 0) return;
   const int team = static_cast<int>(std::min<int64_t>(resolve_threads(threads), count));
-  if (team <= 1) {
+  if (team <= 1 || !threads_usable()) {
     for (int64_t i = 0; i < count; ++i) call(fn, i);
     return;
   }
