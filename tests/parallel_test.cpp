@@ -3,6 +3,8 @@
 // rounding) gives the same bits on 1, 2, 3 and 7 threads. The experiment runner's invariance is
 // tested through the CLI (experiment_cli_test).
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
@@ -71,6 +73,27 @@ TEST(ParallelFor, NestedLoopsRunEveryItem) {
     parallel_for(50, 2, [&](int64_t inner) { ++runs[static_cast<size_t>(outer * 50 + inner)]; });
   });
   for (const auto& r : runs) ASSERT_EQ(r.load(), 1);
+}
+
+// GCC's OpenMP runtime waits forever in a forked child's first parallel region once the
+// parent's threads have started; parallel_for runs such a child's loops on one thread.
+TEST(ParallelFor, RunsInAChildForkedAfterThreadsStarted) {
+  std::atomic<int> parent_runs{0};
+  parallel_for(8, 2, [&](int64_t) { ++parent_runs; });
+  ASSERT_EQ(parent_runs.load(), 8);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::alarm(60);           // a hung child ends instead of hanging the test
+    static int runs[100];  // no allocation after fork
+    parallel_for(100, 3, [&](int64_t i) { ++runs[i]; });
+    for (const int r : runs)
+      if (r != 1) ::_exit(1);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
 }
 
 // Stochastic rounding at several sites (the site-by-site engine), forward and backward, and
