@@ -7,12 +7,12 @@
 #endif
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
 #include "emulation/bulk_block.hpp"
 #include "emulation/cpu_level.hpp"
+#include "emulation/parallel.hpp"
 #include "emulation/round.hpp"
 
 namespace simprec {
@@ -159,23 +159,17 @@ void round_range_for_cpu(std::span<const In> in, std::span<Out> out, const BulkR
       in, out, spec, offset);
 }
 
-// Splits [0, n) into contiguous chunks (multiples of kBlock) run on their own threads.
+// Splits [0, n) into contiguous chunks (multiples of kBlock), one per thread.
 template <class Fn>
 void parallel_chunks(size_t n, unsigned threads, Fn&& fn) {
-  unsigned t = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
-  t = static_cast<unsigned>(std::min<size_t>(t, std::max<size_t>(1, n / kMinPerThread)));
-  if (t <= 1) {
-    fn(size_t{0}, n);
-    return;
-  }
+  const unsigned t = static_cast<unsigned>(
+      std::min<size_t>(resolve_threads(threads), std::max<size_t>(1, n / kMinPerThread)));
   // ceil(n / t), rounded up to whole blocks: t chunks of this size cover all n elements.
   const size_t per = ((n + t - 1) / t + kBlock - 1) / kBlock * kBlock;
-  std::vector<std::jthread> pool;
-  for (unsigned k = 1; k < t; ++k) {
+  parallel_for(t, t, [&](int64_t k) {
     const size_t begin = std::min(n, k * per), end = std::min(n, (k + 1) * per);
-    if (begin < end) pool.emplace_back([&fn, begin, end] { fn(begin, end); });
-  }
-  fn(size_t{0}, std::min(n, per));
+    if (begin < end || k == 0) fn(begin, end);
+  });
 }
 
 void check_spec(const BulkRounding& spec, int bits_width, size_t in_size, size_t out_size) {

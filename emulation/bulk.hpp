@@ -18,7 +18,7 @@ struct BulkRounding {
   Rounding rounding;
   RandomStream random;
   uint64_t first_index = 0;
-  // 0: as many threads as the hardware has (only for arrays large enough to gain from them).
+  // 0: resolve_threads(0) (parallel.hpp); only arrays large enough to gain from them are split.
   unsigned threads = 0;
 };
 

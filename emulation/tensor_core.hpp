@@ -96,7 +96,7 @@ uint32_t tensor_core_dot(const TensorCoreModel& model, const uint16_t* a, std::p
 
 // D = A*B + C for row-major A (M x K), B (K x N), C and D (M x N), encodings as above. The fast
 // path (16-bit inputs, fp32 accumulator) vectorises over N; results equal tensor_core_dot's.
-// threads = 0: all hardware threads.
+// threads = 0: resolve_threads(0) (parallel.hpp).
 std::vector<uint32_t> tensor_core_gemm(const TensorCoreModel& model, std::span<const uint16_t> a,
                                        std::span<const uint16_t> b, std::span<const uint32_t> c,
                                        int m, int n, int k, unsigned threads = 1);

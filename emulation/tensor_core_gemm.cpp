@@ -15,9 +15,9 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
-#include <thread>
 
 #include "emulation/cpu_level.hpp"
+#include "emulation/parallel.hpp"
 #include "emulation/tensor_core.hpp"
 #if SIMPREC_AVX512_KERNELS
 #include <immintrin.h>
@@ -341,21 +341,13 @@ using FastRows = void (*)(const FastOperands&, int, int);
   fast_rows<SIMPREC_AVX512_KERNELS>(o, row_begin, row_end);
 }
 
+// Runs fn(begin, end) on contiguous ranges of rows, one per thread.
 template <class Fn>
 void parallel_rows(int m, unsigned threads, Fn&& fn) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  threads = std::min<unsigned>(threads, static_cast<unsigned>(std::max(1, m)));
-  if (threads <= 1) {
-    fn(0, m);
-    return;
-  }
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t) {
-    const int begin = static_cast<int>(static_cast<int64_t>(m) * t / threads);
-    const int end = static_cast<int>(static_cast<int64_t>(m) * (t + 1) / threads);
-    pool.emplace_back([&fn, begin, end] { fn(begin, end); });
-  }
-  for (auto& th : pool) th.join();
+  const unsigned t = std::min<unsigned>(resolve_threads(threads), std::max(1, m));
+  parallel_for(t, t, [&](int64_t part) {
+    fn(static_cast<int>(m * part / t), static_cast<int>(m * (part + 1) / t));
+  });
 }
 
 }  // namespace

@@ -13,6 +13,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   gnuplot-nox python3
   pybind11-dev python3-dev python3-numpy python3-pytest python3-torch
+  libomp-dev  # OpenMP for clang (GCC's libgomp comes with build-essential)
+  libopenmpi-dev openmpi-bin  # simprec run shared among MPI ranks (optional: builds without)
   clang libclang-rt-dev  # the sanitizer build and the libFuzzer targets of scripts/test.sh
 )
 missing=()

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "emulation/parallel.hpp"
 #include "lib/attention/engine.hpp"
 #include "lib/attention/float_flash.hpp"
 #include "lib/attention/head.hpp"
-#include "lib/attention/parallel_problems.hpp"
 
 namespace simprec::attention {
 
@@ -62,7 +62,7 @@ AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const Attentio
   const auto slice = [](std::vector<double>& v, int64_t p, int64_t n) {
     return std::span<double>(v.data() + p * n, static_cast<size_t>(n));
   };
-  parallel_problems(s.problems(), config.threads, [&](int64_t p) {
+  parallel_for(s.problems(), config.threads, [&](int64_t p) {
     if (float_flash && run_float_flash(config, inputs, out, p)) {
       // The site-by-site engine is the reference for special values: a problem whose outputs
       // hold a NaN or an infinity is computed again there, from the state it started in.

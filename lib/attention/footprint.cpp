@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
+#include "emulation/parallel.hpp"
 #include "lib/limits/checked_arithmetic.hpp"
 
 namespace simprec::attention {
@@ -67,8 +67,7 @@ limits::MemoryEstimate estimate_memory(const AttentionShape& s, const AttentionC
   if (config.algorithm == Algorithm::kStandard || use.standard_baseline) emulation.add(standard);
   limits::MemoryEstimate per_problem =
       reference.bytes() > emulation.bytes() ? reference : emulation;
-  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-  const int64_t workers = std::min<int64_t>(problems, use.threads ? use.threads : hardware);
+  const int64_t workers = std::min<int64_t>(problems, resolve_threads(use.threads));
   total.add(per_problem.times(uint64_t(workers)));
   return total;
 }

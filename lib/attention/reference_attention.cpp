@@ -6,8 +6,8 @@
 #include <limits>
 #include <vector>
 
+#include "emulation/parallel.hpp"
 #include "lib/attention/attention.hpp"
-#include "lib/attention/parallel_problems.hpp"
 #include "lib/attention/product.hpp"
 
 namespace simprec::attention {
@@ -64,7 +64,7 @@ AttentionOutputs reference_attention(const AttentionInputs& inputs, double scale
     out.dv.assign(s.problems() * s.nk * s.dv, 0.0);
     out.delta.assign(s.problems() * s.nq, 0.0);
   }
-  parallel_problems(s.problems(), threads, [&](int64_t p) {
+  parallel_for(s.problems(), threads, [&](int64_t p) {
     const int64_t nq = s.nq, nk = s.nk, d = s.d, dv = s.dv;
     const double* q = inputs.q.data() + p * nq * d;
     const double* k = inputs.k.data() + p * nk * d;

@@ -1,10 +1,14 @@
 // simprec run EXPERIMENT.toml: validate the whole file, run its cases in parallel into a
-// results folder (resumable), then write the summary, report and plots.
+// results folder (resumable), then write the summary, report and plots. Under mpirun (or srun)
+// the cases are shared among the ranks (lib/distributed/ranks.hpp).
 #include <cstdio>
 #include <filesystem>
+#include <optional>
+#include <stdexcept>
 
 #include "lib/cli/command.hpp"
 #include "lib/config/toml_reader.hpp"
+#include "lib/distributed/ranks.hpp"
 #include "lib/experiments/attention_backend.hpp"
 #include "lib/experiments/results_store.hpp"
 #include "lib/experiments/runner.hpp"
@@ -22,7 +26,7 @@ struct RunArguments {
   int64_t max_cases = 0;
 };
 
-int run(const RunArguments& args) {
+int run(const RunArguments& args, distributed::Ranks& ranks) {
   const experiments::AttentionBackend backend;
   experiments::ExperimentSpec spec;
   std::vector<experiments::Case> cases;
@@ -49,7 +53,9 @@ int run(const RunArguments& args) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(args.file + ": " + e.what());
   }
+  ranks.agree_on(spec.fingerprint(), "experiment");
   if (args.validate_only) {
+    if (ranks.rank() > 0) return 0;
     std::printf("%s: valid, %zu cases\n", args.file.c_str(), cases.size());
     return 0;
   }
@@ -65,7 +71,22 @@ int run(const RunArguments& args) {
   options.force = args.force;
   options.quiet = args.quiet;
   options.threads = args.threads;
-  const auto summary = experiments::run_experiment(spec, cases, backend, options);
+  if (ranks.rank() > 0) {
+    experiments::run_cases_for_others(
+        spec, cases, backend, options,
+        [&]() -> std::optional<size_t> {
+          const std::optional<size_t> i = ranks.ask_for_case();
+          if (i && *i >= cases.size())
+            throw std::runtime_error("MPI rank 0 handed out case " + std::to_string(*i) + " of " +
+                                     std::to_string(cases.size()));
+          return i;
+        },
+        [&](const nlohmann::json& record) { ranks.send_record(record); });
+    ranks.finish();
+    return 0;
+  }
+  const auto summary = experiments::run_experiment(spec, cases, backend, options,
+                                                   ranks.size() > 1 ? &ranks.others() : nullptr);
   if (summary.interrupted) {
     std::fprintf(
         stderr,
@@ -110,7 +131,18 @@ const RegisterCommand kRegistration([](CLI::App& app) {
                       "machine's physical memory); fewer cases run at once where the limit would "
                       "not hold them all");
   command->callback([args] {
-    if (const int code = run(*args); code != 0) throw ExitStatus{code};
+    distributed::Ranks ranks;
+    int code = 0;
+    try {
+      code = run(*args, ranks);
+    } catch (const std::exception& e) {
+      if (ranks.size() <= 1) throw;
+      // The other ranks would wait for this one: the whole job ends.
+      std::fprintf(stderr, "simprec: error: (MPI rank %d of %d) %s\n", ranks.rank(), ranks.size(),
+                   e.what());
+      ranks.abort(dynamic_cast<const UsageError*>(&e) ? 2 : 1);
+    }
+    if (code != 0) throw ExitStatus{code};
   });
 });
 

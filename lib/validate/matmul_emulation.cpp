@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <stdexcept>
-#include <thread>
 
 #include "emulation/accumulation.hpp"
+#include "emulation/parallel.hpp"
 #include "emulation/tensor_core.hpp"
 #include "lib/validate/tensor_values.hpp"
 
@@ -60,27 +60,19 @@ void emulate_matmul(const EmulationCall& call, std::vector<plugins::HostTensor>&
   const std::vector<double> cv =
       c ? values_of(*c) : std::vector<double>(static_cast<size_t>(m * n), 0.0);
 
-  // Rows are independent and every rounding here is deterministic (nearest even), so rows are
-  // shared among threads, each with its own contexts.
+  // Rows are independent and every rounding here is deterministic (nearest even), so rows run
+  // in parallel, each with its own contexts.
   std::vector<double> result(static_cast<size_t>(m * n));
-  const auto work = [&](int64_t first_row, int64_t stride) {
+  parallel_for(m, 0, [&](int64_t i) {
     RoundingContext acc_ctx(accumulator);
     RoundingContext out_ctx(output);
-    for (int64_t i = first_row; i < m; i += stride) {
-      const std::span<const double> row(av.data() + i * k, static_cast<size_t>(k));
-      for (int64_t j = 0; j < n; ++j) {
-        const std::span<const double> column(bt.data() + j * k, static_cast<size_t>(k));
-        const double v = model->dot(row, column, cv[static_cast<size_t>(i * n + j)], acc_ctx);
-        result[static_cast<size_t>(i * n + j)] = convert ? out_ctx.round_value(v) : v;
-      }
+    const std::span<const double> row(av.data() + i * k, static_cast<size_t>(k));
+    for (int64_t j = 0; j < n; ++j) {
+      const std::span<const double> column(bt.data() + j * k, static_cast<size_t>(k));
+      const double v = model->dot(row, column, cv[static_cast<size_t>(i * n + j)], acc_ctx);
+      result[static_cast<size_t>(i * n + j)] = convert ? out_ctx.round_value(v) : v;
     }
-  };
-  const int64_t threads =
-      std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, std::min<int64_t>(m, 16));
-  std::vector<std::thread> pool;
-  for (int64_t t = 1; t < threads; ++t) pool.emplace_back(work, t, threads);
-  work(0, threads);
-  for (auto& thread : pool) thread.join();
+  });
   for (int64_t i = 0; i < m * n; ++i) set_value(*d, i, result[static_cast<size_t>(i)]);
 }
 

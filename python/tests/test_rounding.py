@@ -119,6 +119,30 @@ def test_stochastic_rounding_is_the_same_for_any_thread_count():
     assert not np.array_equal(one, simprec.round(x, "bf16", "sr", seed=43, encode=True))
 
 
+def test_a_forked_child_rounds_after_the_parent_used_threads():
+    """GCC's OpenMP runtime cannot start threads in a child forked after the parent's threads
+    started (multiprocessing's fork start method): the child's loops run on one thread and give
+    the same bits, rather than waiting forever."""
+    import os
+    import signal
+    x = np.random.default_rng(6).normal(size=1 << 20).astype(np.float32)
+    parent = simprec.round(x, "bf16", "sr", seed=7, threads=2, encode=True)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        signal.alarm(60)  # a hung child ends, and the test fails, instead of hanging ctest
+        child = simprec.round(x, "bf16", "sr", seed=7, threads=2, encode=True)
+        os.write(write, b"same" if np.array_equal(child, parent) else b"different")
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as answer:
+        said = answer.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, f"child status {status}"
+    assert said == b"same"
+
+
 def test_round_in_place_and_dtypes():
     x = np.array([0.1, 1 / 3, 1000.7], dtype=np.float32)
     expected = simprec.round(x, "bf16")
