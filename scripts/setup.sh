@@ -13,6 +13,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   gnuplot-nox python3
   pybind11-dev python3-dev python3-numpy python3-pytest python3-torch
+  python3-matplotlib  # the plots of examples/python/paper_a_training.py
   clang libclang-rt-dev  # the sanitizer build and the libFuzzer targets of scripts/test.sh
 )
 missing=()
