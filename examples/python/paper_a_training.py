@@ -32,15 +32,18 @@ from paper_training.report import write_report  # noqa: E402
 from paper_training.runs import Run, Schedule, train  # noqa: E402
 
 FULL = dict(shape=ModelShape(layers=2, heads=4, head_dim=16, seq=64, batch=8),
-            schedule=Schedule(steps=150, checkpoint_every=25, snapshot_every=10))
+            schedule=Schedule(steps=200, checkpoint_every=25, snapshot_every=10))
 QUICK = dict(shape=ModelShape(layers=2, heads=4, head_dim=8, seq=32, batch=2),
              schedule=Schedule(steps=8, checkpoint_every=3, snapshot_every=2, warmup=2))
-TILE = "tile=16x16"  # several key blocks per row, so that the flash numerics rescale
+KEY_BLOCK = 16  # several key blocks per row, so that the flash numerics rescale
+TILE = f"tile={KEY_BLOCK}x{KEY_BLOCK}"
 
 
 def runs_and_pairs(quick):
-    """The runs, and paper B's pairs of runs per seed."""
-    bf16 = lambda spec: Numerics(f"{spec},{TILE}" if "," not in spec else spec, "bf16")  # noqa
+    """The runs, the fp32 run of each seed, and paper B's pairs of runs per seed."""
+    def bf16(spec):
+        return Numerics(spec, "bf16")
+
     paper_a = [
         Run("paper-a", bf16(f"paper-a,{TILE}"), 0, True),
         Run("paper-a+beta-rowmax:2", bf16(f"paper-a,{TILE},beta-rowmax:2"), 0, True),
@@ -64,7 +67,8 @@ def runs_and_pairs(quick):
         pairs["0, 1"] = {"seed 0 vs seed 1, fp32": ("fp32", "fp32-s1")}
     if quick:
         paper_a = [r for r in paper_a if r.name in ("paper-a", "paper-a+beta-rowmax:2", "fp32")]
-    return paper_a + paper_b, pairs
+    references = {seed: "fp32" if seed == 0 else f"fp32-s{seed}" for seed in seeds}
+    return paper_a + paper_b, references, pairs
 
 
 def results_json(runs, states):
@@ -87,7 +91,7 @@ def main():
     parser.add_argument("--out", default="build/paper_a_training", help="results folder")
     parser.add_argument("--quick", action="store_true",
                         help="a tiny model, 8 steps, 5 runs: the test's variant (seconds)")
-    parser.add_argument("--steps", type=int, help="training steps per run (150; quick: 8)")
+    parser.add_argument("--steps", type=int, help="training steps per run (200; quick: 8)")
     parser.add_argument("--only", help="comma-separated run names (default: all)")
     parser.add_argument("--stop-after", type=int,
                         help="stop each run after this many steps, checkpoint written, as a "
@@ -101,9 +105,10 @@ def main():
         schedule = Schedule(**{**schedule.__dict__, "steps": args.steps})
     if args.stop_after is not None and args.stop_after < 0:
         parser.error(f"--stop-after {args.stop_after}: expected an integer >= 0")
-    runs, pairs = runs_and_pairs(args.quick)
+    runs, references, pairs = runs_and_pairs(args.quick)
     if args.only:
         names = args.only.split(",")
+        names += [references[r.seed] for r in runs if r.name in names]  # the loss's reference
         unknown = sorted(set(names) - {r.name for r in runs})
         if unknown:
             parser.error(f"--only: unknown runs {unknown}; expected names among "
@@ -141,7 +146,7 @@ def main():
     (out / "results.json").write_text(json.dumps(results_json(runs, states)))
     command = "PYTHONPATH=build/python /usr/bin/python3 " + " ".join(
         shlex.quote(a) for a in [str(Path(sys.argv[0]))] + sys.argv[1:])
-    write_report(out, setup, runs, states, pairs, command)
+    write_report(out, setup, runs, states, references, pairs, command)
     print(f"report: {out / 'report.md'}")
     return 0
 

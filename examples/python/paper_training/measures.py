@@ -30,7 +30,7 @@ def exact_attention(q, k, v, scale):
     return p, np.einsum("bhqk,bhkd->bhqd", p, v), np.einsum("bhqk,bhkd->bhqd", p, k)
 
 
-def repeated_maxima(q, k, tokens, score_format):
+def repeated_maxima(q, k, tokens, score_format, key_block):
     """Which causal score rows have their maximum at two or more keys.
 
     `exact`: the fp64 scores (exact for the products of bf16/fp16 inputs at these head sizes)
@@ -38,24 +38,36 @@ def repeated_maxima(q, k, tokens, score_format):
     tie at the max; `rounded_same_token`: rounded ties whose tied keys all hold the same input
     byte (a byte repeated at other positions), against ties of different bytes that the
     rounding makes. Per head: shares of the rows with two or more keys.
+
+    `block`: where paper A's P-bar = exp(S - m) is exactly 1 at two or more keys of one key
+    block (`key_block` keys) of the rounded scores, m the running max over the blocks so far:
+    the share of (row, block) pairs holding a causal key.
     """
     b, h, n, _ = q.shape
-    s = np.ascontiguousarray(np.einsum("bhqd,bhkd->bhqk", q, k))
     causal = np.tril(np.ones((n, n), dtype=bool))
-    at_max = {}
-    for name, scores in (("exact", s), ("rounded", simprec.round(s, score_format))):
-        masked = np.where(causal, scores, -np.inf)
-        at_max[name] = masked == masked.max(axis=-1, keepdims=True)
+    exact = np.ascontiguousarray(np.einsum("bhqd,bhkd->bhqk", q, k))
+    masked = {"exact": np.where(causal, exact, -np.inf),
+              "rounded": np.where(causal, simprec.round(exact, score_format), -np.inf)}
+    at_max = {name: m == m.max(axis=-1, keepdims=True) for name, m in masked.items()}
     tied = {name: m.sum(axis=-1) >= 2 for name, m in at_max.items()}
     key_tokens = np.broadcast_to(tokens[:, None, None, :], (b, h, n, n))
     first = np.argmax(at_max["rounded"], axis=-1)[..., None]
     first_token = np.take_along_axis(key_tokens, first, axis=-1)
     same = np.all(np.where(at_max["rounded"], key_tokens == first_token, True), axis=-1)
     rows = b * (n - 1)  # row 0 has one key
+
+    blocks = -(-n // key_block)
+    padded = np.full((b, h, n, blocks * key_block), -np.inf)
+    padded[..., :n] = masked["rounded"]
+    per_block = padded.reshape(b, h, n, blocks, key_block)
+    running_max = np.maximum.accumulate(per_block.max(axis=-1), axis=-1)
+    several_ones = (per_block == running_max[..., None]).sum(axis=-1) >= 2
+    live = np.isfinite(per_block).any(axis=-1)
     return {
         "repeat_exact": tied["exact"].sum(axis=(0, 2)) / rows,
         "repeat_rounded": tied["rounded"].sum(axis=(0, 2)) / rows,
         "repeat_rounded_same_token": (tied["rounded"] & same).sum(axis=(0, 2)) / rows,
+        "repeat_block": (several_ones & live).sum(axis=(0, 2, 3)) / live.sum(axis=(0, 2, 3)),
     }
 
 

@@ -14,10 +14,11 @@ def _fmt(x):
     return f"{x:+.2e}"
 
 
-def write_report(folder, setup, runs, states, paper_b_pairs, command):
-    """Writes folder/report.md and folder/*.png; returns the report's text."""
+def write_report(folder, setup, runs, states, reference_runs, paper_b_pairs, command):
+    """Writes folder/report.md and folder/*.png; returns the report's text. reference_runs:
+    the fp32 run of each seed."""
     analysed = [r for r in runs if r.analyse]
-    lines = [f"# Paper A and paper B (Sec. V) at the level of training", "",
+    lines = ["# Paper A and paper B (Sec. V) at the level of training", "",
              f"Command: `{command}`", "", "## Setup", ""]
     lines += [f"- {line}" for line in setup]
     lines += ["", "| run | attention numerics | format | rest of the model | seed | s/step |",
@@ -27,16 +28,18 @@ def write_report(folder, setup, runs, states, paper_b_pairs, command):
         lines.append(f"| {r.name} | `{r.numerics.spec}` | {r.numerics.format} | "
                      f"{r.numerics.model_precision} | {r.seed} | "
                      f"{st['seconds'] / max(1, st['step']):.2f} |")
-    warmup = setup_warmup(states)
     lines += ["", "## Loss", "",
-              f"A spike: the loss more than {SPIKE_NATS} nats above the lowest loss the run "
-              "has reached so far (after the warm-up), or a NaN/inf loss.", "",
-              "| run | first | mean of last 10 | lowest | largest rise over the lowest so far "
-              "| NaN/inf steps | spike |", "| --- | --- | --- | --- | --- | --- | --- |"]
+              "Every run sees the same batches; its excess is its loss minus the loss of the "
+              "fp32 run of its seed on the same step. A spike: an excess above "
+              f"{SPIKE_NATS} nats, or a NaN/inf loss.", "",
+              "| run | first | mean of last 10 | lowest | excess, mean of last 10 | largest "
+              "excess | NaN/inf steps | spike |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in runs:
-        s = loss_summary(states[r.name]["records"], warmup)
+        reference = states[reference_runs[r.seed]]["records"]
+        s = loss_summary(states[r.name]["records"], reference)
         lines.append(f"| {r.name} | {s['first']:.3f} | {s['last10']:.3f} | {s['lowest']:.3f} | "
-                     f"{s['max_rise']:.3f} | {s['nonfinite']} | "
+                     f"{s['excess_last10']:+.4f} | {s['excess_max']:+.4f} | {s['nonfinite']} | "
                      f"{'yes' if s['spike'] else 'no'} |")
     lines += ["", "![loss](loss.png)", ""]
     _plot_loss(folder / "loss.png", runs, states)
@@ -47,10 +50,6 @@ def write_report(folder, setup, runs, states, paper_b_pairs, command):
     text = "\n".join(lines) + "\n"
     (folder / "report.md").write_text(text)
     return text
-
-
-def setup_warmup(states):
-    return next(iter(states.values()))["config"]["schedule"]["warmup"]
 
 
 def _paper_a_sections(folder, analysed, states):
@@ -86,12 +85,17 @@ def _paper_a_sections(folder, analysed, states):
               "Share of causal score rows (rows with two or more keys) whose maximum is at "
               "two or more keys: `exact` in the fp64 scores of the bf16 Q and K, `bf16` after "
               "rounding the scores once to bf16 (paper A's S), `bf16, same byte` the bf16 ties "
-              "whose tied keys all hold the same input byte. Means over steps and heads.", "",
-              "| run | layer | exact | bf16 | bf16, same byte |", "| --- | --- | --- | --- | --- |"]
+              "whose tied keys all hold the same input byte. `P-bar = 1 twice in a block`: "
+              "the share of (row, key block) pairs where two or more bf16 scores of the block "
+              "equal the running max, so that paper A's exp(S - m) is exactly 1 at each "
+              "(what paper-a's block P.V sums). Means over steps and heads.", "",
+              "| run | layer | exact | bf16 | bf16, same byte | P-bar = 1 twice in a block |",
+              "| --- | --- | --- | --- | --- | --- |"]
     for r in analysed:
         recs = states[r.name]["records"]
         shares = [per_head(recs, n) for n in
-                  ("repeat_exact", "repeat_rounded", "repeat_rounded_same_token")]
+                  ("repeat_exact", "repeat_rounded", "repeat_rounded_same_token",
+                   "repeat_block")]
         for layer in range(shares[0].shape[1]):
             lines.append(f"| {r.name} | {layer} | "
                          + " | ".join(f"{s[:, layer].mean():.4f}" for s in shares) + " |")

@@ -32,6 +32,7 @@ class Run:
     numerics: object  # model.Numerics
     seed: int
     analyse: bool  # paper A's per-step measures (costs an fp64 attention per layer)
+    key_block: int = 16  # the flash numerics' key block, for the repeated maxima per block
 
 
 def lr_at(step, schedule):
@@ -92,7 +93,7 @@ def train(run, shape, schedule, data, folder, stop_after=None, log=print):
                 q, k, v, do = (t.detach().to(torch.float64).numpy() for t in
                                (call.query, call.key, call.value, call.grad_out))
                 m = delta_analysis(q, k, v, do, call.result, layer_input, scale)
-                m.update(repeated_maxima(q, k, inputs.numpy(), "bf16"))
+                m.update(repeated_maxima(q, k, inputs.numpy(), "bf16", run.key_block))
                 measured[layer] = {name: values.tolist() for name, values in m.items()}
 
             return record

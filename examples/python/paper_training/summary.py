@@ -6,7 +6,7 @@ import numpy as np
 
 from paper_training.measures import weight_distances
 
-SPIKE_NATS = 0.5  # a loss this far above the run's lowest loss so far counts as a spike
+SPIKE_NATS = 0.5  # a loss this far above the fp32 run's on the same step (same batch) is a spike
 
 
 def per_head(records, name):
@@ -36,22 +36,20 @@ def correlation(a, b):
         return np.where(denominator > 0, (a * b).sum(axis=0) / denominator, 0.0)
 
 
-def loss_summary(records, warmup):
+def loss_summary(records, reference):
+    """The loss of a run, and its excess over `reference` (the fp32 run of the same seed: the
+    same batches and initial weights) step by step, which removes the batch-to-batch noise
+    that a spike must stand out from."""
     losses = np.array([r["loss"] for r in records])
     finite = np.isfinite(losses)
-    rise = 0.0
-    lowest = math.inf
-    for step, loss in enumerate(losses):
-        if not np.isfinite(loss):
-            continue
-        if step >= warmup and lowest < math.inf:
-            rise = max(rise, loss - lowest)
-        lowest = min(lowest, loss)
+    excess = losses - np.array([r["loss"] for r in reference])
+    largest = float(np.max(excess[finite])) if finite.any() else math.nan
     tail = losses[-min(10, len(losses)):]
     return {"first": float(losses[0]), "last10": float(np.mean(tail)),
-            "lowest": float(np.nanmin(np.where(finite, losses, np.nan))),
-            "max_rise": float(rise), "nonfinite": int((~finite).sum()),
-            "spike": bool(rise > SPIKE_NATS or not finite.all())}
+            "lowest": float(np.min(losses[finite])) if finite.any() else math.nan,
+            "excess_last10": float(np.mean(excess[-min(10, len(excess)):])),
+            "excess_max": largest, "nonfinite": int((~finite).sum()),
+            "spike": bool(largest > SPIKE_NATS or not finite.all())}
 
 
 def weight_pair(snapshots_a, snapshots_b):
