@@ -14,7 +14,8 @@ import simprec
 from conftest import SOURCE_DIR
 
 sys.path.insert(0, str(SOURCE_DIR / "examples" / "python"))
-from paper_training.measures import delta_analysis, weight_distances  # noqa: E402
+from paper_training.measures import (delta_analysis, repeated_maxima,  # noqa: E402
+                                     weight_distances)
 
 SCRIPT = SOURCE_DIR / "examples" / "python" / "paper_a_training.py"
 
@@ -67,6 +68,22 @@ def test_rank1_error_is_minus_scale_times_the_delta_error_sum_along_x_and_pk():
     assert np.allclose(m["delta_error"], eps.sum(axis=(0, 2)), rtol=0, atol=1e-12)
     assert np.allclose(m["rank1_error_from_delta"], expected, rtol=1e-9, atol=0)
     assert np.max(np.abs(m["rank1_error"])) < 1e-12  # dQ is torch's exact gradient
+
+
+def test_repeated_maxima_of_a_hand_made_case():
+    # q = 1, d = 1: row i's scores are k_0..k_i. Row 1 ties exactly (1, 1; keys of byte 5);
+    # row 3's max 2 + 2^-12 ties with 2 only once rounded to bf16 (bytes 6 and 7); row 0 has one
+    # key and is not counted.
+    q = np.ones((1, 1, 4, 1))
+    k = np.array([1.0, 1.0, 2.0, 2.0 + 2.0 ** -12]).reshape(1, 1, 4, 1)
+    tokens = np.array([[5, 5, 6, 7]])
+    m = repeated_maxima(q, k, tokens, "bf16", key_block=2)
+    assert m["repeat_exact"].tolist() == [1 / 3]
+    assert m["repeat_rounded"].tolist() == [2 / 3]
+    assert m["repeat_rounded_same_token"].tolist() == [1 / 3]
+    # (row, block) pairs with a key: 1 + 1 + 2 + 2. Two keys at the running max: block 0 of
+    # rows 1, 2, 3 (1, 1 with max 1 so far) and block 1 of row 3 (2, 2 in bf16).
+    assert m["repeat_block"].tolist() == [4 / 6]
 
 
 def test_weight_distances_are_max_abs_difference_and_wasserstein_1():
