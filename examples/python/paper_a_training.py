@@ -136,8 +136,8 @@ def main():
              f"AdamW (0.9, 0.95), weight decay 0.1, peak lr {schedule.peak_lr}, "
              f"{schedule.warmup} warm-up steps, cosine decay to a tenth, gradient clip "
              f"{schedule.clip}; {schedule.steps} steps",
-             f"text: the {data.size} bytes of /usr/share/common-licenses; batches from "
-             "(seed, step)",
+             f"text: the {data.size} bytes of /usr/share/common-licenses (SHA-256 "
+             f"{hashlib.sha256(data.tobytes()).hexdigest()[:16]}...); batches from (seed, step)",
              "attention: simprec.torch.attention, causal, its inputs cast to the format "
              f"(bf16/fp16 tensors) first; flash numerics with {TILE}",
              "fp16 model: every linear layer's operands and results rounded to fp16, fp32 "

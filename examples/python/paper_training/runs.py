@@ -3,6 +3,7 @@ run's folder, and a run killed and started again continues from its last checkpo
 same batches, random streams and arithmetic, so its results are bit-identical to an
 uninterrupted run's."""
 
+import hashlib
 import json
 import math
 import os
@@ -56,6 +57,7 @@ def train(run, shape, schedule, data, folder, stop_after=None, log=print):
     folder.mkdir(parents=True, exist_ok=True)
     checkpoint = folder / "checkpoint.pt"
     config = {"run": run.name, "numerics": asdict(run.numerics), "seed": run.seed,
+              "text_sha256": hashlib.sha256(data.tobytes()).hexdigest(),
               "shape": asdict(shape), "schedule": asdict(schedule)}
     torch.manual_seed(run.seed)
     model = GPT(shape, run.numerics.model_precision)
