@@ -15,6 +15,7 @@ packages=(
   pybind11-dev python3-dev python3-numpy python3-pytest python3-torch
   libomp-dev  # OpenMP for clang (GCC's libgomp comes with build-essential)
   libopenmpi-dev openmpi-bin  # simprec run shared among MPI ranks (optional: builds without)
+  python3-matplotlib  # the plots of examples/python/paper_a_training.py
   clang libclang-rt-dev  # the sanitizer build and the libFuzzer targets of scripts/test.sh
 )
 missing=()

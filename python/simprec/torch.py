@@ -7,7 +7,18 @@ import torch
 import simprec
 from simprec._arrays import tensor_to_numpy
 
-__all__ = ["attention"]
+__all__ = ["attention", "BackwardCall"]
+
+
+class BackwardCall:
+    """One emulated backward pass, as `on_backward` receives it: the tensors it differentiated
+    (query, key, value, and grad_out, the dO that reached the output) and the AttentionResult
+    of the emulation (o, lse, dq, dk, dv and delta = rowsum(dO o O), each a float64 array of
+    its site's values)."""
+
+    def __init__(self, query, key, value, grad_out, result):
+        self.query, self.key, self.value, self.grad_out = query, key, value, grad_out
+        self.result = result
 
 
 def _emulation_input(tensor, argument):
@@ -42,12 +53,13 @@ def _emulation_inputs(tensors, names):
 
 class _EmulatedAttention(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, query, key, value, options):
+    def forward(ctx, query, key, value, options, on_backward):
         arrays, fmt = _emulation_inputs((query, key, value), ("query", "key", "value"))
         result = simprec.attention(*arrays, input_format=fmt, reference=False, baseline=False,
                                    **options)
         ctx.save_for_backward(query, key, value)
         ctx.options = options
+        ctx.on_backward = on_backward
         ctx.o, ctx.lse = result.o, result.lse
         return _as_torch(result.o, query.dtype)
 
@@ -58,19 +70,23 @@ class _EmulatedAttention(torch.autograd.Function):
                                         ("query", "key", "value", "grad_output"))
         result = simprec.attention(*arrays, input_format=fmt, reference=False, baseline=False,
                                    o=ctx.o, lse=ctx.lse, **ctx.options)
+        if ctx.on_backward is not None:
+            ctx.on_backward(BackwardCall(query, key, value, grad_out, result))
         return (_as_torch(result.dq, query.dtype), _as_torch(result.dk, key.dtype),
-                _as_torch(result.dv, value.dtype), None)
+                _as_torch(result.dv, value.dtype), None, None)
 
 
 def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
               enable_gqa=False, *, numerics="fa2", format="bf16", set=(), mitigations=(),
-              tile=None, seed=0, threads=0):
+              tile=None, seed=0, threads=0, on_backward=None):
     """torch.nn.functional.scaled_dot_product_attention with emulated numerics (CPU tensors).
 
     query (..., L, E), key (..., S, E), value (..., S, Ev); the result has query's dtype and its
     values are those of the numerics' output format. Its gradient is the emulated backward
-    pass. attn_mask, dropout and grouped-query attention are not emulated: anything but their
-    defaults raises ValueError.
+    pass. on_backward, when given, is called with a BackwardCall after each emulated backward
+    pass (what an analysis of the gradients needs: dO, the emulated delta). attn_mask, dropout
+    and grouped-query attention are not emulated: anything but their defaults raises
+    ValueError.
     """
     if attn_mask is not None:
         raise ValueError("attn_mask: not emulated; use is_causal=True for a causal mask")
@@ -83,4 +99,6 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     options = dict(numerics=numerics, format=format, set=list(set),
                    mitigations=list(mitigations), tile=tile, causal=bool(is_causal),
                    scale=scale, seed=seed, threads=threads)
-    return _EmulatedAttention.apply(query, key, value, options)
+    if on_backward is not None and not callable(on_backward):
+        raise TypeError(f"on_backward: expected a callable, got {type(on_backward).__name__}")
+    return _EmulatedAttention.apply(query, key, value, options, on_backward)

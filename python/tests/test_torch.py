@@ -111,3 +111,22 @@ def test_bad_torch_input_raises_naming_the_argument():
         storch.attention(t["q"], t["k"], [1.0])
     with pytest.raises(ValueError, match="shape mismatch"):
         storch.attention(t["q"], t["k"][..., :8], t["v"])
+
+
+def test_on_backward_receives_the_emulated_backward_and_its_delta():
+    t = bf16_inputs()
+    q, k, v = (t[n].clone().requires_grad_(True) for n in "qkv")
+    calls = []
+    o = storch.attention(q, k, v, numerics="paper-a", is_causal=True, on_backward=calls.append)
+    o.backward(t["do"])
+    assert len(calls) == 1 and isinstance(calls[0], storch.BackwardCall)
+    call = calls[0]
+    assert torch.equal(call.grad_out, t["do"]) and call.query is not None
+    bits = {n: t[n].view(torch.int16).numpy().view(np.uint16) for n in ("q", "k", "v", "do")}
+    r = simprec.attention(bits["q"], bits["k"], bits["v"], bits["do"], input_format="bf16",
+                          numerics="paper-a", causal=True)
+    # delta = rowsum(dO o O) of the emulated O, as the CLI computes it; dq is the gradient.
+    assert np.array_equal(call.result.delta, r.delta)
+    assert np.array_equal(call.result.dq, q.grad.double().numpy())
+    with pytest.raises(TypeError, match="on_backward: expected a callable, got int"):
+        storch.attention(q, k, v, on_backward=3)

@@ -1,0 +1,1 @@
+"""The parts of examples/python/paper_a_training.py: model, runs, measures, summary, report."""

@@ -1,0 +1,136 @@
+"""examples/python/paper_a_training.py: its measures against independent computations, and its
+quick variant, killed and resumed, against an uninterrupted run."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import simprec
+from conftest import SOURCE_DIR
+
+sys.path.insert(0, str(SOURCE_DIR / "examples" / "python"))
+from paper_training.measures import (delta_analysis, repeated_maxima,  # noqa: E402
+                                     weight_distances)
+
+SCRIPT = SOURCE_DIR / "examples" / "python" / "paper_a_training.py"
+
+
+class _Result:
+    def __init__(self, delta, dq):
+        self.delta, self.dq = delta, dq
+
+
+def _torch_attention_gradients(q, k, v, do, scale):
+    """O and dQ of causal attention by torch's autograd in fp64: an oracle that shares nothing
+    with the analysis' hand-written backward."""
+    tq, tk, tv = (torch.from_numpy(a).requires_grad_(True) for a in (q, k, v))
+    n = q.shape[-2]
+    s = (tq @ tk.transpose(-1, -2)) * scale
+    mask = torch.ones(n, n, dtype=torch.bool).triu(1)
+    o = torch.softmax(s.masked_fill(mask, float("-inf")), dim=-1) @ tv
+    o.backward(torch.from_numpy(do))
+    return o.detach().numpy(), tq.grad.numpy()
+
+
+def test_delta_analysis_finds_no_error_in_the_fp64_emulation():
+    g = simprec.generate("normal", (2, 3, 32, 8), seed=3, backward=True)
+    q, k, v, do = (g[n] for n in ("q", "k", "v", "do"))
+    x = np.random.default_rng(1).standard_normal((2, 32, 12))
+    r = simprec.attention(q, k, v, do, numerics="fp64", format="fp64", causal=True,
+                          reference=False, baseline=False)
+    m = delta_analysis(q, k, v, do, r, x, 8 ** -0.5)
+    for name in ("delta_error", "rank1_error", "rank1_error_from_delta"):
+        assert np.max(np.abs(m[name])) < 1e-12, name
+
+
+def test_rank1_error_is_minus_scale_times_the_delta_error_sum_along_x_and_pk():
+    # Every token's layer input is a and every key row is c, so P K = c for any P and
+    # R = sum_T x_T (P K)_T^T = (tokens) a c^T: rank 1, u1 = a/|a|, v1 = c/|c|. A delta error
+    # eps then gives the dW_Q error -scale sum(eps) a c^T, whose component is
+    # -scale sum(eps) |a| |c| (paper A, Sec. 3).
+    rng = np.random.default_rng(7)
+    b, h, n, d, width, scale = 2, 2, 16, 4, 6, 0.5
+    q, v, do = (rng.standard_normal((b, h, n, d)) for _ in range(3))
+    c = rng.standard_normal(d)
+    k = np.broadcast_to(c, (b, h, n, d)).copy()
+    a = rng.standard_normal(width)
+    x = np.broadcast_to(a, (b, n, width)).copy()
+    o, dq = _torch_attention_gradients(q, k, v, do, scale)
+    eps = rng.standard_normal((b, h, n)) * 1e-3
+    delta = np.einsum("bhqd,bhqd->bhq", do, o) + eps
+    m = delta_analysis(q, k, v, do, _Result(delta, dq), x, scale)
+    expected = -scale * eps.sum(axis=(0, 2)) * np.linalg.norm(a) * np.linalg.norm(c)
+    assert np.allclose(m["delta_error"], eps.sum(axis=(0, 2)), rtol=0, atol=1e-12)
+    assert np.allclose(m["rank1_error_from_delta"], expected, rtol=1e-9, atol=0)
+    assert np.max(np.abs(m["rank1_error"])) < 1e-12  # dQ is torch's exact gradient
+
+
+def test_repeated_maxima_of_a_hand_made_case():
+    # q = 1, d = 1: row i's scores are k_0..k_i. Row 1 ties exactly (1, 1; keys of byte 5);
+    # row 3's max 2 + 2^-12 ties with 2 only once rounded to bf16 (bytes 6 and 7); row 0 has one
+    # key and is not counted.
+    q = np.ones((1, 1, 4, 1))
+    k = np.array([1.0, 1.0, 2.0, 2.0 + 2.0 ** -12]).reshape(1, 1, 4, 1)
+    tokens = np.array([[5, 5, 6, 7]])
+    m = repeated_maxima(q, k, tokens, "bf16", key_block=2)
+    assert m["repeat_exact"].tolist() == [1 / 3]
+    assert m["repeat_rounded"].tolist() == [2 / 3]
+    assert m["repeat_rounded_same_token"].tolist() == [1 / 3]
+    # (row, block) pairs with a key: 1 + 1 + 2 + 2. Two keys at the running max: block 0 of
+    # rows 1, 2, 3 (1, 1 with max 1 so far) and block 1 of row 3 (2, 2 in bf16).
+    assert m["repeat_block"].tolist() == [4 / 6]
+
+
+def test_weight_distances_are_max_abs_difference_and_wasserstein_1():
+    assert weight_distances(np.array([0.0, 1, 2]), np.array([1.0, 2, 3])) == (1.0, 1.0)
+    # The same values in another order: the distributions agree, the weights do not.
+    assert weight_distances(np.array([3.0, 1, 2]), np.array([1.0, 2, 3])) == (2.0, 0.0)
+    with pytest.raises(ValueError, match="parameters"):
+        weight_distances(np.zeros(2), np.zeros(3))
+
+
+def _run(out, *extra):
+    r = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--out", str(out), *extra],
+                       capture_output=True, text=True, env=dict(os.environ))
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_quick_training_killed_and_resumed_gives_the_uninterrupted_results(tmp_path):
+    whole, resumed = tmp_path / "whole", tmp_path / "resumed"
+    _run(whole)
+    # Stopped after 5 steps of the first run: its last checkpoint is at step 3.
+    assert "stopped after 5 steps" in _run(resumed, "--stop-after", "5")
+    assert not (resumed / "results.json").exists()
+    assert "paper-a: step 3 of 8" in _run(resumed)
+    assert (whole / "results.json").read_bytes() == (resumed / "results.json").read_bytes()
+
+    results = json.loads((whole / "results.json").read_text())
+    assert set(results) == {"paper-a", "paper-a+beta-rowmax:2", "fp32", "flash-lp-fp16-s0",
+                            "baseline-lp-fp16-s0"}
+
+    def largest_delta_error(run):
+        return max(abs(e) for rec in results[run]["records"] for layer in rec["layers"]
+                   for e in layer["delta_error"])
+
+    # fp32 rounds with 2^-24, bf16 with 2^-8: the fp32 run's delta errors are orders smaller.
+    assert 0 < largest_delta_error("fp32") < 1e-3 * largest_delta_error("paper-a")
+    report = (whole / "report.md").read_text()
+    for heading in ("## Loss", "## Paper A: the delta error", "## Repeated maxima",
+                    "rank-1 direction", "## Paper B, Sec. V"):
+        assert heading in report
+    for plot in ("loss", "delta_drift", "repeated_maxima", "rank1", "paper_b"):
+        assert (whole / f"{plot}.png").stat().st_size > 1000
+
+
+def test_bad_arguments_are_refused_with_the_value_and_what_was_expected(tmp_path):
+    for args, message in ((["--steps", "0"], "--steps 0: expected an integer in [1, 100000]"),
+                          (["--only", "nope"], "--only: unknown runs ['nope']")):
+        r = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--out", str(tmp_path),
+                            *args], capture_output=True, text=True, env=dict(os.environ))
+        assert r.returncode == 2 and message in r.stderr, r.stderr
