@@ -17,6 +17,7 @@
 #include "lib/attention/footprint.hpp"
 #include "lib/attention/numerics_spec.hpp"
 #include "lib/attention/preset.hpp"
+#include "lib/attention/row_sum_diagnosis.hpp"
 #include "lib/cli/command.hpp"
 #include "lib/cli/seed_option.hpp"
 #include "lib/inputs/generators.hpp"
@@ -235,6 +236,8 @@ void run(const Options& opt) {
                      {"draws", draws}};
   stats["scale"] = scale;
   stats["metrics"] = m.to_json();
+  const RowSumDiagnosis row_sums = diagnose_row_sums(out, config);
+  if (!out.row_sum.empty()) stats["row_sums"] = to_json(row_sums);
   if (analysis.baseline) stats["baseline"] = analysis.baseline->to_json(m);
   if (opt.trace) stats["trace"] = analysis.trace_json();
   if (analysis.attribution) stats["attribution"] = analysis.attribution->to_json();
@@ -285,6 +288,7 @@ void run(const Options& opt) {
     print_metrics_line("dV", *m.dv);
     print_metrics_line("D", *m.delta);
   }
+  if (!row_sums.cause.empty()) std::printf("non-finite O: %s\n", row_sums.cause.c_str());
   if (analysis.baseline) {
     const metrics::ErrorMetrics& baseline_o = analysis.baseline->o;
     std::printf(
@@ -338,9 +342,10 @@ const RegisterCommand kRegistration([](CLI::App& app) {
                       "the numerics spec PRESET[,format=F][,SITE=FORMAT:ROUNDING[:ACC]...]"
                       "[,OPTION=VALUE...][,MITIGATION...] or a .toml file holding it "
                       "(`simprec numerics --list`)");
-  command->add_option("--preset", opt->preset,
-                      "fp64, fp32, torch-math, fa2, paper-a, baseline-lp, flash-lp, torch-flash, "
-                      "torch-efficient, cuda-fa2 (default fa2); the same as --numerics PRESET");
+  command->add_option(
+      "--preset", opt->preset,
+      "fp64, fp32, torch-math, fa2, paper-a, baseline-lp, flash-lp, paper-b, torch-flash, "
+      "torch-efficient, cuda-fa2 (default fa2); the same as --numerics PRESET");
   command->add_option("--format", opt->format,
                       "the preset's low-precision format unless the spec names one (default bf16)");
   command->add_option("--set", opt->sets,

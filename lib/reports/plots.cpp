@@ -161,20 +161,10 @@ bool histogram_plot(const fs::path& dir, const std::vector<nlohmann::json>& reco
 // |bias z| of O without and with each mitigation, for cases that differ only in mitigations.
 bool mitigation_plot(const fs::path& dir, const std::vector<nlohmann::json>& records,
                      fs::path& png) {
-  std::map<std::string, const nlohmann::json*> unmitigated;
-  for (const auto& r : records) {
-    const CaseView c{r};
-    if (c.mitigations() == "-" && c.has_output("o"))
-      unmitigated[c.key_without({"mitigations", "name"})] = &r;
-  }
   std::ofstream data(dir / "mitigation.dat");
   int rows = 0;
-  for (const auto& r : records) {
-    const CaseView c{r};
-    if (c.mitigations() == "-" || !c.has_output("o")) continue;
-    const auto it = unmitigated.find(c.key_without({"mitigations", "name"}));
-    if (it == unmitigated.end()) continue;
-    const CaseView before{*it->second};
+  for (const auto& [mitigated, unmitigated] : mitigation_pairs(records)) {
+    const CaseView c{*mitigated}, before{*unmitigated};
     data << "\"" << c.preset() << " " << c.format() << " +" << c.mitigations() << " ("
          << c.input_name() << " N=" << c.seq_len() << ")\" "
          << std::fabs(before.metric("o", "bias_z")) << ' ' << std::fabs(c.metric("o", "bias_z"))
