@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "lib/attention/preset.hpp"
 #include "lib/attention/row_sum_diagnosis.hpp"
 #include "lib/reports/report.hpp"
+#include "tests/cli_support.hpp"
 
 namespace simprec::attention {
 namespace {
@@ -126,6 +128,27 @@ TEST(RowSumDiagnosis, RunRecordsTheRowSumsOfEveryAlgorithm) {
     EXPECT_NEAR(out.row_sum[0], 1 + std::exp(-0.5) + std::exp(-1.0), 1e-15) << spec;
     EXPECT_NEAR(out.row_sum[1], 1 + std::exp(-0.5) + std::exp(-1.0), 1e-15) << spec;
   }
+}
+
+TEST(RowSumDiagnosis, AttentionCommandPrintsAndStoresTheCause) {
+  // One prototype: every key the same, so every row's max repeats; d = 128: scaled row maxima 17
+  // to 51; beta = 20 underflows every row's P in fp32 without subnormals (19 * 17 > 87.3).
+  const auto dir = simprec::testing::fresh_dir("beta_rowmax_cause");
+  const auto r = simprec::testing::run_simprec(
+      "attention --generate repeated-max --gen-param prototypes=1 --shape 1,1,64,128 --numerics "
+      "fa2,exp=fp32:ftz:rne "
+      "--mitigation beta-rowmax:20 --no-baseline --out " +
+      dir.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(simprec::testing::contains(
+      r.output,
+      "non-finite O: beta-rowmax's shift (beta = 20) underflowed the row sum to 0 in 64 of 64 "
+      "rows, whose O is 0/0 = NaN"))
+      << r.output;
+  std::ifstream in(dir / "stats.json");
+  const auto stats = nlohmann::json::parse(in);
+  EXPECT_EQ(stats["row_sums"]["zero"], 64);
+  EXPECT_EQ(stats["row_sums"]["rows"], 64);
 }
 
 // A record of the layout docs/experiments.md describes, with what the verdict reads.

@@ -221,8 +221,10 @@ void run(const Options& opt) {
   const Format o_format = config.site(Site::kOOut).format;
   const Format g_format = config.site(Site::kGradOut).format;
 
+  // The tile the run used (the sram rule's for this head dimension).
+  const AttentionConfig tiled = with_sram_tile(config, s.d);
   nlohmann::json stats;
-  stats["config"] = to_json(config);
+  stats["config"] = to_json(tiled);
   stats["numerics"] = canonical_numerics(config);
   stats["inputs"] = {{"source", source},
                      {"shape",
@@ -272,7 +274,7 @@ void run(const Options& opt) {
   std::printf("simprec attention: preset %s, format %s, %s attention, exp %s, tile %dx%d%s\n",
               config.preset.c_str(), low.name().c_str(),
               std::string(to_string(config.algorithm)).c_str(),
-              std::string(to_string(config.exp_impl)).c_str(), config.block_rows, config.block_cols,
+              std::string(to_string(config.exp_impl)).c_str(), tiled.block_rows, tiled.block_cols,
               config.causal ? ", causal" : "");
   std::printf("inputs: %s; shape B=%lld H=%lld Nq=%lld Nk=%lld d=%lld dv=%lld; scale %.6g\n",
               source.c_str(), (long long)s.batch, (long long)s.heads, (long long)s.nq,
