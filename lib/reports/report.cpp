@@ -188,7 +188,8 @@ void mitigation_verdict(const std::vector<nlohmann::json>& records, std::vector<
     } else if (!(std::fabs(before) >= 3)) {
       o.unbiased.push_back(where + ": z " + fmt(before, 3) + " -> " + fmt(after, 3));
     } else if (std::fabs(after) < 3) {
-      o.removed.push_back(where + ": z " + fmt(before, 3) + " -> " + fmt(after, 3));
+      o.removed.push_back(where + ": z " + fmt(before, 3) + " -> " + fmt(after, 3) +
+                          ((after > 0) != (before > 0) ? " (of the other sign)" : ""));
     } else if ((after > 0) != (before > 0)) {
       o.opposite.push_back(where + ": z " + fmt(before, 3) + " -> " + fmt(after, 3));
     } else {
