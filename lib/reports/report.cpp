@@ -23,37 +23,6 @@ std::string baseline_name(const std::vector<nlohmann::json>& records) {
   return "";
 }
 
-// Cases grouped with the baseline case they should be compared with: same input, format and
-// causal flag, no mitigations or overrides on either side.
-struct BaselinePair {
-  const nlohmann::json* test;
-  const nlohmann::json* baseline;
-};
-std::vector<BaselinePair> baseline_pairs(const std::vector<nlohmann::json>& records) {
-  const std::string baseline = baseline_name(records);
-  std::vector<BaselinePair> pairs;
-  if (baseline.empty()) return pairs;
-  const auto key = [](const CaseView& c) {
-    return c.input().dump() + "|" + c.format() + "|" + (c.causal() ? "c" : "n");
-  };
-  std::map<std::string, const nlohmann::json*> baselines;
-  for (const auto& r : records) {
-    const CaseView c{r};
-    if (c.impl_name() == baseline && c.mitigations() == "-" && c.overrides() == "-" &&
-        c.has_output("o")) {
-      baselines[key(c)] = &r;
-    }
-  }
-  for (const auto& r : records) {
-    const CaseView c{r};
-    if (c.impl_name() == baseline || c.mitigations() != "-" || c.overrides() != "-" ||
-        !c.has_output("o"))
-      continue;
-    if (auto it = baselines.find(key(c)); it != baselines.end()) pairs.push_back({&r, it->second});
-  }
-  return pairs;
-}
-
 std::string describe(const CaseView& c) {
   std::string s = "`" + c.impl_name() + "` (" + c.preset() + ", " + c.format();
   if (c.tile() != "default") s += ", tile " + c.tile();
@@ -342,6 +311,31 @@ void nonfinite_verdict(const std::vector<nlohmann::json>& records, std::vector<s
 }
 
 }  // namespace
+
+std::vector<BaselinePair> baseline_pairs(const std::vector<nlohmann::json>& records) {
+  const std::string baseline = baseline_name(records);
+  std::vector<BaselinePair> pairs;
+  if (baseline.empty()) return pairs;
+  const auto key = [](const CaseView& c) {
+    return c.input().dump() + "|" + c.format() + "|" + (c.causal() ? "c" : "n");
+  };
+  std::map<std::string, const nlohmann::json*> baselines;
+  for (const auto& r : records) {
+    const CaseView c{r};
+    if (c.impl_name() == baseline && c.mitigations() == "-" && c.overrides() == "-" &&
+        c.has_output("o")) {
+      baselines[key(c)] = &r;
+    }
+  }
+  for (const auto& r : records) {
+    const CaseView c{r};
+    if (c.impl_name() == baseline || c.mitigations() != "-" || c.overrides() != "-" ||
+        !c.has_output("o"))
+      continue;
+    if (auto it = baselines.find(key(c)); it != baselines.end()) pairs.push_back({&r, it->second});
+  }
+  return pairs;
+}
 
 std::vector<MitigationPair> mitigation_pairs(const std::vector<nlohmann::json>& records) {
   std::map<std::string, const nlohmann::json*> unmitigated;

@@ -131,6 +131,14 @@ struct CaseView {
   }
 };
 
+// Each case beside the baseline case (analysis.baseline) it should be compared with: same input,
+// format and causal flag, no mitigations or overrides on either side.
+struct BaselinePair {
+  const nlohmann::json* test;
+  const nlohmann::json* baseline;
+};
+std::vector<BaselinePair> baseline_pairs(const std::vector<nlohmann::json>& records);
+
 // Each case with mitigations (and an output O) beside the case that differs from it only by having
 // none, in record order; cases without such a partner are left out.
 struct MitigationPair {
