@@ -216,6 +216,16 @@ void require_sign(const Format& format, std::string_view use) {
 }
 
 Format parse_format(std::string_view text) {
+  // "F:ftz", as Format::name writes a format that flushes subnormals.
+  constexpr std::string_view kFlush = ":ftz";
+  if (text.size() > kFlush.size() && text.substr(text.size() - kFlush.size()) == kFlush) {
+    Format f = parse_format(text.substr(0, text.size() - kFlush.size()));
+    f.subnormals = SubnormalPolicy::kFlush;
+    if (auto problem = f.validate(); !problem.empty()) {
+      throw std::invalid_argument("format '" + std::string(text) + "': " + problem);
+    }
+    return f;
+  }
   std::string_view name = text;
   for (const auto& a : kAliases) {
     if (a.alias == text) name = a.name;

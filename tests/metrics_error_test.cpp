@@ -28,6 +28,10 @@ TEST(ErrorMetrics, BiasAndStandardErrorAcrossDraws) {
   EXPECT_NEAR(m.rel_frobenius, std::sqrt(sq / rsq), 1e-12);
   // Magnitude bias: errors times the sign of the reference: draws (0.5-1.5)/2, 0, 0.
   EXPECT_NEAR(m.magnitude_bias, (-0.5 + 0 + 0) / 3, 1e-12);
+  // Each draw's max |err|: 1.5, 2, 6; mean 19/6, sample sd sqrt(sum (x - 19/6)^2 / 2).
+  EXPECT_NEAR(m.draw_max_abs_mean, 19.0 / 6.0, 1e-12);
+  const double a = 1.5 - 19.0 / 6, b = 2 - 19.0 / 6, c = 6 - 19.0 / 6;
+  EXPECT_NEAR(m.draw_max_abs_sd, std::sqrt((a * a + b * b + c * c) / 2), 1e-12);
 }
 
 TEST(ErrorMetrics, WassersteinOfAShiftIsTheShift) {

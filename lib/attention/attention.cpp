@@ -27,9 +27,10 @@ AttentionInputs round_inputs(const AttentionInputs& inputs, const AttentionConfi
   return rounded;
 }
 
-AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const AttentionConfig& config,
+AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const AttentionConfig& given,
                                FastPath fast_path) {
   raw_inputs.validate();
+  const AttentionConfig config = with_sram_tile(given, raw_inputs.shape.d);
   if (config.block_rows < 1 || config.block_cols < 1) {
     throw std::invalid_argument("tile sizes must be positive");
   }
@@ -39,6 +40,7 @@ AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const Attentio
   AttentionOutputs out;
   out.o.assign(s.problems() * s.nq * s.dv, 0.0);
   out.lse.assign(s.problems() * s.nq, 0.0);
+  if (!inputs.has_forward()) out.row_sum.assign(s.problems() * s.nq, 0.0);
   if (inputs.has_grad()) {
     out.dq.assign(s.problems() * s.nq * s.d, 0.0);
     out.dk.assign(s.problems() * s.nk * s.d, 0.0);

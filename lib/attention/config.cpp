@@ -1,5 +1,6 @@
 #include "lib/attention/config.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -145,6 +146,34 @@ nlohmann::json to_json(const AttentionConfig& config) {
       j["beta_rowmax"]["arithmetic"] = to_string(config.beta_rowmax.arithmetic);
   }
   return j;
+}
+
+AttentionConfig with_sram_tile(const AttentionConfig& config, int64_t d) {
+  if (config.sram <= 0) return config;
+  if (d < 1)
+    throw std::invalid_argument("head dimension " + std::to_string(d) + " is not positive");
+  const int64_t wide = (config.sram + 4 * d - 1) / (4 * d);  // ceil(M / 4d); M <= 2^40
+  const int64_t narrow = std::min(wide, d);
+  if (wide > 65536) {
+    throw std::invalid_argument(
+        "sram=" + std::to_string(config.sram) + " with head dimension " + std::to_string(d) +
+        " gives a tile of ceil(M/4d) = " + std::to_string(wide) + ", more than 65536");
+  }
+  AttentionConfig c = config;
+  switch (config.block_order) {
+    case BlockOrder::kPaper:
+      c.block_rows = static_cast<int>(narrow);
+      c.block_cols = static_cast<int>(wide);
+      break;
+    case BlockOrder::kSwapped:
+      c.block_rows = static_cast<int>(wide);
+      c.block_cols = static_cast<int>(narrow);
+      break;
+    case BlockOrder::kSquare:
+      c.block_rows = c.block_cols = static_cast<int>(wide);
+      break;
+  }
+  return c;
 }
 
 }  // namespace simprec::attention

@@ -146,8 +146,25 @@ enum class LseLog2e : uint8_t { kExact, kFp32Log2e };
 // kSm90, the H100's ex2.approx.ftz.f32 for every exp2 of an fp32 argument at an fp32
 // round-to-nearest-even site, and its lg2.approx.ftz.f32 times ln 2 (CUDA's __logf) for the
 // LSE's log, from the measured tables of emulation/device_math/sm90_mufu.hpp. Where the tables
-// give no value (exp2 of a positive non-integer, log below 1) the site's rounding applies.
+// give no value (the log below 1) the site's rounding applies.
 enum class DeviceMath : uint8_t { kCorrectlyRounded, kSm90 };
+
+// How flash attention's forward pass carries its state across key/value tiles:
+//   kRunning:    FlashAttention-2: O and l unnormalised against the running max m, rescaled by
+//                alpha where m grows, O/l once after the last tile.
+//   kNormalised: FlashAttention-1's Algorithm 1 (Dao et al. 2022): each tile's P~ from the
+//                tile's own max m~ (exp_arg, exp), its sum l~ (rowsum) and P~V (pv_acc, from
+//                zero); m_new = max(m, m~), a = exp(scale (m - m_new)) and b = exp(scale (m~ -
+//                m_new)) (o_rescale), l_new = l a + b l~ (products at o_rescale, sum at
+//                o_update), O = ((l a) O + b P~V) / l_new (products at o_rescale, sum at
+//                o_update, quotient at o_norm): O, l and m are normalised and written back in
+//                their sites' formats after every tile, and O is cast at o_out at the end.
+enum class FlashState : uint8_t { kRunning, kNormalised };
+
+// Which of FlashAttention-1's tile sizes for an SRAM of M elements (AttentionConfig::sram) go
+// where, with c = ceil(M / 4d): kPaper Br = min(c, d) query rows, Bc = c key columns (the
+// paper's rule); kSwapped Br = c, Bc = min(c, d); kSquare Br = Bc = c.
+enum class BlockOrder : uint8_t { kPaper, kSwapped, kSquare };
 
 struct AttentionConfig {
   std::string preset = "fp64";
@@ -180,6 +197,11 @@ struct AttentionConfig {
   std::array<SiteSpec, kSiteCount> sites{};
   int block_rows = 64;  // Br
   int block_cols = 64;  // Bc
+  FlashState flash_state = FlashState::kRunning;
+  // > 0: the tile comes from FlashAttention-1's rule for an SRAM of this many elements and the
+  // head dimension (block_order; with_sram_tile), replacing block_rows and block_cols.
+  int64_t sram = 0;
+  BlockOrder block_order = BlockOrder::kPaper;
   bool causal = false;
   std::optional<double> scale;  // default 1/sqrt(d)
   BetaRowmax beta_rowmax;
@@ -224,5 +246,10 @@ void make_site_exact(AttentionConfig& config, Site site);
 void make_site_stochastic(AttentionConfig& config, Site site, int bits = 32);
 
 nlohmann::json to_json(const AttentionConfig& config);
+
+// The configuration with block_rows and block_cols from FlashAttention-1's rule when sram > 0
+// (BlockOrder), for head dimension d; unchanged otherwise. Throws std::invalid_argument when a
+// tile size falls outside [1, 65536].
+AttentionConfig with_sram_tile(const AttentionConfig& config, int64_t d);
 
 }  // namespace simprec::attention

@@ -60,6 +60,13 @@ void Engine::check_structure(const AttentionConfig& c) {
                                 " needs exp_impl exp2-fma or exp2, not " +
                                 std::string(to_string(c.exp_impl)));
   }
+  if (c.flash_state == FlashState::kNormalised &&
+      (c.pv_mode != PvMode::kFused || c.rowsum_lanes != 1 ||
+       c.rowsum_block != RowsumBlock::kRunning || c.rescale != RescaleImpl::kExact)) {
+    throw std::invalid_argument(
+        "flash_state=normalised (FlashAttention-1) forms its own tile sums and rescales: it "
+        "needs pv_mode=fused, rowsum_lanes=1, rowsum_block=running and rescale=exact");
+  }
   const SiteSpec& p_cast = c.site(Site::kPCast);
   if (c.tiled_random && p_cast.rounding.mode == RoundingMode::kStochastic &&
       32 % p_cast.rounding.sr_bits != 0) {

@@ -47,6 +47,7 @@ void Head::forward_flash() {
     for (int64_t i = 0; i < br; ++i) {
       const int64_t gi = i0 + i;
       const double li = softmax.row_sum(i);
+      if (row_sum_) row_sum_[gi] = li;
       const bool divide = e_.cfg.norm_mode == NormMode::kDivide;
       const double inv = divide ? 0.0 : reciprocal_at(Site::kONorm, li, e_.idx(p_, gi, 0, 0));
       for (int64_t c = 0; c < dv; ++c) {

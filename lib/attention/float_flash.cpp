@@ -305,7 +305,7 @@ struct Problem {
     product(br, dv, bc, st, 1, br, v.data() + j0 * dv, dv, acc, dv);
   }
 
-  void forward(double* o_out, double* lse_out, std::vector<float>& o) {
+  void forward(double* o_out, double* lse_out, double* row_sum_out, std::vector<float>& o) {
     o.assign(nq * dv, 0.0f);
     std::vector<float> st(bc_max * br_max), arg, acc(br_max * dv), m(br_max), l(br_max),
         shift(br_max), block_max(br_max);
@@ -322,6 +322,7 @@ struct Problem {
       for (int64_t i = 0; i < br; ++i) {
         const int64_t gi = i0 + i;
         const double li = l[i];
+        if (row_sum_out) row_sum_out[gi] = li;
         const float inv = static_cast<float>(1.0 / li);
         float* __restrict orow = o.data() + gi * dv;
         for (int64_t x = 0; x < dv; ++x) orow[x] = acc[i * dv + x] * inv;
@@ -437,7 +438,9 @@ bool run_float_flash_portable(const AttentionConfig& config, const AttentionInpu
   }
   if (!floats) return false;
   pr.qt = pr.tile_transposed(pr.q, d);
-  if (forward) pr.forward(out.o.data() + p * nq * dv, out.lse.data() + p * nq, o);
+  if (forward)
+    pr.forward(out.o.data() + p * nq * dv, out.lse.data() + p * nq,
+               out.row_sum.empty() ? nullptr : out.row_sum.data() + p * nq, o);
   if (inputs.has_grad()) {
     // The LSE as the backward pass reads it: the forward pass's, or the given one.
     const double* lse = forward ? out.lse.data() + p * nq : inputs.lse.data() + p * nq;

@@ -10,6 +10,7 @@ Head::Head(const Engine& e, const AttentionInputs& in, AttentionOutputs& out, in
   v_ = in.v.data() + p * s_.nk * s_.dv;
   o_ = out.o.data() + p * s_.nq * s_.dv;
   lse_ = out.lse.data() + p * s_.nq;
+  if (!out.row_sum.empty()) row_sum_ = out.row_sum.data() + p * s_.nq;
   if (in.has_grad()) {
     do_ = in.d_out.data() + p * s_.nq * s_.dv;
     dq_ = out.dq.data() + p * s_.nq * s_.d;

@@ -24,10 +24,12 @@ class Head : private SiteArithmetic {
        std::array<tracing::SiteTrace, kSiteCount>* traces, std::vector<uint32_t>* exp2_misses);
 
   void forward() {
-    if (e_.cfg.algorithm == Algorithm::kFlash) {
-      forward_flash();
-    } else {
+    if (e_.cfg.algorithm == Algorithm::kStandard) {
       forward_standard();
+    } else if (e_.cfg.flash_state == FlashState::kNormalised) {
+      forward_flash_normalised();
+    } else {
+      forward_flash();
     }
   }
   void backward() {
@@ -59,6 +61,9 @@ class Head : private SiteArithmetic {
   // flash_forward.cpp
   void forward_flash();
 
+  // flash_normalised_forward.cpp: FlashAttention-1's Algorithm 1 (config.hpp, FlashState).
+  void forward_flash_normalised();
+
   // flash_backward.cpp
   void backward_flash();
   // D_i = rowsum(dO o O) in the order delta_sum gives (config.hpp, DeltaSum), each addition
@@ -82,7 +87,8 @@ class Head : private SiteArithmetic {
 
   AttentionShape s_;
   const double *q_, *k_, *v_, *do_ = nullptr;
-  double *o_, *lse_, *dq_ = nullptr, *dk_ = nullptr, *dv_ = nullptr, *delta_ = nullptr;
+  double *o_, *lse_, *row_sum_ = nullptr, *dq_ = nullptr, *dk_ = nullptr, *dv_ = nullptr,
+                     *delta_ = nullptr;
   std::vector<double> kt_;
   std::vector<float> q32_, k32_, kt32_, v32_, vt32_, do32_;
 };

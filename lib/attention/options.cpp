@@ -193,16 +193,48 @@ std::vector<StructuralOption> make_structural_options() {
   {
     StructuralOption o;
     o.key = "tile";
-    o.doc = "flash attention's tile: Br query rows by Bc key columns";
+    o.doc = "flash attention's tile: Br query rows by Bc key columns (sets sram to 0)";
     o.value_syntax = "BRxBC (integers in [1, 65536])";
     o.set = [](AttentionConfig& c, std::string_view v) {
       std::tie(c.block_rows, c.block_cols) = parse_tile(v);
+      c.sram = 0;
     };
     o.get = [](const AttentionConfig& c) {
       return std::to_string(c.block_rows) + "x" + std::to_string(c.block_cols);
     };
     t.push_back(std::move(o));
   }
+  // After tile: a tile given explicitly turns the SRAM rule off, and a canonical numerics spec
+  // lists sram after tile so that it reads back the same.
+  t.push_back(enum_option<FlashState>(
+      "flash_state",
+      "flash attention's state across key/value tiles: running (FA2: O and l unnormalised, O/l "
+      "at the end) or normalised (FA1's Algorithm 1: O, l and m renormalised and written back "
+      "after every tile, paper B)",
+      &AttentionConfig::flash_state,
+      {{"running", FlashState::kRunning}, {"normalised", FlashState::kNormalised}}));
+  {
+    StructuralOption o;
+    o.key = "sram";
+    o.doc =
+        "FlashAttention-1's SRAM size M in elements: the tile becomes Br = min(ceil(M/4d), d), "
+        "Bc = ceil(M/4d) for head dimension d (as block_order places them); 0: the tile option "
+        "applies";
+    o.value_syntax = "M (an integer in [0, 2^40])";
+    o.set = [](AttentionConfig& c, std::string_view v) {
+      c.sram = limits::parse_integer(v, 0, int64_t{1} << 40, "sram");
+    };
+    o.get = [](const AttentionConfig& c) { return std::to_string(c.sram); };
+    t.push_back(std::move(o));
+  }
+  t.push_back(enum_option<BlockOrder>(
+      "block_order",
+      "where sram's two tile sizes go: paper (Br = min(ceil(M/4d), d), Bc = ceil(M/4d)), "
+      "swapped (Br and Bc exchanged) or square (both ceil(M/4d))",
+      &AttentionConfig::block_order,
+      {{"paper", BlockOrder::kPaper},
+       {"swapped", BlockOrder::kSwapped},
+       {"square", BlockOrder::kSquare}}));
   return t;
 }
 

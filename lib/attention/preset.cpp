@@ -31,6 +31,12 @@ constexpr PresetInfo kPresets[] = {
     {"flash-lp",
      "flash attention with every intermediate in F, O rescaled and updated in F at every "
      "key/value block (the same micro-benchmark's flash variant)"},
+    {"paper-b",
+     "paper B's ('Is Flash Attention Stable?') numerical re-implementation: FlashAttention-1's "
+     "Algorithm 1 (flash_state=normalised: O, l and m renormalised and written back after every "
+     "key/value tile) with every intermediate and the running state in F, products and sums "
+     "accumulated exactly and rounded once to F, tiles from FA1's rule for an SRAM of M = 16384 "
+     "elements (sram; Br = min(ceil(M/4d), d), Bc = ceil(M/4d); block_order swaps them)"},
     {"torch-flash",
      "PyTorch's SDPA flash backend (its vendored FA2, built with UNFUSE_FMA, sm80 code on sm_90): "
      "fa2 with the exponent argument rounded twice, the row sum in the quad's 4 lanes, alpha = "
@@ -55,6 +61,10 @@ constexpr PresetInfo kPresets[] = {
      "chained in the order the blocks reach it). Bit-identical with PyTorch 2.11 on an H100 on "
      "99.8-100% of O, dQ, dK, dV (100% from PyTorch's LSE)"},
 };
+
+// paper B gives no SRAM size; 16384 elements (64 KiB of fp32) gives FlashAttention-1's 64 x 64
+// tiles at d = 64.
+constexpr int64_t kPaperBSram = 16384;
 
 SiteSpec spec(const Format& f, std::string_view accumulation = "sequential") {
   return SiteSpec{f, Rounding{}, std::string(accumulation)};
@@ -205,6 +215,11 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
                    Site::kDkAcc, Site::kDvAcc}) {
       set(s, spec(f, "exact"));
     }
+  } else if (name == "paper-b") {
+    c = make_preset("flash-lp", f);
+    c.preset = "paper-b";
+    c.flash_state = FlashState::kNormalised;
+    c.sram = kPaperBSram;
   } else if (name == "flash-lp") {
     c.exp_impl = ExpImpl::kNatural;
     c.norm_mode = NormMode::kDivide;

@@ -74,7 +74,12 @@ std::string rounding_name(const Rounding& r) {
 
 SiteSpec parse_site_spec(std::string_view text) {
   SiteSpec spec;
-  const size_t colon = text.find(':');
+  size_t colon = text.find(':');
+  // FORMAT:ftz is one format (subnormals flushed), as Format::name writes it.
+  if (colon != std::string_view::npos && text.substr(colon + 1, 3) == "ftz" &&
+      (colon + 4 == text.size() || text[colon + 4] == ':')) {
+    colon = text.find(':', colon + 1);
+  }
   spec.format = parse_format(text.substr(0, colon));
   require_sign(spec.format, "an attention site's values");
   if (colon == std::string_view::npos) return spec;

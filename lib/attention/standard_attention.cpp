@@ -27,6 +27,7 @@ void Head::standard_rows(int64_t i0, int64_t i1, std::vector<double>& s, std::ve
     for (int64_t j = 0; j < nk; ++j) {
       prow[j] = div_at(Site::kPNorm, prow[j], l, e_.idx(p_, gi, j, 1));
     }
+    if (lse_out && row_sum_) row_sum_[gi] = l;
     if (lse_out) lse_out[i] = at(Site::kLse, m * e_.scale + std::log(l), e_.idx(p_, gi, 0, 0));
   }
 }

@@ -43,6 +43,10 @@ struct AttentionOutputs {
   std::vector<double> lse;         // (B,H,nq), natural-log log-sum-exp of the scaled scores
   std::vector<double> dq, dk, dv;  // with d_out
   std::vector<double> delta;       // D per query row (backward only)
+  // (B,H,nq): the forward pass's final row sum l of each query row (before the output is
+  // normalised by it; flash_state=normalised: the last l written back). 0 where every exp
+  // underflowed, which makes the row's O NaN (0/0). Empty when O was given.
+  std::vector<double> row_sum;
   std::array<tracing::SiteTrace, kSiteCount> traces{};  // filled when config.trace
   // The fp32 arguments (bit patterns, sorted, unique) whose exp2 config.exp2_table lacked;
   // their exp2 was rounded at the site instead.

@@ -17,6 +17,7 @@
 #include "lib/attention/footprint.hpp"
 #include "lib/attention/numerics_spec.hpp"
 #include "lib/attention/preset.hpp"
+#include "lib/attention/row_sum_diagnosis.hpp"
 #include "lib/cli/command.hpp"
 #include "lib/cli/seed_option.hpp"
 #include "lib/inputs/generators.hpp"
@@ -220,8 +221,10 @@ void run(const Options& opt) {
   const Format o_format = config.site(Site::kOOut).format;
   const Format g_format = config.site(Site::kGradOut).format;
 
+  // The tile the run used (the sram rule's for this head dimension).
+  const AttentionConfig tiled = with_sram_tile(config, s.d);
   nlohmann::json stats;
-  stats["config"] = to_json(config);
+  stats["config"] = to_json(tiled);
   stats["numerics"] = canonical_numerics(config);
   stats["inputs"] = {{"source", source},
                      {"shape",
@@ -235,6 +238,8 @@ void run(const Options& opt) {
                      {"draws", draws}};
   stats["scale"] = scale;
   stats["metrics"] = m.to_json();
+  const RowSumDiagnosis row_sums = diagnose_row_sums(out, config);
+  if (!out.row_sum.empty()) stats["row_sums"] = to_json(row_sums);
   if (analysis.baseline) stats["baseline"] = analysis.baseline->to_json(m);
   if (opt.trace) stats["trace"] = analysis.trace_json();
   if (analysis.attribution) stats["attribution"] = analysis.attribution->to_json();
@@ -269,7 +274,7 @@ void run(const Options& opt) {
   std::printf("simprec attention: preset %s, format %s, %s attention, exp %s, tile %dx%d%s\n",
               config.preset.c_str(), low.name().c_str(),
               std::string(to_string(config.algorithm)).c_str(),
-              std::string(to_string(config.exp_impl)).c_str(), config.block_rows, config.block_cols,
+              std::string(to_string(config.exp_impl)).c_str(), tiled.block_rows, tiled.block_cols,
               config.causal ? ", causal" : "");
   std::printf("inputs: %s; shape B=%lld H=%lld Nq=%lld Nk=%lld d=%lld dv=%lld; scale %.6g\n",
               source.c_str(), (long long)s.batch, (long long)s.heads, (long long)s.nq,
@@ -285,6 +290,7 @@ void run(const Options& opt) {
     print_metrics_line("dV", *m.dv);
     print_metrics_line("D", *m.delta);
   }
+  if (!row_sums.cause.empty()) std::printf("non-finite O: %s\n", row_sums.cause.c_str());
   if (analysis.baseline) {
     const metrics::ErrorMetrics& baseline_o = analysis.baseline->o;
     std::printf(
@@ -338,9 +344,10 @@ const RegisterCommand kRegistration([](CLI::App& app) {
                       "the numerics spec PRESET[,format=F][,SITE=FORMAT:ROUNDING[:ACC]...]"
                       "[,OPTION=VALUE...][,MITIGATION...] or a .toml file holding it "
                       "(`simprec numerics --list`)");
-  command->add_option("--preset", opt->preset,
-                      "fp64, fp32, torch-math, fa2, paper-a, baseline-lp, flash-lp, torch-flash, "
-                      "torch-efficient, cuda-fa2 (default fa2); the same as --numerics PRESET");
+  command->add_option(
+      "--preset", opt->preset,
+      "fp64, fp32, torch-math, fa2, paper-a, baseline-lp, flash-lp, paper-b, torch-flash, "
+      "torch-efficient, cuda-fa2 (default fa2); the same as --numerics PRESET");
   command->add_option("--format", opt->format,
                       "the preset's low-precision format unless the spec names one (default bf16)");
   command->add_option("--set", opt->sets,

@@ -13,6 +13,7 @@
 #include "lib/attention/numerics_spec.hpp"
 #include "lib/attention/options.hpp"
 #include "lib/attention/preset.hpp"
+#include "lib/attention/row_sum_diagnosis.hpp"
 #include "lib/inputs/generators.hpp"
 #include "lib/limits/checked_arithmetic.hpp"
 #include "lib/metrics/error_metrics.hpp"
@@ -405,7 +406,10 @@ nlohmann::json AttentionBackend::run_case(const nlohmann::json& params, unsigned
     results["attribution"] =
         attribution_json(a, analysis.value("attribute_sites", std::vector<std::string>{}));
   }
-  results["config"] = attention::to_json(config);
+  if (!out.row_sum.empty())
+    results["row_sums"] = attention::to_json(attention::diagnose_row_sums(out, config));
+  // The tile the run used: the sram rule's for this head dimension.
+  results["config"] = attention::to_json(attention::with_sram_tile(config, raw.shape.d));
   results["numerics"] = attention::canonical_numerics(config);
   return results;
 }

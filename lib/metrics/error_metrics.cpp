@@ -62,6 +62,7 @@ ErrorMetrics compute_metrics(std::span<const double> test, std::span<const doubl
   const size_t per_draw = test.size() / draws;
   std::vector<double> draw_bias(draws, 0.0), draw_mag(draws, 0.0);
   std::vector<int64_t> draw_count(draws, 0);
+  std::vector<double> draw_max(draws, 0.0);
   double sum_sq = 0, ref_sq = 0, sum_err = 0, sum_err_sq = 0;
   for (size_t i = 0; i < test.size(); ++i) {
     if (std::isnan(test[i])) ++m.nan_count;
@@ -73,6 +74,7 @@ ErrorMetrics compute_metrics(std::span<const double> test, std::span<const doubl
     }
     const double err = test[i] - ref[i];
     m.max_abs = std::max(m.max_abs, std::fabs(err));
+    draw_max[i / per_draw] = std::max(draw_max[i / per_draw], std::fabs(err));
     sum_sq += err * err;
     ref_sq += ref[i] * ref[i];
     sum_err += err;
@@ -88,7 +90,8 @@ ErrorMetrics compute_metrics(std::span<const double> test, std::span<const doubl
   }
   if (m.nonfinite_mismatch > 0) {
     constexpr double kInf = std::numeric_limits<double>::infinity();
-    m.max_abs = m.rms = m.rel_frobenius = kInf;
+    m.max_abs = m.rms = m.rel_frobenius = m.draw_max_abs_mean = kInf;
+    m.draw_max_abs_sd = kNaN;
     m.ref_rms = m.bias = m.bias_se = m.magnitude_bias = m.magnitude_bias_se = m.naive_z =
         m.wasserstein1 = kNaN;
     return m;
@@ -97,16 +100,18 @@ ErrorMetrics compute_metrics(std::span<const double> test, std::span<const doubl
   const auto n = static_cast<double>(test.size() - static_cast<size_t>(m.nan_count + m.inf_count));
   if (n == 0) {
     m.rms = m.rel_frobenius = m.ref_rms = m.bias = m.bias_se = m.magnitude_bias =
-        m.magnitude_bias_se = m.naive_z = m.wasserstein1 = kNaN;
+        m.magnitude_bias_se = m.naive_z = m.wasserstein1 = m.draw_max_abs_mean = m.draw_max_abs_sd =
+            kNaN;
     return m;
   }
   m.rms = std::sqrt(sum_sq / n);
   m.ref_rms = std::sqrt(ref_sq / n);
   m.rel_frobenius = ref_sq > 0 ? std::sqrt(sum_sq / ref_sq) : kNaN;
   // Each draw's mean over its finite pairs; a draw without any has no mean and is left out.
-  std::vector<double> bias_means, magnitude_means;
+  std::vector<double> bias_means, magnitude_means, draw_max_finite;
   for (int64_t d = 0; d < draws; ++d) {
     if (draw_count[d] == 0) continue;
+    draw_max_finite.push_back(draw_max[d]);
     bias_means.push_back(draw_bias[d] / static_cast<double>(draw_count[d]));
     magnitude_means.push_back(draw_mag[d] / static_cast<double>(draw_count[d]));
   }
@@ -114,6 +119,9 @@ ErrorMetrics compute_metrics(std::span<const double> test, std::span<const doubl
   draw_mag = std::move(magnitude_means);
   mean_and_se(draw_bias, m.bias, m.bias_se);
   mean_and_se(draw_mag, m.magnitude_bias, m.magnitude_bias_se);
+  mean_and_se(draw_max_finite, m.draw_max_abs_mean, m.draw_max_abs_sd);
+  // The spread of the draws' maxima, not the standard error of their mean.
+  m.draw_max_abs_sd *= std::sqrt(static_cast<double>(draw_max_finite.size()));
   const double mean = sum_err / n;
   const double var = n > 1 ? (sum_err_sq - n * mean * mean) / (n - 1) : 0;
   m.naive_z = var > 0 ? mean / std::sqrt(var / n) : 0;
@@ -158,6 +166,8 @@ nlohmann::json ErrorMetrics::to_json() const {
           {"inf_count", inf_count},
           {"nonfinite_mismatch", nonfinite_mismatch},
           {"max_abs", number(max_abs)},
+          {"draw_max_abs_mean", number(draw_max_abs_mean)},
+          {"draw_max_abs_sd", number(draw_max_abs_sd)},
           {"rms", number(rms)},
           {"rel_frobenius", number(rel_frobenius)},
           {"ref_rms", number(ref_rms)},

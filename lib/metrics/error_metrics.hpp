@@ -29,9 +29,12 @@ struct ErrorMetrics {
   int64_t inf_count = 0;           // test values that are infinite
   int64_t nonfinite_mismatch = 0;  // elements that disagree under the NaN rule above
   double max_abs = 0;              // max |test - ref|
-  double rms = 0;                  // sqrt(mean (test - ref)^2)
-  double rel_frobenius = 0;        // ||test - ref|| / ||ref||
-  double ref_rms = 0;              // sqrt(mean ref^2), for scale
+  // Each draw's max |test - ref| (paper B's metric, one per run): their mean and their standard
+  // deviation across draws (NaN with one draw).
+  double draw_max_abs_mean = 0, draw_max_abs_sd = 0;
+  double rms = 0;            // sqrt(mean (test - ref)^2)
+  double rel_frobenius = 0;  // ||test - ref|| / ||ref||
+  double ref_rms = 0;        // sqrt(mean ref^2), for scale
   // Mean signed error, and the standard error of that mean across draws: errors inside one
   // draw are correlated, so the draw means are the independent samples. NaN with one draw.
   double bias = 0, bias_se = 0;

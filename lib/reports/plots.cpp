@@ -71,6 +71,41 @@ bool deviation_plot(const fs::path& dir, const std::vector<nlohmann::json>& reco
   return run_gnuplot(dir / "deviation_vs_seq_len.gp", png);
 }
 
+// Paper B's Fig. 5: each flash case's max |error| of O over its baseline's on the same inputs,
+// against the number of key tiles ceil(N / Bc) of the tile it ran with; one line per
+// implementation, format and input.
+bool ratio_plot(const fs::path& dir, const std::vector<nlohmann::json>& records, fs::path& png) {
+  std::map<std::string, std::map<long long, double>> series;
+  for (const auto& p : baseline_pairs(records)) {
+    const CaseView t{*p.test}, b{*p.baseline};
+    const long long bc = t.run_tile().second;
+    const double ratio = t.metric("o", "max_abs") / b.metric("o", "max_abs");
+    if (bc <= 0 || t.seq_len() <= 0 || !std::isfinite(ratio) || ratio <= 0) continue;
+    series[t.impl_name() + " " + t.format() + " on " + t.input_name()]
+          [(t.seq_len() + bc - 1) / bc] = ratio;
+  }
+  std::erase_if(series, [](const auto& entry) { return entry.second.size() < 2; });
+  if (series.empty()) return false;
+  const std::string stem = "flash_vs_baseline_vs_key_tiles";
+  std::ofstream data(dir / (stem + ".dat"));
+  for (const auto& [name, points] : series) {
+    data << "\"" << name << "\"\n";
+    for (const auto& [tiles, ratio] : points) data << tiles << ' ' << ratio << '\n';
+    data << "\n\n";
+  }
+  data.close();
+  png = dir.parent_path() / (stem + ".png");
+  std::ofstream gp(dir / (stem + ".gp"));
+  gp << "set terminal png size 1000,650 noenhanced\nset output " << quote(png.string()) << "\n"
+     << "set title 'max |O - O_ref| of flash over the baseline on the same inputs'\n"
+     << "set xlabel 'key tiles ceil(N / Bc)'\nset ylabel 'ratio'\nset logscale xy\n"
+     << "set key outside right\nset grid\n"
+     << "plot for [i=0:" << series.size() - 1 << "] " << quote((dir / (stem + ".dat")).string())
+     << " index i using 1:2 with linespoints title columnheader(1)\n";
+  gp.close();
+  return run_gnuplot(dir / (stem + ".gp"), png);
+}
+
 // For each case with attribution: the output bias z-score with each site made exact.
 bool site_plot(const fs::path& dir, const std::vector<nlohmann::json>& records, fs::path& png) {
   std::ofstream data(dir / "bias_z_per_site.dat");
@@ -161,20 +196,10 @@ bool histogram_plot(const fs::path& dir, const std::vector<nlohmann::json>& reco
 // |bias z| of O without and with each mitigation, for cases that differ only in mitigations.
 bool mitigation_plot(const fs::path& dir, const std::vector<nlohmann::json>& records,
                      fs::path& png) {
-  std::map<std::string, const nlohmann::json*> unmitigated;
-  for (const auto& r : records) {
-    const CaseView c{r};
-    if (c.mitigations() == "-" && c.has_output("o"))
-      unmitigated[c.key_without({"mitigations", "name"})] = &r;
-  }
   std::ofstream data(dir / "mitigation.dat");
   int rows = 0;
-  for (const auto& r : records) {
-    const CaseView c{r};
-    if (c.mitigations() == "-" || !c.has_output("o")) continue;
-    const auto it = unmitigated.find(c.key_without({"mitigations", "name"}));
-    if (it == unmitigated.end()) continue;
-    const CaseView before{*it->second};
+  for (const auto& [mitigated, unmitigated] : mitigation_pairs(records)) {
+    const CaseView c{*mitigated}, before{*unmitigated};
     data << "\"" << c.preset() << " " << c.format() << " +" << c.mitigations() << " ("
          << c.input_name() << " N=" << c.seq_len() << ")\" "
          << std::fabs(before.metric("o", "bias_z")) << ' ' << std::fabs(c.metric("o", "bias_z"))
@@ -211,6 +236,7 @@ PlotResult make_plots(const fs::path& dir, const std::vector<nlohmann::json>& re
   fs::create_directories(work);
   fs::path png;
   if (deviation_plot(work, records, png)) result.files.push_back(png);
+  if (ratio_plot(work, records, png)) result.files.push_back(png);
   if (site_plot(work, records, png)) result.files.push_back(png);
   if (histogram_plot(work, records, png)) result.files.push_back(png);
   if (mitigation_plot(work, records, png)) result.files.push_back(png);

@@ -23,37 +23,6 @@ std::string baseline_name(const std::vector<nlohmann::json>& records) {
   return "";
 }
 
-// Cases grouped with the baseline case they should be compared with: same input, format and
-// causal flag, no mitigations or overrides on either side.
-struct BaselinePair {
-  const nlohmann::json* test;
-  const nlohmann::json* baseline;
-};
-std::vector<BaselinePair> baseline_pairs(const std::vector<nlohmann::json>& records) {
-  const std::string baseline = baseline_name(records);
-  std::vector<BaselinePair> pairs;
-  if (baseline.empty()) return pairs;
-  const auto key = [](const CaseView& c) {
-    return c.input().dump() + "|" + c.format() + "|" + (c.causal() ? "c" : "n");
-  };
-  std::map<std::string, const nlohmann::json*> baselines;
-  for (const auto& r : records) {
-    const CaseView c{r};
-    if (c.impl_name() == baseline && c.mitigations() == "-" && c.overrides() == "-" &&
-        c.has_output("o")) {
-      baselines[key(c)] = &r;
-    }
-  }
-  for (const auto& r : records) {
-    const CaseView c{r};
-    if (c.impl_name() == baseline || c.mitigations() != "-" || c.overrides() != "-" ||
-        !c.has_output("o"))
-      continue;
-    if (auto it = baselines.find(key(c)); it != baselines.end()) pairs.push_back({&r, it->second});
-  }
-  return pairs;
-}
-
 std::string describe(const CaseView& c) {
   std::string s = "`" + c.impl_name() + "` (" + c.preset() + ", " + c.format();
   if (c.tile() != "default") s += ", tile " + c.tile();
@@ -147,8 +116,10 @@ void bias_verdict(const std::vector<nlohmann::json>& records, std::vector<std::s
       if (it == unmitigated.end() || it->second != &r) continue;
       const double mz = mc.metric("o", "bias_z");
       if (std::isnan(mz)) {
-        line << "; with " << mc.mitigations()
-             << " O is not finite (e.g. P underflowing to an all-zero row)";
+        const std::string cause = mc.nonfinite_cause();
+        line << "; with " << mc.mitigations() << " O is not finite ("
+             << fmt(100 * mc.nonfinite_share("o"), 3) << "% of O NaN or infinite: "
+             << (cause.empty() ? "no row sum is 0 or infinite" : cause) << ")";
         continue;
       }
       line << "; with " << mc.mitigations() << " z = " << fmt(mz, 3);
@@ -162,6 +133,56 @@ void bias_verdict(const std::vector<nlohmann::json>& records, std::vector<std::s
     out.push_back(std::to_string(unbiased) + (others ? " other" : "") +
                   " unmitigated configuration" + (unbiased > 1 ? "s show" : " shows") +
                   " no significant bias of O (|z| < 3 across draws).");
+  }
+}
+
+// Where each mitigation holds: per configuration it was applied to, the inputs on which it
+// removed a significant bias of O, those where it left one (of the same or the opposite sign),
+// those where it made O NaN or infinite (with the cause), and those that had no bias to remove.
+void mitigation_verdict(const std::vector<nlohmann::json>& records, std::vector<std::string>& out) {
+  struct Outcomes {
+    std::vector<std::string> removed, left, opposite, nonfinite, unbiased;
+  };
+  std::map<std::string, Outcomes> by_mitigation;  // "`m` on preset (format)" -> outcomes
+  for (const auto& [mitigated, unmitigated] : mitigation_pairs(records)) {
+    const CaseView c{*mitigated}, b{*unmitigated};
+    const std::string where = c.input_name() + " (N = " + std::to_string(c.seq_len()) + ")";
+    Outcomes& o = by_mitigation["`" + c.mitigations() + "` on " + c.preset() + " (" + c.format() +
+                                (c.causal() ? ", causal" : "") + ")"];
+    const double before = b.metric("o", "bias_z"), after = c.metric("o", "bias_z");
+    if (c.nonfinite_mismatch("o") > 0 || std::isnan(after)) {
+      const std::string cause = c.nonfinite_cause();
+      o.nonfinite.push_back(where + ": " + fmt(100 * c.nonfinite_share("o"), 3) +
+                            "% of O NaN or infinite" + (cause.empty() ? "" : ", " + cause));
+    } else if (!(std::fabs(before) >= 3)) {
+      o.unbiased.push_back(where + ": z " + fmt(before, 3) + " -> " + fmt(after, 3));
+    } else if (std::fabs(after) < 3) {
+      o.removed.push_back(where + ": z " + fmt(before, 3) + " -> " + fmt(after, 3) +
+                          ((after > 0) != (before > 0) ? " (of the other sign)" : ""));
+    } else if ((after > 0) != (before > 0)) {
+      o.opposite.push_back(where + ": z " + fmt(before, 3) + " -> " + fmt(after, 3));
+    } else {
+      o.left.push_back(where + ": z " + fmt(before, 3) + " -> " + fmt(after, 3));
+    }
+  }
+  const auto list = [](const std::vector<std::string>& items) {
+    std::string s;
+    for (const auto& i : items) s += (s.empty() ? "" : "; ") + i;
+    return s;
+  };
+  for (const auto& [name, o] : by_mitigation) {
+    std::string line = name + ": ";
+    std::vector<std::string> parts;
+    if (!o.removed.empty()) parts.push_back("holds (removed the bias of O) on " + list(o.removed));
+    if (!o.opposite.empty())
+      parts.push_back("fails, leaving a bias of the opposite sign, on " + list(o.opposite));
+    if (!o.left.empty())
+      parts.push_back("fails, leaving a bias of the same sign, on " + list(o.left));
+    if (!o.nonfinite.empty()) parts.push_back("fails with non-finite O on " + list(o.nonfinite));
+    if (!o.unbiased.empty())
+      parts.push_back("had no significant bias to remove on " + list(o.unbiased));
+    for (size_t i = 0; i < parts.size(); ++i) line += (i ? "; it " : "it ") + parts[i];
+    out.push_back(line + ".");
   }
 }
 
@@ -194,15 +215,23 @@ void baseline_table(const std::vector<nlohmann::json>& records, std::ostream& md
   if (pairs.empty()) return;
   md << "\n## Flash vs baseline\n\nDeviation of each implementation divided by that of `"
      << baseline_name(records) << "` on the same inputs and format (paper B's comparison).\n\n"
+     << "`key tiles` is ceil(N / Bc); `max per draw` is each draw's max |O - O_ref| (paper B's "
+        "metric), mean +- standard deviation across draws.\n\n"
      << "| implementation | format | tile | input | N | seed | ratio of O RMS error | ratio of O "
-        "max abs error |\n"
-     << "|---|---|---|---|---|---|---|---|\n";
+        "max abs error | key tiles | max per draw | baseline max per draw |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& p : pairs) {
     const CaseView t{*p.test}, b{*p.baseline};
+    const long long bc = t.run_tile().second;
     md << "| " << t.impl_name() << " | " << t.format() << " | " << t.tile() << " | "
        << t.input_name() << " | " << t.seq_len() << " | " << t.seed() << " | "
        << fmt(t.metric("o", "rms") / b.metric("o", "rms")) << " | "
-       << fmt(t.metric("o", "max_abs") / b.metric("o", "max_abs")) << " |\n";
+       << fmt(t.metric("o", "max_abs") / b.metric("o", "max_abs")) << " | "
+       << (bc > 0 ? std::to_string((t.seq_len() + bc - 1) / bc) : "-") << " | "
+       << fmt(t.metric("o", "draw_max_abs_mean")) << " +- "
+       << fmt(t.metric("o", "draw_max_abs_sd"), 2) << " | "
+       << fmt(b.metric("o", "draw_max_abs_mean")) << " +- "
+       << fmt(b.metric("o", "draw_max_abs_sd"), 2) << " |\n";
   }
 }
 
@@ -236,31 +265,23 @@ void attribution_tables(const std::vector<nlohmann::json>& records, std::ostream
 }
 
 void mitigation_table(const std::vector<nlohmann::json>& records, std::ostream& md) {
-  std::map<std::string, const nlohmann::json*> unmitigated;
-  for (const auto& r : records) {
-    const CaseView c{r};
-    if (c.mitigations() == "-" && c.has_output("o"))
-      unmitigated[c.key_without({"mitigations", "name"})] = &r;
-  }
   bool header = false;
-  for (const auto& r : records) {
-    const CaseView c{r};
-    if (c.mitigations() == "-" || !c.has_output("o")) continue;
-    const auto it = unmitigated.find(c.key_without({"mitigations", "name"}));
-    if (it == unmitigated.end()) continue;
+  for (const auto& [mitigated, unmitigated] : mitigation_pairs(records)) {
+    const CaseView c{*mitigated};
     if (!header) {
       md << "\n## Mitigations\n\n| preset | format | input | N | mitigation | O bias z before | "
             "after | D bias z "
-            "before | after | O RMS before | after "
-            "|\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+            "before | after | O RMS before | after | O NaN or inf after | cause "
+            "|\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
       header = true;
     }
-    const CaseView b{*it->second};
+    const CaseView b{*unmitigated};
     md << "| " << c.preset() << " | " << c.format() << " | " << c.input_name() << " | "
        << c.seq_len() << " | " << c.mitigations() << " | " << fmt(b.metric("o", "bias_z"), 3)
        << " | " << fmt(c.metric("o", "bias_z"), 3) << " | " << fmt(b.metric("delta", "bias_z"), 3)
        << " | " << fmt(c.metric("delta", "bias_z"), 3) << " | " << fmt(b.metric("o", "rms"))
-       << " | " << fmt(c.metric("o", "rms")) << " |\n";
+       << " | " << fmt(c.metric("o", "rms")) << " | " << fmt(100 * c.nonfinite_share("o"), 3)
+       << "% | " << (c.nonfinite_cause().empty() ? "-" : c.nonfinite_cause()) << " |\n";
   }
 }
 
@@ -277,6 +298,8 @@ void nonfinite_verdict(const std::vector<nlohmann::json>& records, std::vector<s
       if (count <= 10) {
         cases += (cases.empty() ? "" : ", ") + std::string("#") +
                  std::to_string(r.value("case_index", uint64_t{0})) + " " + output;
+        if (std::string(output) == "o" && !c.nonfinite_cause().empty())
+          cases += " (" + c.nonfinite_cause() + ")";
       }
     }
   }
@@ -289,11 +312,54 @@ void nonfinite_verdict(const std::vector<nlohmann::json>& records, std::vector<s
 
 }  // namespace
 
+std::vector<BaselinePair> baseline_pairs(const std::vector<nlohmann::json>& records) {
+  const std::string baseline = baseline_name(records);
+  std::vector<BaselinePair> pairs;
+  if (baseline.empty()) return pairs;
+  const auto key = [](const CaseView& c) {
+    return c.input().dump() + "|" + c.format() + "|" + (c.causal() ? "c" : "n");
+  };
+  std::map<std::string, const nlohmann::json*> baselines;
+  for (const auto& r : records) {
+    const CaseView c{r};
+    if (c.impl_name() == baseline && c.mitigations() == "-" && c.overrides() == "-" &&
+        c.has_output("o")) {
+      baselines[key(c)] = &r;
+    }
+  }
+  for (const auto& r : records) {
+    const CaseView c{r};
+    if (c.impl_name() == baseline || c.mitigations() != "-" || c.overrides() != "-" ||
+        !c.has_output("o"))
+      continue;
+    if (auto it = baselines.find(key(c)); it != baselines.end()) pairs.push_back({&r, it->second});
+  }
+  return pairs;
+}
+
+std::vector<MitigationPair> mitigation_pairs(const std::vector<nlohmann::json>& records) {
+  std::map<std::string, const nlohmann::json*> unmitigated;
+  for (const auto& r : records) {
+    const CaseView c{r};
+    if (c.mitigations() == "-" && c.has_output("o"))
+      unmitigated[c.key_without({"mitigations", "name"})] = &r;
+  }
+  std::vector<MitigationPair> pairs;
+  for (const auto& r : records) {
+    const CaseView c{r};
+    if (c.mitigations() == "-" || !c.has_output("o")) continue;
+    const auto it = unmitigated.find(c.key_without({"mitigations", "name"}));
+    if (it != unmitigated.end()) pairs.push_back({&r, it->second});
+  }
+  return pairs;
+}
+
 std::vector<std::string> verdict(const std::vector<nlohmann::json>& records) {
   std::vector<std::string> lines;
   nonfinite_verdict(records, lines);
   flash_vs_baseline_verdict(records, lines);
   bias_verdict(records, lines);
+  mitigation_verdict(records, lines);
   return lines;
 }
 

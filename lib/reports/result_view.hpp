@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -32,9 +33,31 @@ struct CaseView {
     }
     return implementation().value("format", "");
   }
+  // The implementation's tile; where none was given and the run took its tile from the sram
+  // rule, that tile and M ("64x64 (sram 16384)").
   std::string tile() const {
     const std::string t = implementation().value("tile", "");
-    return t.empty() ? "default" : t;
+    if (!t.empty()) return t;
+    const auto [rows, cols] = run_tile();
+    const std::string sram = config_value("sram");
+    if (cols > 0 && !sram.empty() && sram != "0")
+      return std::to_string(rows) + "x" + std::to_string(cols) + " (sram " + sram + ")";
+    return "default";
+  }
+  // The tile (Br, Bc) the case ran with, from its recorded configuration; (0, 0) when unknown.
+  std::pair<long long, long long> run_tile() const {
+    if (failed() || !record.contains("results")) return {0, 0};
+    const auto& config = record["results"].value("config", nlohmann::json::object());
+    if (!config.contains("tile") || !config["tile"].is_array() || config["tile"].size() != 2)
+      return {0, 0};
+    return {config["tile"][0].get<long long>(), config["tile"][1].get<long long>()};
+  }
+  // A structural option of the recorded configuration as text ("" when absent).
+  std::string config_value(const char* key) const {
+    if (failed() || !record.contains("results")) return "";
+    const auto& config = record["results"].value("config", nlohmann::json::object());
+    if (!config.contains(key)) return "";
+    return config[key].is_string() ? config[key].get<std::string>() : config[key].dump();
   }
   std::string mitigations() const {
     return join(implementation().value("mitigations", nlohmann::json::array()));
@@ -72,6 +95,17 @@ struct CaseView {
     return !failed() && record.contains("results") &&
            record["results"].value("outputs", nlohmann::json::object()).contains(output);
   }
+  // Why O holds NaN or infinite values, from the forward pass's row sums (empty: no cause
+  // recorded, or none).
+  std::string nonfinite_cause() const {
+    if (failed() || !record.contains("results")) return "";
+    const auto& r = record["results"];
+    return r.contains("row_sums") ? r["row_sums"].value("cause", "") : "";
+  }
+  // The share of the output's values that are NaN or infinite (NaN when absent).
+  double nonfinite_share(const std::string& output) const {
+    return (metric(output, "nan_count") + metric(output, "inf_count")) / metric(output, "count");
+  }
   const nlohmann::json* attribution() const {
     if (failed() || !record.contains("results") || !record["results"].contains("attribution"))
       return nullptr;
@@ -96,6 +130,22 @@ struct CaseView {
     return out.empty() ? "-" : out;
   }
 };
+
+// Each case beside the baseline case (analysis.baseline) it should be compared with: same input,
+// format and causal flag, no mitigations or overrides on either side.
+struct BaselinePair {
+  const nlohmann::json* test;
+  const nlohmann::json* baseline;
+};
+std::vector<BaselinePair> baseline_pairs(const std::vector<nlohmann::json>& records);
+
+// Each case with mitigations (and an output O) beside the case that differs from it only by having
+// none, in record order; cases without such a partner are left out.
+struct MitigationPair {
+  const nlohmann::json* mitigated;
+  const nlohmann::json* unmitigated;
+};
+std::vector<MitigationPair> mitigation_pairs(const std::vector<nlohmann::json>& records);
 
 // "1.23e-04", "nan" as "-".
 std::string fmt(double x, int digits = 3);

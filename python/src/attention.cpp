@@ -5,6 +5,7 @@
 
 #include "lib/attention/analysis.hpp"
 #include "lib/attention/numerics_spec.hpp"
+#include "lib/attention/row_sum_diagnosis.hpp"
 #include "lib/inputs/generators.hpp"
 #include "python/src/arguments.hpp"
 #include "python/src/attention_call.hpp"
@@ -51,10 +52,12 @@ py::dict run_attention_call(const py::object& q, const py::object& k, const py::
   }
   // The parts of the CLI's stats.json, as JSON text (the Python side parses it).
   nlohmann::json stats;
-  stats["config"] = attention::to_json(config);
+  stats["config"] = attention::to_json(attention::with_sram_tile(config, s.d));
   stats["numerics"] = attention::canonical_numerics(config);
   stats["scale"] = a.scale;
   if (a.metrics) stats["metrics"] = a.metrics->to_json();
+  if (!a.outputs.row_sum.empty())
+    stats["row_sums"] = attention::to_json(attention::diagnose_row_sums(a.outputs, config));
   if (a.baseline) stats["baseline"] = a.baseline->to_json(*a.metrics);
   if (config.trace) stats["trace"] = a.trace_json();
   if (a.attribution) stats["attribution"] = a.attribution->to_json();
