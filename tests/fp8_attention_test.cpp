@@ -241,6 +241,29 @@ TEST(Fp8Attention, LazyRescaleLetsPExceedOne) {
   EXPECT_NEAR(lazy.lse[0], eager.lse[0], 1e-6);
 }
 
+// SageAttention's bound for FP8 P.V with fp16 accumulators: a partial sum of n products p*v
+// overflows fp16 once it reaches 65520 (the rounding midpoint above 65504). With every score
+// equal, P = 1, P cast as 256 (p_scale) and V = v everywhere, a chain of n keys sums to
+// 256 n v exactly: 128-key chains overflow from v = 2 (65536), 32-key chains (one wgmma k32
+// each, 128x32 tiles) from v = 8, and 1.875 and 7.5 stay finite (61440).
+TEST(Fp8Attention, Fp16AccumulatorOverflowsAtTheBound) {
+  const auto o_of = [](const std::string& tile, double v) {
+    AttentionInputs in;
+    in.shape = {1, 1, 2, 256, 32, 32};
+    in.q.assign(2 * 32, 0.0);
+    in.k.assign(256 * 32, 1.0);
+    in.v.assign(256 * 32, v);
+    const AttentionConfig c = parse_numerics(
+        "fa3-fp8,tile=" + tile + ",pv_promote=1,pv_acc=fp16:rne:tc:sm90-wgmma-e4m3-fp16acc",
+        formats::e4m3fn);
+    return run_attention(in, c).o[0];
+  };
+  EXPECT_EQ(o_of("128x128", 1.875), 1.875);
+  EXPECT_TRUE(std::isinf(o_of("128x128", 2.0)));
+  EXPECT_EQ(o_of("128x32", 7.5), 7.5);
+  EXPECT_TRUE(std::isinf(o_of("128x32", 8.0)));
+}
+
 TEST(Fp8Attention, QueryRowSampleIsTheFullProblemsRows) {
   const AttentionInputs raw = inputs::generate("normal", {2, 1, 96, 96, 32, 32}, 5, false);
   const AttentionConfig c = parse_numerics("fa3-fp8,tile=16x32", formats::e4m3fn);
