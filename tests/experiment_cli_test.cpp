@@ -127,6 +127,38 @@ TEST(ExperimentValidation, WrongTypeAndBadValuesArePlaced) {
   }
 }
 
+// An input's query_rows: the cases run on the sampled rows (Nq in the metrics' count), the
+// key is refused with backward (its line and column), and a causal case fails with the reason.
+TEST(ExperimentQueryRows, SampledRowsRunAndMisuseIsRefused) {
+  const auto dir = fresh_dir("query_rows");
+  const std::string input =
+      "[inputs.a]\ngenerator = \"normal\"\nshape = [2, 1, 64, 8]\nbackward = false\n"
+      "query_rows = 5\n";
+  const auto ok = write(dir / "ok.toml", input +
+                                             "[implementations.x]\nnumerics = "
+                                             "\"fa3-fp8,pv_promote=1\"\nformat = \"e4m3fn\"\n");
+  const auto r = run_simprec("run " + ok.string() + " --out " + (dir / "out").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto records = results_by_case(dir / "out");
+  ASSERT_EQ(records.size(), 1u);
+  const auto& o = records.begin()->second["results"]["outputs"]["o"];
+  EXPECT_EQ(o["count"].get<int64_t>(), 2 * 5 * 8);  // 2 draws x 5 rows x dv 8
+
+  const auto with_grad = write(dir / "grad.toml",
+                               "[inputs.a]\ngenerator = \"normal\"\nshape = [2, 1, 64, 8]\n"
+                               "query_rows = 5\n[implementations.x]\npreset = \"fa2\"\n");
+  const auto g = run_simprec("run " + with_grad.string() + " --check");
+  EXPECT_NE(g.exit_code, 0);
+  EXPECT_NE(g.output.find("grad.toml:4:14"), std::string::npos) << g.output;
+  EXPECT_NE(g.output.find("set backward = false"), std::string::npos) << g.output;
+
+  const auto causal =
+      write(dir / "causal.toml", input + "[implementations.x]\npreset = \"fa2\"\ncausal = true\n");
+  const auto c = run_simprec("run " + causal.string() + " --out " + (dir / "causal").string());
+  EXPECT_NE(c.exit_code, 0);
+  EXPECT_NE(c.output.find("without a causal mask"), std::string::npos) << c.output;
+}
+
 TEST(ExperimentValidation, MitigationsAPluginKernelCannotTakeAreRefused) {
   const auto dir = fresh_dir("plugin_mitigations");
   const std::string plugin = std::string(SIMPREC_TEST_PLUGIN_DIR) + "/cpu_reference.so";

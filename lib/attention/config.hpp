@@ -194,6 +194,20 @@ struct AttentionConfig {
   // rowsum (the quad's butterfly all-reduce). Standard attention ignores it.
   int rowsum_lanes = 1;
   RowsumBlock rowsum_block = RowsumBlock::kRunning;
+  // Two-level P.V accumulation (flash, pv_mode fused, forward pass): 0 keeps one accumulator,
+  // chained at pv_acc across every key block. K > 0 starts the pv_acc chain from zero every K
+  // key blocks and adds each finished chain to a second accumulator at o_update (the promotion
+  // of FP8 tensor-core partial sums to fp32 registers, DeepSeek-V3 section 3.3.2); both are
+  // rescaled by alpha when the max grows.
+  int pv_promote_blocks = 0;
+  // P times this power of two before the cast at p_cast, and O divided by it (exactly) before
+  // the normalisation: FP8 kernels scale P in [0, 1] into e4m3's range (forward pass only).
+  double p_scale = 1.0;
+  // FlashAttention-4's lazy rescaling (flash, forward pass): while a key block raises a row's
+  // max by at most this many log2 units, (m_new - m_used) * scale * log2(e) <= threshold in
+  // exact arithmetic, the row keeps the max it uses (m_used) and nothing is rescaled, so P may
+  // exceed 1 (up to 2^threshold). 0: rescale whenever the max grows.
+  double lazy_rescale = 0.0;
   std::array<SiteSpec, kSiteCount> sites{};
   int block_rows = 64;  // Br
   int block_cols = 64;  // Bc

@@ -34,7 +34,9 @@ Engine::Engine(const AttentionConfig& config, const AttentionShape& s) : cfg(con
   rows_max = std::max(s.nq, s.nk);
   // Partial row sums take columns 0..lanes-1 (and the final combination 0..2) of their rows.
   // Warp-group row sums take columns up to 7 past a group's first column.
-  cols_max = std::max({s.nq, s.nk, s.d, s.dv, lanes > 1 ? int64_t{8} : int64_t{0}}) + 1 +
+  // Two-level accumulation rescales its chain with column 4 of a row.
+  const bool small_columns = lanes > 1 || config.pv_promote_blocks > 0;
+  cols_max = std::max({s.nq, s.nk, s.d, s.dv, small_columns ? int64_t{8} : int64_t{0}}) + 1 +
              (config.rowsum_block == RowsumBlock::kWarpGroups ? 8 : 0);
   const int64_t tiles =
       std::max(s.nq, s.nk) / std::max(1, std::min(config.block_rows, config.block_cols)) + 2;
@@ -46,7 +48,14 @@ void Engine::check_structure(const AttentionConfig& c) {
     throw std::invalid_argument("rowsum_lanes must be 1 or 4, not " +
                                 std::to_string(c.rowsum_lanes));
   }
+  // Standard attention ignores the flash-only options (rowsum_lanes, pv_promote, p_scale,
+  // lazy_rescale), as the standard-attention baseline of a flash configuration needs.
   if (c.algorithm != Algorithm::kFlash) return;
+  if (c.pv_promote_blocks != 0 && c.pv_mode != PvMode::kFused) {
+    throw std::invalid_argument("pv_promote=" + std::to_string(c.pv_promote_blocks) +
+                                " needs pv_mode=fused (per-block mode already adds each block "
+                                "at o_update)");
+  }
   if (c.rowsum_block == RowsumBlock::kWarpGroups &&
       (c.rowsum_lanes != 1 || c.pv_mode == PvMode::kPerBlock)) {
     throw std::invalid_argument("rowsum_block=warp-groups needs rowsum_lanes=1 and pv_mode=fused");

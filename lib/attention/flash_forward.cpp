@@ -1,7 +1,8 @@
 // FlashAttention-2's forward pass (Dao 2023, Algorithm 1) site by site: query tiles of
 // block_rows rows against key/value tiles of block_cols keys, the softmax online
 // (online_softmax.hpp), P.V accumulated across key tiles (pv_mode fused) or per tile and added
-// at o_update (per-block), then O normalised by l at o_norm and cast at o_out.
+// at o_update (per-block) or in chains of pv_promote key blocks added to O at o_update
+// (two-level), then O normalised by l at o_norm and cast at o_out.
 #include <algorithm>
 #include <vector>
 
@@ -13,11 +14,22 @@ namespace simprec::attention {
 void Head::forward_flash() {
   const int64_t nq = s_.nq, nk = s_.nk, dv = s_.dv;
   const int64_t br_max = e_.cfg.block_rows, bc_max = e_.cfg.block_cols;
-  std::vector<double> s(br_max * bc_max), pt(br_max * bc_max), block(br_max * dv), acc;
+  std::vector<double> s(br_max * bc_max), pt(br_max * bc_max), block(br_max * dv), acc, chain;
   OnlineSoftmax softmax(*this);
+  // Two-level accumulation: the pv_acc chain of the current group of `promote` key blocks.
+  const int64_t promote = e_.cfg.pv_promote_blocks;
   for (int64_t i0 = 0; i0 < nq; i0 += br_max) {
     const int64_t i1 = std::min(nq, i0 + br_max), br = i1 - i0;
     acc.assign(br * dv, 0.0);
+    chain.assign(promote > 0 ? br * dv : 0, 0.0);
+    bool chain_open = false;  // the chain holds products not yet added to acc
+    // The finished chain added to acc at o_update, one rounding per element.
+    const auto promote_chain = [&](int64_t tile) {
+      for (int64_t x = 0; x < br * dv; ++x) {
+        acc[x] = add_at(Site::kOUpdate, acc[x], chain[x], e_.idx(p_, i0 + x / dv, x % dv, tile));
+      }
+      chain_open = false;
+    };
     softmax.start(i0, br);
     int64_t tile = 0;
     for (int64_t j0 = 0; j0 < nk; j0 += bc_max, ++tile) {
@@ -26,14 +38,19 @@ void Head::forward_flash() {
       scores(i0, i1, j0, j1, s.data(), tile);
       for (int64_t i = 0; i < br; ++i) {
         softmax.add_block_row(i, s.data() + i * bc, j0, bc, tile, acc.data() + i * dv,
-                              pt.data() + i * bc);
+                              promote > 0 ? chain.data() + i * dv : nullptr, pt.data() + i * bc);
       }
       const double* vt = v_ + j0 * dv;
       if (e_.cfg.pv_mode == PvMode::kFused) {
+        // A group's first product starts from zero, as an MMA without C does.
+        const bool first_of_group = promote > 0 && tile % promote == 0;
+        double* target = promote > 0 ? chain.data() : acc.data();
         e_.product(Site::kPvAcc)
-            .gemm(br, dv, bc, pt.data(), bc, vt, dv, acc.data(), dv, true,
+            .gemm(br, dv, bc, pt.data(), bc, vt, dv, target, dv, !first_of_group,
                   e_.imap(p_, i0, 0, tile * (bc_max + 1)), trace(Site::kPvAcc), nullptr,
                   f32(v32_, j0 * dv));
+        chain_open = promote > 0;
+        if (promote > 0 && (tile + 1) % promote == 0) promote_chain(tile);
       } else {
         e_.product(Site::kPvAcc)
             .gemm(br, dv, bc, pt.data(), bc, vt, dv, block.data(), dv, false,
@@ -42,6 +59,13 @@ void Head::forward_flash() {
         for (int64_t x = 0; x < br * dv; ++x) {
           acc[x] = add_at(Site::kOUpdate, acc[x], block[x], e_.idx(p_, i0 + x / dv, x % dv, tile));
         }
+      }
+    }
+    if (chain_open) promote_chain(tile);
+    if (e_.cfg.p_scale != 1.0) {  // P was cast times p_scale
+      for (int64_t x = 0; x < br * dv; ++x) {
+        acc[x] =
+            mul_at(Site::kONorm, acc[x], 1.0 / e_.cfg.p_scale, e_.idx(p_, i0 + x / dv, x % dv, 2));
       }
     }
     for (int64_t i = 0; i < br; ++i) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
 namespace simprec::attention {
 
@@ -18,16 +19,21 @@ void OnlineSoftmax::start(int64_t i0, int64_t br) {
 }
 
 void OnlineSoftmax::add_block_row(int64_t i, const double* srow, int64_t j0, int64_t bc,
-                                  int64_t tile, double* orow, double* prow) {
+                                  int64_t tile, double* orow, double* chain, double* prow) {
   const int64_t gi = i0_ + i;
   const double m_block = a_.block_max(srow, bc);
-  const double m_new = std::max(m_[i], m_block);
+  double m_new = std::max(m_[i], m_block);
   if (m_new == -kInf) {  // every key of this block masked
     for (int64_t j = 0; j < bc; ++j) prow[j] = 0;
     return;
   }
+  // Lazy rescaling keeps the max in use while the growth, in log2 units, is within the threshold.
+  if (e_.cfg.lazy_rescale > 0 && m_[i] != -kInf &&
+      (m_new - m_[i]) * e_.scale * std::numbers::log2e <= e_.cfg.lazy_rescale) {
+    m_new = m_[i];
+  }
   const RowShift next_shift = a_.shift_from_max(m_new, gi);
-  if (m_[i] != -kInf && m_new != m_[i]) rescale(i, m_new, next_shift, tile, orow);
+  if (m_[i] != -kInf && m_new != m_[i]) rescale(i, m_new, next_shift, tile, orow, chain);
   m_[i] = m_new;
   shift_[i] = next_shift;
   for (int64_t j = 0; j < bc; ++j) prow[j] = a_.prob(srow[j], shift_[i], a_.idx(gi, j0 + j, 10));
@@ -44,11 +50,13 @@ void OnlineSoftmax::add_block_row(int64_t i, const double* srow, int64_t j0, int
         e_.product(Site::kRowsum).sum(prow, bc, 0.0, si, a_.trace(Site::kRowsum));
     li[0] = a_.add_at(Site::kOUpdate, li[0], block_sum, a_.idx(gi, e_.shape.dv, tile));
   }
-  for (int64_t j = 0; j < bc; ++j) prow[j] = a_.cast_p(prow[j], gi, j0 + j);
+  // p_scale is a power of two: the product is exact.
+  const double p_scale = e_.cfg.p_scale;
+  for (int64_t j = 0; j < bc; ++j) prow[j] = a_.cast_p(prow[j] * p_scale, gi, j0 + j);
 }
 
 void OnlineSoftmax::rescale(int64_t i, double m_new, const RowShift& next_shift, int64_t tile,
-                            double* orow) {
+                            double* orow, double* chain) {
   const int64_t gi = i0_ + i, dv = e_.shape.dv;
   const uint64_t ri = a_.idx(gi, 0, tile * (dv + 3));
   double alpha;
@@ -68,6 +76,12 @@ void OnlineSoftmax::rescale(int64_t i, double m_new, const RowShift& next_shift,
   for (int t = 0; t < e_.lanes; ++t)
     li[t] = a_.mul_at(Site::kORescale, li[t], alpha, a_.idx(gi, t, tile * (dv + 3) + 1));
   for (int64_t c = 0; c < dv; ++c) orow[c] = a_.mul_at(Site::kORescale, orow[c], alpha, ri + 2 + c);
+  if (chain == nullptr) return;
+  // Column 4 of the row: the lanes' rescales use columns 0 to 3 (Engine sizes cols_max for it).
+  const uint64_t chain_index = a_.idx(gi, 4, tile * (dv + 3) + 2);
+  for (int64_t c = 0; c < dv; ++c) {
+    chain[c] = a_.mul_at(Site::kORescale, chain[c], alpha, chain_index + c);
+  }
 }
 
 void OnlineSoftmax::add_to_lanes(const double* prow, int64_t bc, double* partial, int64_t gi,

@@ -2,7 +2,8 @@
 // FlashAttention-2, 2023) over one block of query rows (private to lib/attention): each row's
 // running max m, the exponent's row shift from it, and the running row sum l of the un-cast P
 // (in rowsum_lanes partial sums); where a key block raises a row's max, l and the row's O
-// accumulator are rescaled by alpha at o_rescale.
+// accumulator are rescaled by alpha at o_rescale (with lazy_rescale, only where it grows by more
+// than the threshold).
 #pragma once
 
 #include <cstdint>
@@ -22,10 +23,12 @@ class OnlineSoftmax {
 
   // Takes block row i (query row i0 + i) of key block `tile`, whose scores against keys
   // [j0, j0 + bc) are srow[0, bc): rescales l and orow (the row's O accumulator, dv values)
-  // when the max grows, adds the row's P to l as rowsum_lanes / rowsum_block / pv_mode say, and
-  // writes P cast at p_cast to prow[0, bc) (zeros while every key of the row is masked).
+  // and chain (the two-level partial sums, or nullptr) when the max grows (by more than
+  // lazy_rescale), adds the row's P to l as rowsum_lanes / rowsum_block / pv_mode say, and
+  // writes P times p_scale cast at p_cast to prow[0, bc) (zeros while every key of the row is
+  // masked).
   void add_block_row(int64_t i, const double* srow, int64_t j0, int64_t bc, int64_t tile,
-                     double* orow, double* prow);
+                     double* orow, double* chain, double* prow);
 
   // Row i's sum l after its last key block: the partial sums combined (l0 + l2) + (l1 + l3),
   // each addition rounded at rowsum.
@@ -37,7 +40,8 @@ class OnlineSoftmax {
  private:
   // alpha = exp(scale (m_old - m_new)) as config.hpp's RescaleImpl computes it, then l and orow
   // times alpha.
-  void rescale(int64_t i, double m_new, const RowShift& next_shift, int64_t tile, double* orow);
+  void rescale(int64_t i, double m_new, const RowShift& next_shift, int64_t tile, double* orow,
+               double* chain);
   // Adds one block row of P to the 4 partial row sums: partial t takes the block's columns j
   // with (j % 8) / 2 == t, in increasing order (the columns a thread of the quad holds).
   void add_to_lanes(const double* prow, int64_t bc, double* partial, int64_t gi, int64_t tile);

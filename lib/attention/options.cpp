@@ -48,11 +48,30 @@ StructuralOption enum_option(std::string_view key, std::string_view doc, T Atten
   return o;
 }
 
+// An option with a free-form value, described by `syntax`.
+StructuralOption value_option(std::string_view key, std::string_view doc, std::string_view syntax,
+                              std::function<void(AttentionConfig&, std::string_view)> set,
+                              std::function<std::string(const AttentionConfig&)> get) {
+  StructuralOption o;
+  o.key = key;
+  o.doc = doc;
+  o.value_syntax = syntax;
+  o.set = std::move(set);
+  o.get = std::move(get);
+  return o;
+}
+
 const std::vector<std::pair<std::string_view, ExpImpl>> kExpImpls = {
     {"exact", ExpImpl::kExact},
     {"natural", ExpImpl::kNatural},
     {"exp2-fma", ExpImpl::kExp2Fma},
     {"exp2", ExpImpl::kExp2}};
+
+std::string number_text(double v) {
+  char buffer[64];
+  const auto r = std::to_chars(buffer, buffer + sizeof buffer, v);
+  return std::string(buffer, r.ptr);
+}
 
 std::vector<StructuralOption> make_structural_options() {
   std::vector<StructuralOption> t;
@@ -190,6 +209,45 @@ std::vector<StructuralOption> make_structural_options() {
     };
     t.push_back(std::move(o));
   }
+  t.push_back(value_option(
+      "pv_promote",
+      "two-level P.V accumulation: 0 (one chain at pv_acc over every key block) or K (the chain "
+      "restarts from zero every K key blocks and is added to a second accumulator at o_update)",
+      "0 or K (an integer in [1, 65536])",
+      [](AttentionConfig& c, std::string_view v) {
+        c.pv_promote_blocks =
+            static_cast<int>(limits::parse_integer(v, 0, 65536, "pv_promote (key blocks)"));
+      },
+      [](const AttentionConfig& c) { return std::to_string(c.pv_promote_blocks); }));
+  t.push_back(value_option(
+      "p_scale",
+      "P times this power of two before p_cast, O divided by it before o_norm (FP8 kernels "
+      "scale P into e4m3's range; forward pass)",
+      "a power of two in [2^-16, 2^16]",
+      [](AttentionConfig& c, std::string_view v) {
+        const double x = parse_finite_number(v, "p_scale");
+        int e = 0;
+        if (!(x > 0) || std::frexp(x, &e) != 0.5 || e < -15 || e > 17) {
+          throw std::invalid_argument("p_scale '" + std::string(v) +
+                                      "': expected a power of two in [2^-16, 2^16]");
+        }
+        c.p_scale = x;
+      },
+      [](const AttentionConfig& c) { return number_text(c.p_scale); }));
+  t.push_back(value_option(
+      "lazy_rescale",
+      "FlashAttention-4's lazy rescaling: O and l are rescaled only when the row max grows by "
+      "more than this many log2 units, so P may exceed 1 (0: whenever it grows)",
+      "a number in [0, 64]",
+      [](AttentionConfig& c, std::string_view v) {
+        const double x = parse_finite_number(v, "lazy_rescale");
+        if (!(x >= 0 && x <= 64)) {
+          throw std::invalid_argument("lazy_rescale '" + std::string(v) +
+                                      "': expected a number of log2 units in [0, 64]");
+        }
+        c.lazy_rescale = x;
+      },
+      [](const AttentionConfig& c) { return number_text(c.lazy_rescale); }));
   {
     StructuralOption o;
     o.key = "tile";
@@ -236,12 +294,6 @@ std::vector<StructuralOption> make_structural_options() {
        {"swapped", BlockOrder::kSwapped},
        {"square", BlockOrder::kSquare}}));
   return t;
-}
-
-std::string number_text(double v) {
-  char buffer[64];
-  const auto r = std::to_chars(buffer, buffer + sizeof buffer, v);
-  return std::string(buffer, r.ptr);
 }
 
 int parse_bits(const std::string& text, std::string_view mitigation) {

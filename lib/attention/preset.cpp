@@ -52,6 +52,13 @@ constexpr PresetInfo kPresets[] = {
      "combined at the end, alpha = exp2 of the difference of the exponent shifts, 64x64 tiles, "
      "beta-rowmax's threshold and shifted max in fp32; O and gradients in F (bf16 for e4m3fn); "
      "with an exp2 table, the device's exp2"},
+    {"fa3-fp8",
+     "FlashAttention-3-style FP8 forward on an H100 (docs/fp8_attention.md): Q, K, V in F "
+     "(e4m3fn), products by the wgmma fp8 model (32 products per block, 13 kept fraction "
+     "bits, 14-bit block result) chained over the key blocks in one fp32 accumulator, fp32 "
+     "softmax with exp2 by one FMA, P times 256 cast to F, O normalised in fp32 and cast to "
+     "bf16 (F when F is at least as wide); 128x128 tiles; pv_promote=K for two-level "
+     "accumulation. Inputs are cast without per-head or per-block scales. Backward as fa2"},
     {"torch-efficient",
      "PyTorch's SDPA memory-efficient backend (xformers/CUTLASS, 64x64 tiles for d <= 64): "
      "mma.sync m16n8k8 for every product, exp2 of round(S*c) - round(shift), alpha = exp2 of "
@@ -177,6 +184,15 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
       set(Site::kOOut, spec(formats::bf16));
       set(Site::kGradOut, spec(formats::bf16));
     }
+  } else if (name == "fa3-fp8") {
+    c = make_preset("fa2", f);
+    c.preset = "fa3-fp8";
+    c.block_rows = 128;
+    c.block_cols = 128;
+    // P in [0, 1] times 2^8 is at most 256 < 448 and keeps P down to 2^-17 out of e4m3's
+    // subnormals; a power of two, so the descale of O is exact.
+    c.p_scale = 256;
+    if (f.precision() < formats::bf16.precision()) set(Site::kOOut, spec(formats::bf16));
   } else if (name == "torch-efficient") {
     // PyTorch's memory-efficient kernels (kernel_forward.h, kernel_backward.h, 64x64 for
     // d <= 64): CUTLASS GEMMs with mma.sync m16n8k8 (gemm_kernel_utils.h), the forward pass's

@@ -12,7 +12,7 @@
 namespace simprec::attention {
 
 // Presets: fp64, fp32, torch-math, fa2, paper-a, baseline-lp, flash-lp, paper-b, torch-flash,
-// cuda-fa2, torch-efficient. Throws std::invalid_argument listing the known names.
+// cuda-fa2, fa3-fp8, torch-efficient. Throws std::invalid_argument listing the known names.
 AttentionConfig make_preset(std::string_view name, const Format& low_precision = formats::bf16);
 std::vector<std::string> preset_names();
 std::string_view preset_description(std::string_view name);

@@ -21,6 +21,7 @@
 #include "lib/cli/command.hpp"
 #include "lib/cli/seed_option.hpp"
 #include "lib/inputs/generators.hpp"
+#include "lib/inputs/query_rows.hpp"
 #include "lib/limits/memory_bound.hpp"
 #include "lib/limits/strict_parse.hpp"
 #include "lib/metrics/error_metrics.hpp"
@@ -37,6 +38,7 @@ struct Options {
   std::string scale, max_memory;
   std::vector<std::string> sets, mitigations, gen_params;
   uint64_t seed = 0;
+  std::string query_rows;  // --query-rows: emulate only a sample of this many query rows
   bool causal = false, attribute = false, backward = false, trace = false, no_baseline = false;
   unsigned threads = 0;
 };
@@ -103,6 +105,14 @@ void print_metrics_line(const char* name, const metrics::ErrorMetrics& m) {
 
 void run(const Options& opt) {
   const auto start = std::chrono::steady_clock::now();
+  int64_t query_rows = 0;  // 0: every row
+  if (!opt.query_rows.empty()) {
+    try {
+      query_rows = limits::parse_integer(opt.query_rows, 1, kMaxDimension, "--query-rows");
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
   // Configuration.
   AttentionConfig config;
   Format low;
@@ -131,15 +141,18 @@ void run(const Options& opt) {
   // Everything kept alive at once: the emulation's outputs, the reference's, a standard-attention
   // baseline's and the attribution's reruns.
   const bool baseline = config.algorithm == Algorithm::kFlash && !opt.no_baseline;
-  const auto check_memory = [&](const AttentionShape& shape, bool backward) {
+  // With --query-rows, the sampled problem's estimate and the full inputs it is taken from.
+  const auto check_memory = [&](const AttentionShape& full, bool backward) {
     FootprintUse use;
     use.backward = backward;
     use.output_sets = 2 + (baseline ? 1 : 0) + (opt.attribute ? 1 : 0);
     use.threads = opt.threads;
     use.standard_baseline = baseline;
+    const AttentionShape shape = query_rows > 0 ? inputs::sampled_shape(full, query_rows) : full;
+    limits::MemoryEstimate estimate = estimate_memory(shape, config, use);
+    if (query_rows > 0) estimate.add(inputs::sampling_memory(full));
     try {
-      limits::check_memory(estimate_memory(shape, config, use), memory_limit,
-                           "attention on shape " + shape_text(shape));
+      limits::check_memory(estimate, memory_limit, "attention on shape " + shape_text(full));
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());
     }
@@ -196,6 +209,19 @@ void run(const Options& opt) {
     check_memory(raw.shape, raw.has_grad());
     source = "files " + opt.q + ", " + opt.k + ", " + opt.v +
              (opt.d_out.empty() ? "" : ", " + opt.d_out);
+  }
+  if (query_rows > 0) {
+    if (opt.causal) {
+      throw UsageError(
+          "--query-rows samples rows of a problem without a causal mask (a sampled row would see "
+          "other keys); drop --causal or --query-rows");
+    }
+    try {
+      raw = inputs::select_query_rows(raw, query_rows);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError("--query-rows: " + std::string(e.what()));
+    }
+    source += ", query rows sampled: " + std::to_string(raw.shape.nq);
   }
   const AttentionShape& s = raw.shape;
   if (opt.attribute && opt.attribute_target != "o" && !raw.has_grad()) {
@@ -347,7 +373,7 @@ const RegisterCommand kRegistration([](CLI::App& app) {
   command->add_option(
       "--preset", opt->preset,
       "fp64, fp32, torch-math, fa2, paper-a, baseline-lp, flash-lp, paper-b, torch-flash, "
-      "torch-efficient, cuda-fa2 (default fa2); the same as --numerics PRESET");
+      "torch-efficient, cuda-fa2, fa3-fp8 (default fa2); the same as --numerics PRESET");
   command->add_option("--format", opt->format,
                       "the preset's low-precision format unless the spec names one (default bf16)");
   command->add_option("--set", opt->sets,
@@ -358,6 +384,9 @@ const RegisterCommand kRegistration([](CLI::App& app) {
                       "hp:SITE[:FORMAT], delta-dpp (repeatable)");
   command->add_option("--tile", opt->tile, "BRxBC tile sizes (default: the preset's); tile=BRxBC");
   command->add_flag("--causal", opt->causal, "causal mask");
+  command->add_option("--query-rows", opt->query_rows,
+                      "emulate only R evenly spaced query rows (row r * Nq / R) against every key: "
+                      "long sequences at the cost of R rows; forward only, no causal mask");
   command->add_option("--scale", opt->scale,
                       "softmax scale, a finite positive number (default 1/sqrt(d))");
   command->add_option("--max-memory", opt->max_memory,

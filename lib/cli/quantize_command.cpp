@@ -8,11 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "emulation/mx_scaling.hpp"
-#include "emulation/nvfp4_scaling.hpp"
 #include "lib/cli/command.hpp"
 #include "lib/cli/number_text.hpp"
 #include "lib/npy/npy.hpp"
+#include "lib/quantize/quantize_tensor.hpp"
 
 namespace simprec::cli {
 namespace {
@@ -24,19 +23,6 @@ struct Options {
   int64_t block_size = 0;
   bool block_size_given = false;  // otherwise the scheme's own
 };
-
-std::string scheme_names() {
-  std::string names;
-  for (const MxScheme& s : mx_schemes()) names += std::string(s.name) + " ";
-  return names + "nvfp4";
-}
-
-const MxScheme* find_mx_scheme(const std::string& name) {
-  for (const MxScheme& s : mx_schemes()) {
-    if (s.name == name) return &s;
-  }
-  return nullptr;
-}
 
 Rounding parse_rounding(const Options& o) {
   Rounding r;
@@ -91,51 +77,32 @@ void run_quantize(const Options& o) {
   if (o.scheme.empty() || o.in.empty() || o.out.empty()) {
     throw UsageError("quantize needs --scheme, --in and --out");
   }
-  const MxScheme* mx = find_mx_scheme(o.scheme);
-  if (!mx && o.scheme != "nvfp4") {
-    throw UsageError("--scheme '" + o.scheme + "': expected one of " + scheme_names());
+  if (!quantize::is_scheme(o.scheme)) {
+    throw UsageError("--scheme '" + o.scheme + "': expected one of " + quantize::scheme_names());
   }
-  if (o.block_size_given && (o.block_size < 1 || o.block_size > (int64_t{1} << 30))) {
+  if (o.block_size_given && (o.block_size < 1 || o.block_size > quantize::kMaxBlockSize)) {
     throw UsageError("--block-size " + std::to_string(o.block_size) + ": expected 1..2^30");
   }
-  const ElementRounding rounding{parse_rounding(o), RandomStream{o.seed, 0}};
+  const quantize::QuantizeOptions options{o.scheme, parse_rounding(o), o.seed,
+                                          o.block_size_given ? o.block_size : 0};
   const NpyArray array = read_npy(o.in);
-  if (array.type != NpyType::kFloat32 && (mx == nullptr || array.type != NpyType::kFloat64)) {
-    throw UsageError(o.in + ": dtype " + npy_type_name(array.type) + " is not accepted (expected " +
-                     (mx ? "float32 or float64" : "float32: NVFP4 computes in fp32") + ")");
-  }
-  BlockLayout layout;
-  layout.row_length = array.shape.empty() ? 1 : static_cast<size_t>(array.shape.back());
-  layout.block_size = o.block_size_given ? static_cast<size_t>(o.block_size)
-                      : mx               ? kMxBlockSize
-                                         : kNvfp4BlockSize;
-  const std::vector<double> input = array.to_doubles();
-  BlockScaled q;
+  quantize::QuantizedTensor q;
   try {
-    if (mx) {
-      q = mx_quantize(input, layout, mx->element, rounding);
-    } else {
-      q = nvfp4_quantize(array.as<float>(), layout, rounding);
-    }
+    q = quantize::quantize_tensor(array, options);
   } catch (const std::invalid_argument& e) {
     throw UsageError(o.in + ": " + e.what());
   }
-  std::vector<double> dequantized(input.size());
-  for (size_t i = 0; i < input.size(); ++i) dequantized[i] = q.dequantized(i);
 
   const std::filesystem::path dir(o.out);
   std::filesystem::create_directories(dir);
-  std::vector<int64_t> scale_shape = array.shape;
-  if (scale_shape.empty()) scale_shape.push_back(1);
-  scale_shape.back() = static_cast<int64_t>(layout.blocks_per_row());
-  write_npy(dir / "elements.npy", make_npy<uint8_t>(array.shape, q.elements));
-  write_npy(dir / "scales.npy", make_npy<uint8_t>(scale_shape, q.scales));
-  write_npy(dir / "dequantized.npy", make_npy<double>(array.shape, dequantized));
-  if (!mx) {
-    const float tensor_scale[1] = {static_cast<float>(q.tensor_scale)};
+  write_npy(dir / "elements.npy", make_npy<uint8_t>(q.shape, q.blocks.elements));
+  write_npy(dir / "scales.npy", make_npy<uint8_t>(q.scale_shape, q.blocks.scales));
+  write_npy(dir / "dequantized.npy", make_npy<double>(q.shape, q.dequantized));
+  if (q.nvfp4) {
+    const float tensor_scale[1] = {static_cast<float>(q.blocks.tensor_scale)};
     write_npy(dir / "tensor_scale.npy", make_npy<float>({1}, tensor_scale));
   }
-  print_summary(o, q, input, dequantized);
+  print_summary(o, q.blocks, array.to_doubles(), q.dequantized);
 }
 
 const RegisterCommand kRegistration([](CLI::App& app) {
@@ -144,7 +111,7 @@ const RegisterCommand kRegistration([](CLI::App& app) {
       "quantize",
       "Quantize a tensor into a block-scaled format: MX (OCP Microscaling v1.0) or NVFP4. Writes "
       "elements.npy, scales.npy, dequantized.npy (and tensor_scale.npy for nvfp4) into --out.");
-  command->add_option("--scheme", options->scheme, scheme_names())->required();
+  command->add_option("--scheme", options->scheme, quantize::scheme_names())->required();
   command->add_option("--in", options->in, "input .npy, float32 (or float64 for the MX schemes)")
       ->required();
   command->add_option("--out", options->out, "output folder")->required();

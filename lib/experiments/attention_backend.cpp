@@ -15,6 +15,7 @@
 #include "lib/attention/preset.hpp"
 #include "lib/attention/row_sum_diagnosis.hpp"
 #include "lib/inputs/generators.hpp"
+#include "lib/inputs/query_rows.hpp"
 #include "lib/limits/checked_arithmetic.hpp"
 #include "lib/metrics/error_metrics.hpp"
 #include "lib/npy/npy.hpp"
@@ -116,13 +117,23 @@ attention::AttentionShape file_shape(const std::string& q, const std::string& k,
   return s;
 }
 
+// The shape a generated input's cases run on: with query_rows, the sampled rows.
+attention::AttentionShape case_shape(const nlohmann::json& in) {
+  const attention::AttentionShape s = generated_shape(in["shape"].get<std::vector<int64_t>>());
+  const int64_t rows = in.value("query_rows", int64_t{0});
+  return rows > 0 ? inputs::sampled_shape(s, rows) : s;
+}
+
 attention::AttentionInputs make_inputs(const nlohmann::json& in, bool backward) {
   if (in.contains("generator")) {
     const attention::AttentionShape s = generated_shape(in["shape"].get<std::vector<int64_t>>());
     const inputs::GeneratorParams p =
         inputs::generator_params(in.value("options", std::map<std::string, double>{}));
-    return inputs::generate(in["generator"].get<std::string>(), s, in["seed"].get<uint64_t>(),
-                            backward && in.value("backward", true), p);
+    attention::AttentionInputs generated =
+        inputs::generate(in["generator"].get<std::string>(), s, in["seed"].get<uint64_t>(),
+                         backward && in.value("backward", true), p);
+    const int64_t rows = in.value("query_rows", int64_t{0});
+    return rows > 0 ? inputs::select_query_rows(generated, rows) : generated;
   }
   std::optional<Format> bits;
   if (in.contains("input_format")) bits = parse_format(in["input_format"].get<std::string>());
@@ -348,7 +359,7 @@ limits::MemoryEstimate AttentionBackend::estimate_memory(const nlohmann::json& p
   const bool backward = params["analysis"].value("backward", true) &&
                         (in.contains("generator") ? in.value("backward", true) : in.contains("do"));
   const attention::AttentionShape shape =
-      in.contains("generator") ? generated_shape(in["shape"].get<std::vector<int64_t>>())
+      in.contains("generator") ? case_shape(in)
                                : file_shape(in["q"].get<std::string>(), in["k"].get<std::string>(),
                                             in["v"].get<std::string>());
   attention::FootprintUse use;
@@ -357,7 +368,11 @@ limits::MemoryEstimate AttentionBackend::estimate_memory(const nlohmann::json& p
   use.backward = backward;
   // The emulation's outputs, the reference's and, with attribution, a rerun's.
   use.output_sets = params["analysis"].value("attribute", false) ? 3 : 2;
-  return attention::estimate_memory(shape, build_config(impl), use);
+  limits::MemoryEstimate estimate = attention::estimate_memory(shape, build_config(impl), use);
+  if (in.value("query_rows", int64_t{0}) > 0) {
+    estimate.add(inputs::sampling_memory(generated_shape(in["shape"].get<std::vector<int64_t>>())));
+  }
+  return estimate;
 }
 
 nlohmann::json AttentionBackend::run_case(const nlohmann::json& params, unsigned threads) const {
@@ -367,6 +382,11 @@ nlohmann::json AttentionBackend::run_case(const nlohmann::json& params, unsigned
     return run_plugin_case(impl, make_inputs(params["input"], false),
                            params["input"].value("seed", uint64_t{0}), threads);
   AttentionConfig config = build_config(impl);
+  if (config.causal && params["input"].value("query_rows", int64_t{0}) > 0) {
+    throw std::invalid_argument(
+        "query_rows samples rows of a problem without a causal mask (a sampled row would see "
+        "other keys); this case is causal");
+  }
   config.threads = threads;
   config.trace = true;
   const bool backward = analysis.value("backward", true);

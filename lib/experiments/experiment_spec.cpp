@@ -60,8 +60,8 @@ void located(const TableReader& table, Fn&& check) {
 
 InputSpec read_input(const TableReader& t, const std::string& name, const fs::path& base,
                      const CaseBackend& backend) {
-  t.allow_only(
-      {"generator", "shape", "seed", "backward", "options", "q", "k", "v", "do", "input_format"});
+  t.allow_only({"generator", "shape", "seed", "backward", "options", "query_rows", "q", "k", "v",
+                "do", "input_format"});
   InputSpec in;
   in.name = name;
   in.generator = t.string("generator").value_or("");
@@ -79,6 +79,12 @@ InputSpec read_input(const TableReader& t, const std::string& name, const fs::pa
     in.shape = *shape;
     in.seed = static_cast<uint64_t>(t.integer("seed", 0, INT64_MAX).value_or(0));
     in.backward = t.boolean("backward").value_or(true);
+    in.query_rows = t.integer("query_rows", 1, int64_t{1} << 31).value_or(0);
+    if (in.query_rows > 0 && in.backward) {
+      t.fail_at("query_rows", "input '" + name +
+                                  "': query_rows samples rows for a forward-pass study; set "
+                                  "backward = false");
+    }
     if (auto options = t.table("options")) {
       for (const auto& key : options->keys()) {
         const double value = *options->number(key);
@@ -205,6 +211,7 @@ nlohmann::json InputSpec::to_json() const {
     j["seed"] = seed;
     j["backward"] = backward;
     if (!options.empty()) j["options"] = options;
+    if (query_rows > 0) j["query_rows"] = query_rows;
   } else {
     j["q"] = q;
     j["k"] = k;

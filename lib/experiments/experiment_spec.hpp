@@ -36,6 +36,7 @@ struct InputSpec {
   uint64_t seed = 0;
   bool backward = true;                   // also draw dO
   std::map<std::string, double> options;  // generator parameters
+  int64_t query_rows = 0;                 // > 0: emulate at most this many sampled query rows
   std::string q, k, v, d_out;             // files, absolute paths
   std::string input_format;               // how uint16/uint8 files are read (bf16, fp16, ...)
   nlohmann::json to_json() const;

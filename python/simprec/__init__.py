@@ -17,8 +17,8 @@ from simprec.validation import ValidationReport, validate  # noqa: F401
 
 __all__ = [
     "formats", "format_info", "rounding_modes", "round", "decode", "add", "sub", "mul", "div",
-    "fma", "sqrt", "matmul", "tensor_core_models", "attention", "AttentionResult", "generate",
-    "run_experiment", "validate", "ValidationReport",
+    "fma", "sqrt", "matmul", "tensor_core_models", "quantize", "attention", "AttentionResult",
+    "generate", "run_experiment", "validate", "ValidationReport",
 ]
 
 formats = _core.formats
@@ -117,6 +117,21 @@ def matmul(a, b, c=None, *, model="tc:sm90-mma-bf16", threads=0):
         operands.append(_to_numpy(array, name)[0])
     result = _core.matmul(*operands, model=model, threads=threads)
     return _like(result, a)
+
+
+def quantize(x, scheme, rounding="rne", *, sr_bits=32, seed=0, block_size=None):
+    """x (float32 or float64; NVFP4 float32 only) in a block-scaled format, as `simprec quantize`
+    computes it (docs/block_scaling.md): scheme mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3, mxfp6_e3m2,
+    mxfp4 (OCP MX v1.0, blocks of 32) or nvfp4 (blocks of 16); blocks along the last axis
+    (block_size replaces the scheme's). Value i takes random index i of stream 0 under `seed`
+    (sr, rnr). Returns a dict of the CLI's files: elements (uint8 encodings, x's shape),
+    scales (uint8 E8M0 or e4m3fn encodings, the last axis counting blocks), dequantized
+    (float64, exact) and tensor_scale (NVFP4's fp32 decode scale as a float; None for MX)."""
+    array, bits_format = _to_numpy(x, "x")
+    if bits_format is not None:
+        raise TypeError(f"x: a {bits_format} tensor holds encodings; decode it first or pass "
+                        "float32/float64 values")
+    return _core.quantize(array, scheme, rounding, sr_bits, seed, block_size)
 
 
 class AttentionResult:

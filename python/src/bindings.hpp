@@ -12,5 +12,6 @@ void bind_matmul(pybind11::module_& m);       // tensor-core models
 void bind_attention(pybind11::module_& m);    // attention forward/backward and its analysis
 void bind_experiments(pybind11::module_& m);  // experiment files
 void bind_validation(pybind11::module_& m);   // comparing a kernel's outputs with the emulation
+void bind_quantize(pybind11::module_& m);     // block-scaled formats (MX, NVFP4)
 
 }  // namespace simprec::python

@@ -12,4 +12,5 @@ PYBIND11_MODULE(_simprec, m) {
   simprec::python::bind_attention(m);
   simprec::python::bind_experiments(m);
   simprec::python::bind_validation(m);
+  simprec::python::bind_quantize(m);
 }
