@@ -27,9 +27,19 @@ AttentionInputs round_inputs(const AttentionInputs& inputs, const AttentionConfi
   return rounded;
 }
 
-AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const AttentionConfig& config,
+AttentionConfig with_tile_rule(const AttentionConfig& config, int64_t d) {
+  AttentionConfig c = config;
+  if (c.tile_rule == TileRule::kFlexSm90) {
+    c.block_rows = d <= 64 ? 128 : d <= 96 ? 64 : 128;
+    c.block_cols = d <= 64 ? 128 : 64;
+  }
+  return c;
+}
+
+AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const AttentionConfig& given,
                                FastPath fast_path) {
   raw_inputs.validate();
+  const AttentionConfig config = with_tile_rule(given, raw_inputs.shape.d);
   if (config.block_rows < 1 || config.block_cols < 1) {
     throw std::invalid_argument("tile sizes must be positive");
   }
