@@ -99,9 +99,13 @@ enum class LseImpl : uint8_t { kExact, kFmaLog, kShiftDivLog2e, kLog2, kFmaLog2D
 enum class BlockMask : uint8_t { kNone, kDiagonalFirst };
 inline constexpr int64_t kSparseBlock = 128;  // FlexAttention's default BLOCK_SIZE
 
-// How the tile is chosen: kFixed, block_rows x block_cols as given; kFlexSm90, by head dimension
-// as PyTorch 2.11's FlexAttention forward picks on sm_90 (d <= 64: 128x128, d <= 96: 64x64,
-// otherwise 128x64; measured in the kernels torch.compile generated on an H100).
+// How the tile is chosen: kFixed, block_rows x block_cols as given; kFlexSm90, as PyTorch 2.11's
+// FlexAttention forward picks on sm_90 (read from the kernels torch.compile generated on an
+// H100): by head dimension, d <= 64: 128x128, d <= 96: 64x64, otherwise 128x64; and with fewer
+// than 128 queries the flex-decoding kernel: max(16, Sq rounded up to a power of two) x 64 tiles,
+// two warps side by side over each key block (rowsum_warps = 2). Its 264 key splits leave every
+// key in the first split at the recorded shapes (the split's length rounds up to a multiple of
+// the sparse block), so its combination step multiplies by exp2(0) = 1 and adds zeros: exact.
 enum class TileRule : uint8_t { kFixed, kFlexSm90 };
 
 std::string_view to_string(Algorithm a);
@@ -141,7 +145,10 @@ enum class DeltaMode : uint8_t { kFromOutput, kFromDpP };
 //   kMemEff:     the memory-efficient kernel's computeDelta: T = Bc/32 threads per row (its
 //                128 threads per 64 queries at 64x64 tiles), chunks of 8 columns (1 when dv is not
 //                a multiple of 8) dealt out the same way; the butterfly's offsets are 1, ..., T/2.
-enum class DeltaSum : uint8_t { kSequential, kFa2, kMemEff };
+//   kTriton:     a Triton reduction over the row padded to a power of two P: P/8 threads per row,
+//                thread t sums columns [8t, 8t + 8) in order from zero, then a butterfly with
+//                offsets P/16, ..., 1 (FlexAttention's delta kernel: 8 bf16 per thread).
+enum class DeltaSum : uint8_t { kSequential, kFa2, kMemEff, kTriton };
 
 // The order of the flash backward pass over (key/value block, query block) pairs, which fixes the
 // order in which dK and dV accumulate over query blocks and dQ over key blocks:
@@ -207,6 +214,10 @@ struct AttentionConfig {
   // rowsum (the quad's butterfly all-reduce). Standard attention ignores it.
   int rowsum_lanes = 1;
   RowsumBlock rowsum_block = RowsumBlock::kRunning;
+  // rowsum_block=quad-fma over this many warps (1 or 2): with 2, warp w holds the key block's
+  // columns j with (j / 8) % 2 == w (an mma.sync layout with two warps along the keys), each warp's
+  // lanes are combined as with one, and the block sum is W0 + W1.
+  int rowsum_warps = 1;
   BlockMask block_mask = BlockMask::kNone;
   TileRule tile_rule = TileRule::kFixed;
   std::array<SiteSpec, kSiteCount> sites{};

@@ -35,13 +35,17 @@ Engine::Engine(const AttentionConfig& config, const AttentionShape& s) : cfg(con
   // Partial row sums take columns 0..lanes-1 (and the final combination 0..2) of their rows.
   // Warp-group row sums take columns up to 7 past a group's first column.
   cols_max = std::max({s.nq, s.nk, s.d, s.dv, lanes > 1 ? int64_t{8} : int64_t{0}}) + 1 +
-             (config.rowsum_block != RowsumBlock::kRunning ? 8 : 0);
+             (config.rowsum_block != RowsumBlock::kRunning ? 17 : 0);
   const int64_t tiles =
       std::max(s.nq, s.nk) / std::max(1, std::min(config.block_rows, config.block_cols)) + 2;
   steps_max = static_cast<uint64_t>(tiles) * (std::max<int64_t>({s.nq, s.nk, s.d, s.dv}) + 2) + 16;
 }
 
 void Engine::check_structure(const AttentionConfig& c) {
+  if (c.rowsum_warps != 1 && c.rowsum_warps != 2) {
+    throw std::invalid_argument("rowsum_warps must be 1 or 2, not " +
+                                std::to_string(c.rowsum_warps));
+  }
   if (c.rowsum_lanes != 1 && c.rowsum_lanes != 4) {
     throw std::invalid_argument("rowsum_lanes must be 1 or 4, not " +
                                 std::to_string(c.rowsum_lanes));

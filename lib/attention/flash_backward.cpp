@@ -122,6 +122,11 @@ double Head::delta_from_output(int64_t i) const {
   if (e_.cfg.delta_sum == DeltaSum::kFa2) {
     const int64_t g = dv % 128 == 0 ? 128 : dv % 64 == 0 ? 64 : 32;
     threads = static_cast<int>(g / 8);
+  } else if (e_.cfg.delta_sum == DeltaSum::kTriton) {
+    // The row padded to a power of two; the padding's threads hold zeros.
+    int64_t padded = 8;
+    while (padded < dv) padded *= 2;
+    threads = static_cast<int>(padded / 8);
   } else {
     threads = std::max(1, e_.cfg.block_cols / 32);
     if (dv % 8 != 0) chunk = 1;
@@ -144,7 +149,7 @@ double Head::delta_from_output(int64_t i) const {
   // Butterfly all-reduce: after each step thread t holds its value plus thread (t ^ offset)'s.
   std::vector<int> offsets;
   for (int o = 1; o < threads; o *= 2) offsets.push_back(o);
-  if (e_.cfg.delta_sum == DeltaSum::kFa2) std::reverse(offsets.begin(), offsets.end());
+  if (e_.cfg.delta_sum != DeltaSum::kMemEff) std::reverse(offsets.begin(), offsets.end());
   std::vector<double> next(threads);
   for (size_t k = 0; k < offsets.size(); ++k) {
     for (int t = 0; t < threads; ++t) {

@@ -117,19 +117,25 @@ void OnlineSoftmax::add_warp_groups(const double* prow, int64_t bc, double* l, i
 void OnlineSoftmax::add_quad_fma(const double* prow, int64_t bc, double alpha, double* l,
                                  int64_t gi, int64_t tile) {
   const uint64_t step = 3 + tile * (e_.cfg.block_cols + 1);
-  double lane[4];
-  for (int t = 0; t < 4; ++t) {
-    int64_t n = 0;
-    for (int64_t j = 2 * t; j < bc; j += 8) {
-      terms_[n++] = prow[j];
-      if (j + 1 < bc) terms_[n++] = prow[j + 1];
+  const int warps = e_.cfg.rowsum_warps;
+  double block = 0.0;
+  for (int w = 0; w < warps; ++w) {
+    double lane[4];
+    for (int t = 0; t < 4; ++t) {
+      int64_t n = 0;
+      for (int64_t j = 8 * w + 2 * t; j < bc; j += 8 * warps) {
+        terms_[n++] = prow[j];
+        if (j + 1 < bc) terms_[n++] = prow[j + 1];
+      }
+      lane[t] = e_.product(Site::kRowsum)
+                    .sum(terms_.data(), n, 0.0, a_.idx(gi, 8 * w + t, step),
+                         a_.trace(Site::kRowsum));
     }
-    lane[t] = e_.product(Site::kRowsum)
-                  .sum(terms_.data(), n, 0.0, a_.idx(gi, t, step), a_.trace(Site::kRowsum));
+    const double even = a_.add_at(Site::kRowsum, lane[0], lane[2], a_.idx(gi, 8 * w + 4, step));
+    const double odd = a_.add_at(Site::kRowsum, lane[1], lane[3], a_.idx(gi, 8 * w + 5, step));
+    const double sum = a_.add_at(Site::kRowsum, even, odd, a_.idx(gi, 8 * w + 6, step));
+    block = w == 0 ? sum : a_.add_at(Site::kRowsum, block, sum, a_.idx(gi, 16, step));
   }
-  const double even = a_.add_at(Site::kRowsum, lane[0], lane[2], a_.idx(gi, 4, step));
-  const double odd = a_.add_at(Site::kRowsum, lane[1], lane[3], a_.idx(gi, 5, step));
-  const double block = a_.add_at(Site::kRowsum, even, odd, a_.idx(gi, 6, step));
   // fma(l, alpha, block): l*alpha exactly, plus the block's sum, one rounding.
   double ph, pl, h, l1, hi, lo;
   two_prod(l[0], alpha, ph, pl);

@@ -88,6 +88,11 @@ std::vector<StructuralOption> make_structural_options() {
       {{"exact", RescaleImpl::kExact},
        {"exp2-shift", RescaleImpl::kExp2Shift},
        {"exp2-diff", RescaleImpl::kExp2Diff}}));
+  t.push_back(enum_option<int>(
+      "rowsum_warps",
+      "rowsum_block=quad-fma over 1 warp or 2 (warp w: the block's columns j with (j / 8) % 2 == w; "
+      "block sum W0 + W1)",
+      &AttentionConfig::rowsum_warps, {{"1", 1}, {"2", 2}}));
   t.push_back(enum_option<BlockMask>(
       "block_mask",
       "the key blocks a causal flash pass visits: none (ascending up to the diagonal) or "
@@ -140,11 +145,12 @@ std::vector<StructuralOption> make_structural_options() {
   t.push_back(enum_option<DeltaSum>(
       "delta_sum",
       "the order of D = rowsum(dO o O)'s additions: sequential, fa2 (dot_do_o), mem-eff "
-      "(computeDelta)",
+      "(computeDelta), triton (8 columns per thread, a butterfly over the padded row's threads)",
       &AttentionConfig::delta_sum,
       {{"sequential", DeltaSum::kSequential},
        {"fa2", DeltaSum::kFa2},
-       {"mem-eff", DeltaSum::kMemEff}}));
+       {"mem-eff", DeltaSum::kMemEff},
+       {"triton", DeltaSum::kTriton}}));
   t.push_back(enum_option<QueryOrder>(
       "query_order",
       "the backward pass's order over query blocks: ascending, descending (FA2), split-keys "

@@ -57,7 +57,7 @@ constexpr PresetInfo kPresets[] = {
     {"torch-flex",
      "PyTorch's FlexAttention (the Triton kernels torch.compile generates, PyTorch 2.11 and "
      "Triton 3.6 on sm_90): fp32 tensor-core products, the score times the fp32 scale, then "
-     "times fp32 log2 e, the max subtracted by an FMA, exp2; alpha = exp2 of the difference of "
+     "times fp32 log2 e, each rounded, the max subtracted, exp2; alpha = exp2 of the difference of "
      "the maxima; each key block's row sum in the quad's 4 lanes, added to l by fma(l, alpha, "
      "sum); O / l rounded once; LSE = m + log2 l in base 2 (reported times ln 2); tiles by "
      "head dimension (128x128 for d <= 64, 64x64 for d <= 96, else 128x64); causal through the "
@@ -170,7 +170,7 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
     // mask's order and the sm_90 tile choice.
     c = make_preset("fa2", f);
     c.preset = "torch-flex";
-    c.exp_impl = ExpImpl::kExp2ScaledFma;
+    c.exp_impl = ExpImpl::kExp2Scaled;
     c.rescale = RescaleImpl::kExp2Shift;
     c.rowsum_block = RowsumBlock::kQuadFma;
     c.norm_mode = NormMode::kDivide;
@@ -178,6 +178,7 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
     c.block_mask = BlockMask::kDiagonalFirst;
     c.tile_rule = TileRule::kFlexSm90;
     c.grad_scale = GradScale::kFp32ThenCast;
+    c.delta_sum = DeltaSum::kTriton;
   } else if (name == "cuda-fa2") {
     c = make_preset("fa2", f);
     c.preset = "cuda-fa2";
