@@ -14,7 +14,9 @@ makes) and the lse site (the log2 of the LSE and the additions after it). A miss
 explained by exp2 when one of the exp variants gives the recorded value, by log2 when only one of
 the lse variants does. The variants change every exp2 (or every LSE) of the head at once, so the
 count is a lower bound on what the approximations explain where several errors combine (dK and
-dV sum over every query row), and an element can also match by chance.
+dV sum over every query row), and an element can also match by chance. The last column is the
+emulation's own sensitivity: the share of dK elements that rounding every exp2 up changes, which
+is large where dK sums many terms that cancel.
 """
 import argparse
 import json
@@ -57,8 +59,9 @@ def main():
         summary = json.load(f)
     names = [s for s in args.shapes.split(",") if s] or [
         n for n in summary["shapes"] if args.kernel in summary["shapes"][n]["kernels"]]
-    print("| shape | " + " | ".join(f"{o} misses (exp2 / log2)" for o in ROWS) + " |")
-    print("|---|" + "---|" * len(ROWS))
+    print("| shape | " + " | ".join(f"{o} misses (exp2 / log2)" for o in ROWS) +
+          " | dK changed by exp2 rounded up % |")
+    print("|---|" + "---|" * (len(ROWS) + 1))
     for name in names:
         if name not in recordings.SHAPES:
             raise SystemExit(f"unknown shape '{name}'")
@@ -87,7 +90,8 @@ def main():
                 by[site] = left & hit
                 left &= ~hit
             cells.append(f"{int(miss.sum())} ({int(by['exp2'].sum())} / {int(by['log2'].sum())})")
-        print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
+        changed = np.mean(variants["exp2"][0]["dk"] != base["dk"])
+        print(f"| {name} | " + " | ".join(cells) + f" | {100 * changed:.2f} |", flush=True)
     return 0
 
 

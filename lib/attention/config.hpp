@@ -35,7 +35,9 @@ enum class Algorithm : uint8_t { kStandard, kFlash };
 enum class ExpImpl : uint8_t { kExact, kNatural, kExp2Fma, kExp2, kExp2Scaled, kExp2ScaledFma };
 
 // True for the exp implementations that evaluate exp2 of an argument in base 2.
-inline bool is_exp2(ExpImpl e) { return e != ExpImpl::kExact && e != ExpImpl::kNatural; }
+inline bool is_exp2(ExpImpl e) {
+  return e != ExpImpl::kExact && e != ExpImpl::kNatural;
+}
 // True for the exp2 implementations whose row shift is u(m) (kExp2Scaled, kExp2ScaledFma).
 inline bool is_exp2_scaled(ExpImpl e) {
   return e == ExpImpl::kExp2Scaled || e == ExpImpl::kExp2ScaledFma;

@@ -76,8 +76,9 @@ void Engine::check_structure(const AttentionConfig& c) {
                                 std::to_string(c.block_cols));
   }
   if (c.lse_impl == LseImpl::kLog2 && !is_exp2_scaled(c.exp_impl)) {
-    throw std::invalid_argument("lse_impl=log2 needs exp_impl exp2-scaled or exp2-scaled-fma, not " +
-                                std::string(to_string(c.exp_impl)));
+    throw std::invalid_argument(
+        "lse_impl=log2 needs exp_impl exp2-scaled or exp2-scaled-fma, not " +
+        std::string(to_string(c.exp_impl)));
   }
   const SiteSpec& p_cast = c.site(Site::kPCast);
   if (c.tiled_random && p_cast.rounding.mode == RoundingMode::kStochastic &&

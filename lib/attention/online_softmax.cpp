@@ -127,9 +127,9 @@ void OnlineSoftmax::add_quad_fma(const double* prow, int64_t bc, double alpha, d
         terms_[n++] = prow[j];
         if (j + 1 < bc) terms_[n++] = prow[j + 1];
       }
-      lane[t] = e_.product(Site::kRowsum)
-                    .sum(terms_.data(), n, 0.0, a_.idx(gi, 8 * w + t, step),
-                         a_.trace(Site::kRowsum));
+      lane[t] =
+          e_.product(Site::kRowsum)
+              .sum(terms_.data(), n, 0.0, a_.idx(gi, 8 * w + t, step), a_.trace(Site::kRowsum));
     }
     const double even = a_.add_at(Site::kRowsum, lane[0], lane[2], a_.idx(gi, 8 * w + 4, step));
     const double odd = a_.add_at(Site::kRowsum, lane[1], lane[3], a_.idx(gi, 8 * w + 5, step));

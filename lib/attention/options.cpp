@@ -88,11 +88,11 @@ std::vector<StructuralOption> make_structural_options() {
       {{"exact", RescaleImpl::kExact},
        {"exp2-shift", RescaleImpl::kExp2Shift},
        {"exp2-diff", RescaleImpl::kExp2Diff}}));
-  t.push_back(enum_option<int>(
-      "rowsum_warps",
-      "rowsum_block=quad-fma over 1 warp or 2 (warp w: the block's columns j with (j / 8) % 2 == w; "
-      "block sum W0 + W1)",
-      &AttentionConfig::rowsum_warps, {{"1", 1}, {"2", 2}}));
+  t.push_back(enum_option<int>("rowsum_warps",
+                               "rowsum_block=quad-fma over 1 warp or 2 (warp w: the block's "
+                               "columns j with (j / 8) % 2 == w; "
+                               "block sum W0 + W1)",
+                               &AttentionConfig::rowsum_warps, {{"1", 1}, {"2", 2}}));
   t.push_back(enum_option<BlockMask>(
       "block_mask",
       "the key blocks a causal flash pass visits: none (ascending up to the diagonal) or "
