@@ -130,14 +130,10 @@ double SiteArithmetic::prob(double s, const RowShift& shift, uint64_t index) con
       return exp2_at(Site::kExp, arg, index);
     }
     case ExpImpl::kExp2ScaledFma: {
-      // fma(t, log2e, -shift) with t = round(s*scale): t*log2e exactly, minus the shift, rounded
-      // once.
+      // fma(t, log2e, -shift) with t = round(s*scale).
       const double t = mul_at(Site::kExpArg, s, e_.scale_rounded, index);
-      double ph, pl, h, l1, hi, lo;
-      two_prod(t, e_.log2e, ph, pl);
-      two_sum(ph, -shift.offset, h, l1);
-      two_sum(h, l1 + pl, hi, lo);
-      return exp2_at(Site::kExp, at_exact(Site::kExpArg, hi, lo, index + 2), index);
+      return exp2_at(Site::kExp, fma_at(Site::kExpArg, t, e_.log2e, -shift.offset, index + 2),
+                     index);
     }
   }
   return 0.0;
