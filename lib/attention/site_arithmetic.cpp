@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <numbers>
 
 #include "emulation/elementary.hpp"
@@ -27,6 +28,26 @@ RowShift SiteArithmetic::shift_from_max(double m, int64_t i) const {
       return {scaled_log2(m, index), true, impl};
   }
   return {};
+}
+
+double SiteArithmetic::base2_lse(double lse, int64_t i) const {
+  if (!std::isfinite(lse)) return lse;
+  const uint64_t index = e_.idx(p_, i, 0, 2);
+  const double ln2 = e_.rd(Site::kLse, std::numbers::ln2, index);
+  const double quotient = lse / ln2;
+  const double rounded = e_.rd(Site::kLse, quotient, index);
+  if (!e_.r[static_cast<int>(Site::kLse)].is_float_rne()) return rounded;
+  const float centre = static_cast<float>(rounded);
+  double best = rounded;
+  bool found = false;
+  for (const float x :
+       {std::nextafter(centre, -INFINITY), centre, std::nextafter(centre, INFINITY)}) {
+    const double reported = static_cast<double>(static_cast<float>(static_cast<double>(x) * ln2));
+    if (reported != lse) continue;
+    if (!found || std::abs(x - quotient) < std::abs(best - quotient)) best = x;
+    found = true;
+  }
+  return best;
 }
 
 double SiteArithmetic::scaled_log2(double s, uint64_t index) const {

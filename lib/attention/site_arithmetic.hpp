@@ -83,6 +83,11 @@ class SiteArithmetic {
   // Row shift from a max m (forward) or a log-sum-exp (backward).
   RowShift shift_from_max(double m, int64_t i) const;
   RowShift shift_from_lse(double lse, int64_t i) const;
+  // The base-2 LSE that lse_impl=log2 reports as `lse` (round(lse2 * ln2') at lse): of the
+  // fp32 neighbours of round(lse / ln2'), the one nearest lse / ln2' that reports lse (ln2' < 1,
+  // so most reported values have one such value and some two); round(lse / ln2') when the lse
+  // site is not fp32 round-to-nearest-even or none reports lse.
+  double base2_lse(double lse, int64_t i) const;
   // u(s) = round(round(s*scale')*log2e'), both products rounded at exp_arg (exp2-scaled's score in
   // base 2).
   double scaled_log2(double s, uint64_t index) const;
