@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <numbers>
 #include <optional>
 
@@ -24,8 +25,36 @@ RowShift SiteArithmetic::shift_from_max(double m, int64_t i) const {
     case ExpImpl::kExp2Fma:
     case ExpImpl::kExp2:
       return {mul_at(Site::kExpArg, m, e_.scale_log2, index), true, impl};
+    case ExpImpl::kExp2Scaled:
+    case ExpImpl::kExp2ScaledFma:
+      return {scaled_log2(m, index), true, impl};
   }
   return {};
+}
+
+double SiteArithmetic::base2_lse(double lse, int64_t i) const {
+  if (!std::isfinite(lse)) return lse;
+  const uint64_t index = e_.idx(p_, i, 0, 2);
+  const double ln2 = e_.rd(Site::kLse, std::numbers::ln2, index);
+  const double quotient = lse / ln2;
+  const double rounded = e_.rd(Site::kLse, quotient, index);
+  if (!e_.r[static_cast<int>(Site::kLse)].is_float_rne()) return rounded;
+  const float centre = static_cast<float>(rounded);
+  double best = rounded;
+  bool found = false;
+  for (const float x :
+       {std::nextafter(centre, -INFINITY), centre, std::nextafter(centre, INFINITY)}) {
+    const double reported = static_cast<double>(static_cast<float>(static_cast<double>(x) * ln2));
+    if (reported != lse) continue;
+    if (!found || std::abs(x - quotient) < std::abs(best - quotient)) best = x;
+    found = true;
+  }
+  return best;
+}
+
+double SiteArithmetic::scaled_log2(double s, uint64_t index) const {
+  return mul_at(Site::kExpArg, mul_at(Site::kExpArg, s, e_.scale_rounded, index), e_.log2e,
+                index + 1);
 }
 
 RowShift SiteArithmetic::shift_from_lse(double lse, int64_t i) const {
@@ -37,7 +66,9 @@ RowShift SiteArithmetic::shift_from_lse(double lse, int64_t i) const {
     case ExpImpl::kNatural:
       return {at(Site::kExpArg, lse, index), true, impl};
     case ExpImpl::kExp2Fma:
-    case ExpImpl::kExp2: {
+    case ExpImpl::kExp2:
+    case ExpImpl::kExp2Scaled:
+    case ExpImpl::kExp2ScaledFma: {
       const double log2e =
           e_.cfg.lse_log2e == LseLog2e::kFp32Log2e ? e_.log2e : std::numbers::log2e;
       return {mul_at(Site::kExpArg, lse, log2e, index), true, impl};
@@ -144,6 +175,16 @@ double SiteArithmetic::prob(double s, const RowShift& shift, uint64_t index) con
       const double xs = mul_at(Site::kExpArg, s, e_.scale_log2, index);
       const double arg = add_at(Site::kExpArg, xs, -shift.offset, index + 1);
       return exp2_at(Site::kExp, arg, index);
+    }
+    case ExpImpl::kExp2Scaled: {
+      const double arg = add_at(Site::kExpArg, scaled_log2(s, index), -shift.offset, index + 2);
+      return exp2_at(Site::kExp, arg, index);
+    }
+    case ExpImpl::kExp2ScaledFma: {
+      // fma(t, log2e, -shift) with t = round(s*scale).
+      const double t = mul_at(Site::kExpArg, s, e_.scale_rounded, index);
+      return exp2_at(Site::kExp, fma_at(Site::kExpArg, t, e_.log2e, -shift.offset, index + 2),
+                     index);
     }
   }
   return 0.0;
