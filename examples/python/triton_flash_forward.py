@@ -9,12 +9,18 @@ Its numerics, step by step (what a numerics description of it has to say):
   (tl.exp2), not correctly rounded;
 - alpha = exp2(shift_old - shift_new), the difference of the two rounded shifts (the fa2
   preset with rescale=exp2-shift), rescales the row sum l and the accumulator;
-- l += rowsum(P) in fp32 (Triton's reduction tree), O += P V with P cast to the input dtype and
-  fp32 accumulation;
-- O / l rounded to fp32, then cast once to the input dtype; LSE = (m * c + log2(l)) / log2(e).
-The fa2 preset states most of this; the row-sum tree, the rescale and ex2.approx are what a
-bit-exact description must add, and the validation says how close it is. Not run on a GPU by
-its author: scripts/gpu_python_check.sh is its first test.
+- l = l * alpha + rowsum(P) in fp32: tl.sum over the MMA accumulator layout (each thread sums
+  its columns of the row in order, then the quad's 4 lanes combine by shuffles, offset 2 then
+  1), and the product contracted into one fma (rowsum_block=quad-fma); O += P V with P cast to
+  the input dtype and fp32 accumulation, O rescaled by alpha first;
+- O / l rounded to fp32 once (norm=divide), then cast once to the input dtype;
+  LSE = (m * c + log2(l)) / log2(e), the product contracted into an fma (lse_impl=fma-log2-div).
+The numerics spec that says all of this (validate_on_gpu.py's TRITON_FLASH_FORWARD_SPEC):
+
+    fa2,rescale=exp2-shift,rowsum_block=quad-fma,norm=divide,lse_impl=fma-log2-div,tile=64x64
+
+with the GPU's exp2 (device_exp2 below) for ex2.approx. Its log2 (lg2.approx) is not modelled:
+the emulation rounds log2 correctly, so the LSE can differ in its last bits.
 """
 
 import math

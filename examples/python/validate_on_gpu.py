@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Validates Python attention kernels on the GPU against simprec's emulation, through
-simprec.validate: PyTorch's SDPA flash backend (preset torch-flash, forward and backward),
-FlexAttention (preset fa2) and the Triton kernel of triton_flash_forward.py (preset fa2 with its
-rescale, with both exp2 argument forms, and the GPU's exp2), each on normal and repeated-maximum
-inputs, plain and causal. Writes every report to OUT_DIR and a
+simprec.validate, each against the numerics spec that describes it: PyTorch's SDPA flash
+backend (preset torch-flash, forward and backward), FlexAttention through torch.compile (preset
+torch-flex, forward and backward) and the Triton kernel of triton_flash_forward.py (its spec
+TRITON_FLASH_FORWARD_SPEC below), the last two with the GPU's exp2 (both evaluate tl.exp2, the
+same ex2.approx instruction), each on normal and repeated-maximum inputs, plain and causal.
+Writes every report to OUT_DIR and a
 summary line per validation to OUT_DIR/summary.txt. Needs a CUDA GPU, PyTorch 2.x (FlexAttention
 from 2.5) and Triton; what is missing is reported as not run, never as passed.
 
@@ -56,13 +58,19 @@ def triton_exp2(x):
     return device_exp2(x)
 
 
+# triton_flash_forward.py step by step (its docstring): fa2's products, casts and exp2 argument
+# (fma(S, c, -round(m c))), alpha from the two rounded shifts, each key block's row sum in the
+# quad's 4 lanes added by fma(l, alpha, sum), O / l rounded once, LSE = fma(m, c, log2 l) / log2 e.
+TRITON_FLASH_FORWARD_SPEC = ("fa2,rescale=exp2-shift,rowsum_block=quad-fma,norm=divide,"
+                             "lse_impl=fma-log2-div,tile=64x64")
+
 CASES = [
     # name, function, numerics, site overrides, backward, the device's exp2
     ("sdpa_flash", sdpa_flash, "torch-flash", [], True, None),
-    ("flex_attention", flex, "fa2", [], False, None),
-    ("triton_flash_forward", triton_kernel, "fa2", ["rescale=exp2-shift"], False, triton_exp2),
-    ("triton_flash_forward", triton_kernel, "fa2", ["rescale=exp2-shift", "exp_impl=exp2"],
-     False, triton_exp2),
+    # The backward pass from the kernel's O and natural-log LSE: torch-flex's backward reads the
+    # base-2 LSE, which the natural one gives back only up to its rounding (docs/torch_kernels.md).
+    ("flex_attention", flex, "torch-flex", [], True, triton_exp2),
+    ("triton_flash_forward", triton_kernel, TRITON_FLASH_FORWARD_SPEC, [], False, triton_exp2),
 ]
 
 

@@ -27,9 +27,26 @@ AttentionInputs round_inputs(const AttentionInputs& inputs, const AttentionConfi
   return rounded;
 }
 
-AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const AttentionConfig& config,
+AttentionConfig with_tile_rule(const AttentionConfig& config, int64_t nq, int64_t d) {
+  AttentionConfig c = config;
+  if (c.tile_rule != TileRule::kFlexSm90) return c;
+  if (nq < 128) {  // flex decoding
+    int rows = 16;
+    while (rows < nq) rows *= 2;
+    c.block_rows = rows;
+    c.block_cols = 64;
+    c.rowsum_warps = 2;
+  } else {
+    c.block_rows = d <= 64 ? 128 : d <= 96 ? 64 : 128;
+    c.block_cols = d <= 64 ? 128 : 64;
+  }
+  return c;
+}
+
+AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const AttentionConfig& given,
                                FastPath fast_path) {
   raw_inputs.validate();
+  const AttentionConfig config = with_tile_rule(given, raw_inputs.shape.nq, raw_inputs.shape.d);
   if (config.block_rows < 1 || config.block_cols < 1) {
     throw std::invalid_argument("tile sizes must be positive");
   }

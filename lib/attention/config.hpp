@@ -27,7 +27,21 @@ enum class Algorithm : uint8_t { kStandard, kFlash };
 //   kExp2Fma: c = fp32(scale*log2 e); a = fma(S, c, -round(m*c)), one rounding; P = exp2(a)
 //            (FlashAttention-2 upstream; the max element need not give exactly 1)
 //   kExp2:   a = round(S*c) - round(m*c), two roundings; P = exp2(a) (PyTorch's vendored FA2)
-enum class ExpImpl : uint8_t { kExact, kNatural, kExp2Fma, kExp2 };
+//   kExp2Scaled: u(x) = round(round(x*scale')*log2e') with scale' and log2e' = log2(e) rounded
+//            at exp_arg; a = round(u(S) - u(m)); P = exp2(a) (Triton's FlexAttention: the
+//            score times SM_SCALE, then times RCP_LN2, then the max subtracted)
+//   kExp2ScaledFma: as kExp2Scaled with the last product and the subtraction fused:
+//            a = fma(round(S*scale'), log2e', -u(m)), one rounding (LLVM's contraction of it)
+enum class ExpImpl : uint8_t { kExact, kNatural, kExp2Fma, kExp2, kExp2Scaled, kExp2ScaledFma };
+
+// True for the exp implementations that evaluate exp2 of an argument in base 2.
+inline bool is_exp2(ExpImpl e) {
+  return e != ExpImpl::kExact && e != ExpImpl::kNatural;
+}
+// True for the exp2 implementations whose row shift is u(m) (kExp2Scaled, kExp2ScaledFma).
+inline bool is_exp2_scaled(ExpImpl e) {
+  return e == ExpImpl::kExp2Scaled || e == ExpImpl::kExp2ScaledFma;
+}
 
 // kFused: O accumulates across key/value blocks in the pv_acc accumulator (FA2).
 // kPerBlock: each block's P.V is rounded at pv_acc, then added to O at o_update (paper A).
@@ -53,8 +67,13 @@ enum class RescaleImpl : uint8_t { kExact, kExp2Shift, kExp2Diff };
 // How a key block's P enters flash attention's row sum l (rowsum_lanes = 1 only): kRunning adds
 // the block's columns to l in order; kWarpGroups sums each group of 32 columns in 4 lanes from
 // zero (lane t: columns j with (j % 8) / 2 == t), combines them (l0 + l1) + (l2 + l3) and adds the
-// groups to l in order (the memory-efficient kernel's iterative_softmax).
-enum class RowsumBlock : uint8_t { kRunning, kWarpGroups };
+// groups to l in order (the memory-efficient kernel's iterative_softmax); kQuadFma sums the
+// block's columns in 4 lanes from zero (lane t: columns j with (j % 8) / 2 == t, in order),
+// combines them (l0 + l2) + (l1 + l3) and updates l = fma(l, alpha, block sum) with one rounding,
+// alpha the block's rescale factor (1 when the max did not grow): Triton's tl.sum over an MMA
+// accumulator layout (a thread's columns in order, then the quad's shuffles) and the contracted
+// l_i * alpha + sum of FlexAttention.
+enum class RowsumBlock : uint8_t { kRunning, kWarpGroups, kQuadFma };
 
 // How flash attention's forward pass forms the LSE from the row max m and the row sum l, each
 // rounding at lse:
@@ -63,8 +82,35 @@ enum class RowsumBlock : uint8_t { kRunning, kWarpGroups };
 //   kShiftDivLog2e: round(round(shift / log2e') + round(log l)) with shift = round(m*c) the exp2
 //                  shift and log2e' = log2(e) rounded at exp_arg: the memory-efficient kernel's
 //                  mi / kLog2e + logf(s_prime). Needs an exp2 exp_impl (else kExact).
-// The device's __logf and logf are approximations; log here is libm's, rounded at lse.
-enum class LseImpl : uint8_t { kExact, kFmaLog, kShiftDivLog2e };
+//   kLog2:         the base-2 LSE lse2 = round(u(m) + round(log2 l)) (u(m) the row shift of
+//                  exp2-scaled), reported as round(lse2 * ln2') with ln2' = ln 2 rounded at lse:
+//                  FlexAttention's m_i + log2(l_i), which torch multiplies by ln 2 in fp32. The
+//                  backward pass of the same run recomputes P from lse2 itself. Needs exp_impl
+//                  exp2-scaled or exp2-scaled-fma.
+//   kFmaLog2Div:   round(round(fma(m, c, round(log2 l))) / log2e'), c = scale*log2(e) and log2e'
+//                  rounded at exp_arg: (m * c + log2(l)) / log2(e) with the product contracted, as
+//                  Triton compiles it (examples/python/triton_flash_forward.py).
+// The device's __logf, logf and lg2.approx are approximations; log and log2 here are libm's,
+// rounded at lse.
+enum class LseImpl : uint8_t { kExact, kFmaLog, kShiftDivLog2e, kLog2, kFmaLog2Div };
+
+// Which key blocks a causal flash pass visits in which order:
+//   kNone:          ascending key blocks up to the diagonal.
+//   kDiagonalFirst: FlexAttention's causal block mask (sparse blocks of 128 x 128): for each query
+//                   block, the key blocks of the partial (diagonal) sparse block first, then the
+//                   full sparse blocks in increasing order; in the backward pass dQ sees the key
+//                   blocks in that order and dK, dV the query blocks in increasing order.
+enum class BlockMask : uint8_t { kNone, kDiagonalFirst };
+inline constexpr int64_t kSparseBlock = 128;  // FlexAttention's default BLOCK_SIZE
+
+// How the tile is chosen: kFixed, block_rows x block_cols as given; kFlexSm90, as PyTorch 2.11's
+// FlexAttention forward picks on sm_90 (read from the kernels torch.compile generated on an
+// H100): by head dimension, d <= 64: 128x128, d <= 96: 64x64, otherwise 128x64; and with fewer
+// than 128 queries the flex-decoding kernel: max(16, Sq rounded up to a power of two) x 64 tiles,
+// two warps side by side over each key block (rowsum_warps = 2). Its 264 key splits leave every
+// key in the first split at the recorded shapes (the split's length rounds up to a multiple of
+// the sparse block), so its combination step multiplies by exp2(0) = 1 and adds zeros: exact.
+enum class TileRule : uint8_t { kFixed, kFlexSm90 };
 
 std::string_view to_string(Algorithm a);
 std::string_view to_string(ExpImpl e);
@@ -103,7 +149,10 @@ enum class DeltaMode : uint8_t { kFromOutput, kFromDpP };
 //   kMemEff:     the memory-efficient kernel's computeDelta: T = Bc/32 threads per row (its
 //                128 threads per 64 queries at 64x64 tiles), chunks of 8 columns (1 when dv is not
 //                a multiple of 8) dealt out the same way; the butterfly's offsets are 1, ..., T/2.
-enum class DeltaSum : uint8_t { kSequential, kFa2, kMemEff };
+//   kTriton:     a Triton reduction over the row padded to a power of two P: P/8 threads per row,
+//                thread t sums columns [8t, 8t + 8) in order from zero, then a butterfly with
+//                offsets P/16, ..., 1 (FlexAttention's delta kernel: 8 bf16 per thread).
+enum class DeltaSum : uint8_t { kSequential, kFa2, kMemEff, kTriton };
 
 // The order of the flash backward pass over (key/value block, query block) pairs, which fixes the
 // order in which dK and dV accumulate over query blocks and dQ over key blocks:
@@ -177,6 +226,12 @@ struct AttentionConfig {
   // rowsum (the quad's butterfly all-reduce). Standard attention ignores it.
   int rowsum_lanes = 1;
   RowsumBlock rowsum_block = RowsumBlock::kRunning;
+  // rowsum_block=quad-fma over this many warps (1 or 2): with 2, warp w holds the key block's
+  // columns j with (j / 8) % 2 == w (an mma.sync layout with two warps along the keys), each warp's
+  // lanes are combined as with one, and the block sum is W0 + W1.
+  int rowsum_warps = 1;
+  BlockMask block_mask = BlockMask::kNone;
+  TileRule tile_rule = TileRule::kFixed;
   std::array<SiteSpec, kSiteCount> sites{};
   int block_rows = 64;  // Br
   int block_cols = 64;  // Bc

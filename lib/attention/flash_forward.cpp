@@ -15,14 +15,13 @@ void Head::forward_flash() {
   const int64_t br_max = e_.cfg.block_rows, bc_max = e_.cfg.block_cols;
   std::vector<double> s(br_max * bc_max), pt(br_max * bc_max), block(br_max * dv), acc;
   OnlineSoftmax softmax(*this);
+  if (e_.cfg.lse_impl == LseImpl::kLog2) lse2_.assign(nq, 0.0);
   for (int64_t i0 = 0; i0 < nq; i0 += br_max) {
     const int64_t i1 = std::min(nq, i0 + br_max), br = i1 - i0;
     acc.assign(br * dv, 0.0);
     softmax.start(i0, br);
-    int64_t tile = 0;
-    for (int64_t j0 = 0; j0 < nk; j0 += bc_max, ++tile) {
-      const int64_t j1 = std::min(nk, j0 + bc_max), bc = j1 - j0;
-      if (e_.cfg.causal && j0 > i1 - 1) break;
+    for (const int64_t tile : key_tiles(i0, i1)) {
+      const int64_t j0 = tile * bc_max, j1 = std::min(nk, j0 + bc_max), bc = j1 - j0;
       scores(i0, i1, j0, j1, s.data(), tile);
       for (int64_t i = 0; i < br; ++i) {
         softmax.add_block_row(i, s.data() + i * bc, j0, bc, tile, acc.data() + i * dv,
@@ -56,8 +55,34 @@ void Head::forward_flash() {
         o_[gi * dv + c] = at(Site::kOOut, normalised, e_.idx(p_, gi, c, 0));
       }
       lse_[gi] = softmax.log_sum_exp(i, li);
+      if (e_.cfg.lse_impl == LseImpl::kLog2) lse2_[gi] = softmax.log2_sum_exp(i, li);
     }
   }
+}
+
+std::vector<int64_t> Head::key_tiles(int64_t i0, int64_t i1) const {
+  const int64_t bc_max = e_.cfg.block_cols;
+  const int64_t tiles = (s_.nk + bc_max - 1) / bc_max;
+  std::vector<int64_t> order;
+  if (!e_.cfg.causal) {
+    for (int64_t t = 0; t < tiles; ++t) order.push_back(t);
+    return order;
+  }
+  // Causal: the tiles up to the diagonal (a tile past it is masked for every row).
+  const int64_t last = std::min(tiles - 1, (i1 - 1) / bc_max);
+  if (e_.cfg.block_mask == BlockMask::kNone) {
+    for (int64_t t = 0; t <= last; ++t) order.push_back(t);
+    return order;
+  }
+  // The partial sparse block (the query tile's own, on the diagonal), then the full ones.
+  const int64_t diagonal = i0 / kSparseBlock;
+  for (int64_t t = 0; t <= last; ++t) {
+    if (t * bc_max / kSparseBlock == diagonal) order.push_back(t);
+  }
+  for (int64_t t = 0; t <= last; ++t) {
+    if (t * bc_max / kSparseBlock < diagonal) order.push_back(t);
+  }
+  return order;
 }
 
 }  // namespace simprec::attention

@@ -58,6 +58,9 @@ class Head : private SiteArithmetic {
 
   // flash_forward.cpp
   void forward_flash();
+  // The key tiles query rows [i0, i1) visit, in order: all of them, or up to the diagonal when
+  // causal; with block_mask=diagonal-first, the diagonal sparse block's tiles first.
+  std::vector<int64_t> key_tiles(int64_t i0, int64_t i1) const;
 
   // flash_backward.cpp
   void backward_flash();
@@ -84,6 +87,9 @@ class Head : private SiteArithmetic {
   const double *q_, *k_, *v_, *do_ = nullptr;
   double *o_, *lse_, *dq_ = nullptr, *dk_ = nullptr, *dv_ = nullptr, *delta_ = nullptr;
   std::vector<double> kt_;
+  // lse_impl=log2: the forward pass's base-2 LSE per query row, from which the backward pass of
+  // the same run recomputes P (empty otherwise).
+  std::vector<double> lse2_;
   std::vector<float> q32_, k32_, kt32_, v32_, vt32_, do32_;
 };
 

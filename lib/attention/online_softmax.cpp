@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
 namespace simprec::attention {
 
@@ -27,7 +28,8 @@ void OnlineSoftmax::add_block_row(int64_t i, const double* srow, int64_t j0, int
     return;
   }
   const RowShift next_shift = a_.shift_from_max(m_new, gi);
-  if (m_[i] != -kInf && m_new != m_[i]) rescale(i, m_new, next_shift, tile, orow);
+  double alpha = 1.0;
+  if (m_[i] != -kInf && m_new != m_[i]) alpha = rescale(i, m_new, next_shift, tile, orow);
   m_[i] = m_new;
   shift_[i] = next_shift;
   for (int64_t j = 0; j < bc; ++j) prow[j] = a_.prob(srow[j], shift_[i], a_.idx(gi, j0 + j, 10));
@@ -37,6 +39,8 @@ void OnlineSoftmax::add_block_row(int64_t i, const double* srow, int64_t j0, int
     add_to_lanes(prow, bc, li, gi, tile);
   } else if (e_.cfg.rowsum_block == RowsumBlock::kWarpGroups) {
     add_warp_groups(prow, bc, li, gi, tile);
+  } else if (e_.cfg.rowsum_block == RowsumBlock::kQuadFma) {
+    add_quad_fma(prow, bc, alpha, li, gi, tile);
   } else if (e_.cfg.pv_mode == PvMode::kFused) {
     li[0] = e_.product(Site::kRowsum).sum(prow, bc, li[0], si, a_.trace(Site::kRowsum));
   } else {  // the block's sum rounded, then added to l like the block's P.V to O
@@ -47,8 +51,8 @@ void OnlineSoftmax::add_block_row(int64_t i, const double* srow, int64_t j0, int
   for (int64_t j = 0; j < bc; ++j) prow[j] = a_.cast_p(prow[j], gi, j0 + j);
 }
 
-void OnlineSoftmax::rescale(int64_t i, double m_new, const RowShift& next_shift, int64_t tile,
-                            double* orow) {
+double OnlineSoftmax::rescale(int64_t i, double m_new, const RowShift& next_shift, int64_t tile,
+                              double* orow) {
   const int64_t gi = i0_ + i, dv = e_.shape.dv;
   const uint64_t ri = a_.idx(gi, 0, tile * (dv + 3));
   double alpha;
@@ -65,9 +69,12 @@ void OnlineSoftmax::rescale(int64_t i, double m_new, const RowShift& next_shift,
     alpha = a_.exp2_at(Site::kORescale, arg, ri);
   }
   double* li = l_.data() + i * e_.lanes;
-  for (int t = 0; t < e_.lanes; ++t)
-    li[t] = a_.mul_at(Site::kORescale, li[t], alpha, a_.idx(gi, t, tile * (dv + 3) + 1));
+  if (e_.cfg.rowsum_block != RowsumBlock::kQuadFma) {  // quad-fma fuses alpha into l's update
+    for (int t = 0; t < e_.lanes; ++t)
+      li[t] = a_.mul_at(Site::kORescale, li[t], alpha, a_.idx(gi, t, tile * (dv + 3) + 1));
+  }
   for (int64_t c = 0; c < dv; ++c) orow[c] = a_.mul_at(Site::kORescale, orow[c], alpha, ri + 2 + c);
+  return alpha;
 }
 
 void OnlineSoftmax::add_to_lanes(const double* prow, int64_t bc, double* partial, int64_t gi,
@@ -107,6 +114,36 @@ void OnlineSoftmax::add_warp_groups(const double* prow, int64_t bc, double* l, i
   }
 }
 
+void OnlineSoftmax::add_quad_fma(const double* prow, int64_t bc, double alpha, double* l,
+                                 int64_t gi, int64_t tile) {
+  const uint64_t step = 3 + tile * (e_.cfg.block_cols + 1);
+  const int warps = e_.cfg.rowsum_warps;
+  double block = 0.0;
+  for (int w = 0; w < warps; ++w) {
+    double lane[4];
+    for (int t = 0; t < 4; ++t) {
+      int64_t n = 0;
+      for (int64_t j = 8 * w + 2 * t; j < bc; j += 8 * warps) {
+        terms_[n++] = prow[j];
+        if (j + 1 < bc) terms_[n++] = prow[j + 1];
+      }
+      lane[t] =
+          e_.product(Site::kRowsum)
+              .sum(terms_.data(), n, 0.0, a_.idx(gi, 8 * w + t, step), a_.trace(Site::kRowsum));
+    }
+    const double even = a_.add_at(Site::kRowsum, lane[0], lane[2], a_.idx(gi, 8 * w + 4, step));
+    const double odd = a_.add_at(Site::kRowsum, lane[1], lane[3], a_.idx(gi, 8 * w + 5, step));
+    const double sum = a_.add_at(Site::kRowsum, even, odd, a_.idx(gi, 8 * w + 6, step));
+    block = w == 0 ? sum : a_.add_at(Site::kRowsum, block, sum, a_.idx(gi, 16, step));
+  }
+  // fma(l, alpha, block): l*alpha exactly, plus the block's sum, one rounding.
+  double ph, pl, h, l1, hi, lo;
+  two_prod(l[0], alpha, ph, pl);
+  two_sum(ph, block, h, l1);
+  two_sum(h, l1 + pl, hi, lo);
+  l[0] = a_.at_exact(Site::kRowsum, hi, lo, a_.idx(gi, 7, step));
+}
+
 double OnlineSoftmax::row_sum(int64_t i) const {
   const double* partial = l_.data() + i * e_.lanes;
   const int64_t gi = i0_ + i;
@@ -114,6 +151,15 @@ double OnlineSoftmax::row_sum(int64_t i) const {
   const double even = a_.add_at(Site::kRowsum, partial[0], partial[2], a_.idx(gi, 0, 0));
   const double odd = a_.add_at(Site::kRowsum, partial[1], partial[3], a_.idx(gi, 1, 0));
   return a_.add_at(Site::kRowsum, even, odd, a_.idx(gi, 2, 0));
+}
+
+double OnlineSoftmax::log2_sum_exp(int64_t i, double l) const {
+  const RowShift& shift = shift_[i];
+  if (!shift.valid) return -kInf;
+  const uint64_t index = a_.idx(i0_ + i, 0, 0);
+  // A row whose keys are all masked has l = 0, which the kernel replaces by 1.
+  const double log2_l = a_.at(Site::kLse, std::log2(l == 0 ? 1.0 : l), index + 1);
+  return a_.add_at(Site::kLse, shift.offset, log2_l, index + 2);
 }
 
 double OnlineSoftmax::log_sum_exp(int64_t i, double l) const {
@@ -132,6 +178,22 @@ double OnlineSoftmax::log_sum_exp(int64_t i, double l) const {
       two_sum(h, l1 + pl, hi, lo);
       return a_.at_exact(Site::kLse, hi, lo, index);
     }
+    case LseImpl::kFmaLog2Div: {
+      if (!shift.valid) return -kInf;
+      // fma(m, c, round(log2 l)): m*c exactly, plus the rounded log2, one rounding; then / log2e'.
+      const double log2_l = a_.at(Site::kLse, std::log2(l), index + 1);
+      double ph, pl, h, l1, hi, lo;
+      two_prod(m, e_.scale_log2, ph, pl);
+      two_sum(ph, log2_l, h, l1);
+      two_sum(h, l1 + pl, hi, lo);
+      return a_.div_at(Site::kLse, a_.at_exact(Site::kLse, hi, lo, index + 2), e_.log2e, index);
+    }
+    case LseImpl::kLog2:
+      if (shift.valid) {
+        const double ln2 = a_.at(Site::kLse, std::numbers::ln2, index + 3);
+        return a_.mul_at(Site::kLse, log2_sum_exp(i, l), ln2, index);
+      }
+      return -kInf;
     case LseImpl::kShiftDivLog2e:
       if (shift.valid && (shift.impl == ExpImpl::kExp2 || shift.impl == ExpImpl::kExp2Fma)) {
         const double natural = a_.div_at(Site::kLse, shift.offset, e_.log2e, index + 1);

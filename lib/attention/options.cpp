@@ -52,7 +52,9 @@ const std::vector<std::pair<std::string_view, ExpImpl>> kExpImpls = {
     {"exact", ExpImpl::kExact},
     {"natural", ExpImpl::kNatural},
     {"exp2-fma", ExpImpl::kExp2Fma},
-    {"exp2", ExpImpl::kExp2}};
+    {"exp2", ExpImpl::kExp2},
+    {"exp2-scaled", ExpImpl::kExp2Scaled},
+    {"exp2-scaled-fma", ExpImpl::kExp2ScaledFma}};
 
 std::vector<StructuralOption> make_structural_options() {
   std::vector<StructuralOption> t;
@@ -64,7 +66,9 @@ std::vector<StructuralOption> make_structural_options() {
       "exp_impl",
       "how P = exp(scale (S - m)) is formed: exact (argument in double), natural (argument "
       "rounded at exp_arg, then exp), exp2-fma (fma(S, c, -round(m c)), then exp2), exp2 "
-      "(round(S c) - round(m c), then exp2)",
+      "(round(S c) - round(m c), then exp2), exp2-scaled (u(x) = round(round(x scale) log2 e) "
+      "with both constants rounded; round(u(S) - u(m)), then exp2: Triton's FlexAttention), "
+      "exp2-scaled-fma (fma(round(S scale), log2 e, -u(m)), then exp2)",
       &AttentionConfig::exp_impl, kExpImpls, true));
   t.push_back(enum_option<PvMode>(
       "pv_mode",
@@ -89,15 +93,36 @@ std::vector<StructuralOption> make_structural_options() {
       {{"exact", RescaleImpl::kExact},
        {"exp2-shift", RescaleImpl::kExp2Shift},
        {"exp2-diff", RescaleImpl::kExp2Diff}}));
+  t.push_back(enum_option<int>("rowsum_warps",
+                               "rowsum_block=quad-fma over 1 warp or 2 (warp w: the block's "
+                               "columns j with (j / 8) % 2 == w; "
+                               "block sum W0 + W1)",
+                               &AttentionConfig::rowsum_warps, {{"1", 1}, {"2", 2}}));
+  t.push_back(enum_option<BlockMask>(
+      "block_mask",
+      "the key blocks a causal flash pass visits: none (ascending up to the diagonal) or "
+      "diagonal-first (FlexAttention's 128x128 causal block mask: the diagonal sparse block, "
+      "then the full ones ascending; dQ in that order)",
+      &AttentionConfig::block_mask,
+      {{"none", BlockMask::kNone}, {"diagonal-first", BlockMask::kDiagonalFirst}}));
+  t.push_back(enum_option<TileRule>(
+      "tile_rule",
+      "the tile: fixed (tile as given) or flex-sm90 (by head dimension as FlexAttention's "
+      "forward on sm_90: d <= 64 128x128, d <= 96 64x64, else 128x64)",
+      &AttentionConfig::tile_rule,
+      {{"fixed", TileRule::kFixed}, {"flex-sm90", TileRule::kFlexSm90}}));
   t.push_back(enum_option<int>(
       "rowsum_lanes", "the row sum l as 1 running sum or 4 partial sums (a thread quad's lanes)",
       &AttentionConfig::rowsum_lanes, {{"1", 1}, {"4", 4}}));
   t.push_back(enum_option<RowsumBlock>(
       "rowsum_block",
-      "how a key block enters l: running (columns in order) or warp-groups (32 columns in 4 "
-      "lanes, the memory-efficient kernel)",
+      "how a key block enters l: running (columns in order), warp-groups (32 columns in 4 "
+      "lanes, the memory-efficient kernel) or quad-fma (the block in 4 lanes combined "
+      "(l0 + l2) + (l1 + l3), then l = fma(l, alpha, sum): Triton's tl.sum)",
       &AttentionConfig::rowsum_block,
-      {{"running", RowsumBlock::kRunning}, {"warp-groups", RowsumBlock::kWarpGroups}}));
+      {{"running", RowsumBlock::kRunning},
+       {"warp-groups", RowsumBlock::kWarpGroups},
+       {"quad-fma", RowsumBlock::kQuadFma}}));
   t.push_back(enum_option<DeviceMath>(
       "device_math",
       "exp2 and the LSE's log: correctly-rounded (at their sites) or sm90 (the H100's "
@@ -107,16 +132,19 @@ std::vector<StructuralOption> make_structural_options() {
   t.push_back(enum_option<LseImpl>(
       "lse_impl",
       "the LSE from m and l: exact, fma-log (fma(m, scale, log l)), shift-div-log2e (shift / "
-      "log2 e + log l)",
+      "log2 e + log l), log2 (lse2 = shift + log2 l, reported times ln 2: FlexAttention), "
+      "fma-log2-div (fma(m, c, log2 l) / log2 e: a Triton kernel's (m c + log2 l) / log2 e)",
       &AttentionConfig::lse_impl,
       {{"exact", LseImpl::kExact},
        {"fma-log", LseImpl::kFmaLog},
-       {"shift-div-log2e", LseImpl::kShiftDivLog2e}}));
+       {"shift-div-log2e", LseImpl::kShiftDivLog2e},
+       {"log2", LseImpl::kLog2},
+       {"fma-log2-div", LseImpl::kFmaLog2Div}}));
   {
     StructuralOption o;
     o.key = "bwd_exp_impl";
     o.doc = "the backward pass's exp implementation (same: the forward pass's exp_impl)";
-    o.choices = {"same", "exact", "natural", "exp2-fma", "exp2"};
+    o.choices = {"same", "exact", "natural", "exp2-fma", "exp2", "exp2-scaled", "exp2-scaled-fma"};
     o.set = [](AttentionConfig& c, std::string_view v) {
       c.bwd_exp_impl = v == "same" ? std::nullopt : std::optional(parse_exp_impl(v));
     };
@@ -128,11 +156,12 @@ std::vector<StructuralOption> make_structural_options() {
   t.push_back(enum_option<DeltaSum>(
       "delta_sum",
       "the order of D = rowsum(dO o O)'s additions: sequential, fa2 (dot_do_o), mem-eff "
-      "(computeDelta)",
+      "(computeDelta), triton (8 columns per thread, a butterfly over the padded row's threads)",
       &AttentionConfig::delta_sum,
       {{"sequential", DeltaSum::kSequential},
        {"fa2", DeltaSum::kFa2},
-       {"mem-eff", DeltaSum::kMemEff}}));
+       {"mem-eff", DeltaSum::kMemEff},
+       {"triton", DeltaSum::kTriton}}));
   t.push_back(enum_option<QueryOrder>(
       "query_order",
       "the backward pass's order over query blocks: ascending, descending (FA2), split-keys "

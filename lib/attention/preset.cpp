@@ -54,6 +54,16 @@ constexpr PresetInfo kPresets[] = {
      "its cast, D by 2 threads per row, split keys (key block s starts at query block s, dQ "
      "chained in the order the blocks reach it). Bit-identical with PyTorch 2.11 on an H100 on "
      "99.8-100% of O, dQ, dK, dV (100% from PyTorch's LSE)"},
+    {"torch-flex",
+     "PyTorch's FlexAttention (the Triton kernels torch.compile generates, PyTorch 2.11 and "
+     "Triton 3.6 on sm_90): fp32 tensor-core products, the score times the fp32 scale, then "
+     "times fp32 log2 e, each rounded, the max subtracted, exp2; alpha = exp2 of the difference of "
+     "the maxima; each key block's row sum in the quad's 4 lanes, added to l by fma(l, alpha, "
+     "sum); O / l rounded once; LSE = m + log2 l in base 2 (reported times ln 2); tiles by "
+     "head dimension (128x128 for d <= 64, 64x64 for d <= 96, else 128x64); causal through the "
+     "128x128 block mask (the diagonal block first); backward: P recomputed from the base-2 "
+     "LSE, D = rowsum(dO o O), dQ, dK, dV chained in increasing order, dQ and dK scaled in fp32 "
+     "then cast"},
 };
 
 SiteSpec spec(const Format& f, std::string_view accumulation = "sequential") {
@@ -154,6 +164,21 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
     c.dq_mode = DqMode::kBlockPartials;
     c.grad_scale = GradScale::kFp32ThenCast;
     c.lse_log2e = LseLog2e::kFp32Log2e;
+  } else if (name == "torch-flex") {
+    // The Triton templates of torch/_inductor/kernel/flex (flex_attention.py and
+    // flex_backward.py) as generated for an H100: forward_block_mn's arithmetic, the block
+    // mask's order and the sm_90 tile choice.
+    c = make_preset("fa2", f);
+    c.preset = "torch-flex";
+    c.exp_impl = ExpImpl::kExp2Scaled;
+    c.rescale = RescaleImpl::kExp2Shift;
+    c.rowsum_block = RowsumBlock::kQuadFma;
+    c.norm_mode = NormMode::kDivide;
+    c.lse_impl = LseImpl::kLog2;
+    c.block_mask = BlockMask::kDiagonalFirst;
+    c.tile_rule = TileRule::kFlexSm90;
+    c.grad_scale = GradScale::kFp32ThenCast;
+    c.delta_sum = DeltaSum::kTriton;
   } else if (name == "cuda-fa2") {
     c = make_preset("fa2", f);
     c.preset = "cuda-fa2";

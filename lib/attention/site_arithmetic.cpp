@@ -24,8 +24,16 @@ RowShift SiteArithmetic::shift_from_max(double m, int64_t i) const {
     case ExpImpl::kExp2Fma:
     case ExpImpl::kExp2:
       return {mul_at(Site::kExpArg, m, e_.scale_log2, index), true, impl};
+    case ExpImpl::kExp2Scaled:
+    case ExpImpl::kExp2ScaledFma:
+      return {scaled_log2(m, index), true, impl};
   }
   return {};
+}
+
+double SiteArithmetic::scaled_log2(double s, uint64_t index) const {
+  return mul_at(Site::kExpArg, mul_at(Site::kExpArg, s, e_.scale_rounded, index), e_.log2e,
+                index + 1);
 }
 
 RowShift SiteArithmetic::shift_from_lse(double lse, int64_t i) const {
@@ -37,7 +45,9 @@ RowShift SiteArithmetic::shift_from_lse(double lse, int64_t i) const {
     case ExpImpl::kNatural:
       return {at(Site::kExpArg, lse, index), true, impl};
     case ExpImpl::kExp2Fma:
-    case ExpImpl::kExp2: {
+    case ExpImpl::kExp2:
+    case ExpImpl::kExp2Scaled:
+    case ExpImpl::kExp2ScaledFma: {
       const double log2e =
           e_.cfg.lse_log2e == LseLog2e::kFp32Log2e ? e_.log2e : std::numbers::log2e;
       return {mul_at(Site::kExpArg, lse, log2e, index), true, impl};
@@ -144,6 +154,20 @@ double SiteArithmetic::prob(double s, const RowShift& shift, uint64_t index) con
       const double xs = mul_at(Site::kExpArg, s, e_.scale_log2, index);
       const double arg = add_at(Site::kExpArg, xs, -shift.offset, index + 1);
       return exp2_at(Site::kExp, arg, index);
+    }
+    case ExpImpl::kExp2Scaled: {
+      const double arg = add_at(Site::kExpArg, scaled_log2(s, index), -shift.offset, index + 2);
+      return exp2_at(Site::kExp, arg, index);
+    }
+    case ExpImpl::kExp2ScaledFma: {
+      // fma(t, log2e, -shift) with t = round(s*scale): t*log2e exactly, minus the shift, rounded
+      // once.
+      const double t = mul_at(Site::kExpArg, s, e_.scale_rounded, index);
+      double ph, pl, h, l1, hi, lo;
+      two_prod(t, e_.log2e, ph, pl);
+      two_sum(ph, -shift.offset, h, l1);
+      two_sum(h, l1 + pl, hi, lo);
+      return exp2_at(Site::kExp, at_exact(Site::kExpArg, hi, lo, index + 2), index);
     }
   }
   return 0.0;

@@ -75,6 +75,9 @@ class SiteArithmetic {
   // Row shift from a max m (forward) or a log-sum-exp (backward).
   RowShift shift_from_max(double m, int64_t i) const;
   RowShift shift_from_lse(double lse, int64_t i) const;
+  // u(s) = round(round(s*scale')*log2e'), both products rounded at exp_arg (exp2-scaled's score in
+  // base 2).
+  double scaled_log2(double s, uint64_t index) const;
 
   // exp2(arg) at `site`: the device's value when the engine has a table, the site is fp32
   // round-to-nearest-even and arg is an fp32 value; otherwise (or when the table lacks arg,
