@@ -51,6 +51,8 @@ std::string_view to_string(RescaleImpl r) {
       return "exp2-shift";
     case RescaleImpl::kExp2Diff:
       return "exp2-diff";
+    case RescaleImpl::kExp2ShiftFma:
+      return "exp2-shift-fma";
   }
   return "?";
 }

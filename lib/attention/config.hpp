@@ -62,7 +62,12 @@ enum class NormMode : uint8_t { kReciprocal, kDivide, kDivFull };
 //   kExp2Diff:  alpha = exp2(round(round(m_old - m_new) * c)), the difference of the raw maxima
 //               and its product with c each rounded at o_rescale, then exp2 at o_rescale: what
 //               FlashAttention-2's softmax_rescale_o computes. Needs exp_impl exp2-fma or exp2.
-enum class RescaleImpl : uint8_t { kExact, kExp2Shift, kExp2Diff };
+//   kExp2ShiftFma: alpha = exp2(round(shift_old - m_new * c)), the new shift's product exact
+//               (fma(-c, m_new, shift_old), as Triton contracts exp2(shift_old - m_new * c)),
+//               rounded at o_rescale, then exp2 at o_rescale. The argument is the rounding error
+//               of m*c, not zero, when the max did not grow, so l and O are rescaled after every
+//               key block but the first. Needs an exp2 exp_impl.
+enum class RescaleImpl : uint8_t { kExact, kExp2Shift, kExp2Diff, kExp2ShiftFma };
 
 // How a key block's P enters flash attention's row sum l (rowsum_lanes = 1 only): kRunning adds
 // the block's columns to l in order; kWarpGroups sums each group of 32 columns in 4 lanes from
@@ -91,9 +96,19 @@ enum class RowsumBlock : uint8_t { kRunning, kWarpGroups, kQuadFma };
 //   kFmaLog2Div:   round(round(fma(m, c, round(log2 l))) / log2e'), c = scale*log2(e) and log2e'
 //                  rounded at exp_arg: (m * c + log2(l)) / log2(e) with the product contracted, as
 //                  Triton compiles it (examples/python/triton_flash_forward.py).
+//   kFmaLog2DivFull: kFmaLog2Div with the division as the H100's div.full.f32, which Triton
+//                  emits for fp32 `/`: round(x * rcp.approx(log2e')) (emulation/device_math).
 // The device's __logf, logf and lg2.approx are approximations; log and log2 here are libm's,
-// rounded at lse.
-enum class LseImpl : uint8_t { kExact, kFmaLog, kShiftDivLog2e, kLog2, kFmaLog2Div };
+// rounded at lse, except with device_math=sm90 at an fp32 lse site: log is __logf, and the log2
+// of fma-log2-div(-full) libdevice's log2f (what tl.log2 compiles to), both bit-exact.
+enum class LseImpl : uint8_t {
+  kExact,
+  kFmaLog,
+  kShiftDivLog2e,
+  kLog2,
+  kFmaLog2Div,
+  kFmaLog2DivFull
+};
 
 // Which key blocks a causal flash pass visits in which order:
 //   kNone:          ascending key blocks up to the diagonal.

@@ -34,7 +34,9 @@ void OnlineSoftmax::add_block_row(int64_t i, const double* srow, int64_t j0, int
   }
   const RowShift next_shift = a_.shift_from_max(m_new, gi);
   double alpha = 1.0;
-  if (m_[i] != -kInf && m_new != m_[i]) alpha = rescale(i, m_new, next_shift, tile, orow, chain);
+  // exp2-shift-fma's argument is not zero when the max stays (the rounding error of m*c).
+  const bool grows = m_new != m_[i] || e_.cfg.rescale == RescaleImpl::kExp2ShiftFma;
+  if (m_[i] != -kInf && grows) alpha = rescale(i, m_new, next_shift, tile, orow, chain);
   m_[i] = m_new;
   shift_[i] = next_shift;
   for (int64_t j = 0; j < bc; ++j) prow[j] = a_.prob(srow[j], shift_[i], a_.idx(gi, j0 + j, 10));
@@ -70,6 +72,13 @@ double OnlineSoftmax::rescale(int64_t i, double m_new, const RowShift& next_shif
     const double arg =
         a_.mul_at(Site::kORescale, diff, e_.scale_log2, a_.idx(gi, 1, tile * (dv + 3) + dv + 2));
     alpha = a_.exp2_at(Site::kORescale, arg, ri);
+  } else if (e_.cfg.rescale == RescaleImpl::kExp2ShiftFma) {
+    // fma(-c, m_new, shift_old): m_new*c exactly, subtracted from the old shift, one rounding.
+    double ph, pl, h, l1, hi, lo;
+    two_prod(-m_new, e_.scale_log2, ph, pl);
+    two_sum(ph, shift_[i].offset, h, l1);
+    two_sum(h, l1 + pl, hi, lo);
+    alpha = a_.exp2_at(Site::kORescale, a_.at_exact(Site::kORescale, hi, lo, ri + dv + 2), ri);
   } else {
     const double arg =
         a_.add_at(Site::kORescale, shift_[i].offset, -next_shift.offset, ri + dv + 2);
@@ -177,12 +186,20 @@ double OnlineSoftmax::log_sum_exp(int64_t i, double l) const {
       two_sum(h, l1 + pl, hi, lo);
       return a_.at_exact(Site::kLse, hi, lo, index);
     }
-    case LseImpl::kFmaLog2Div: {
+    case LseImpl::kFmaLog2Div:
+    case LseImpl::kFmaLog2DivFull: {
       if (!shift.valid) return -kInf;
-      // fma(m, c, round(log2 l)), then / log2e'.
-      const double log2_l = a_.at(Site::kLse, std::log2(l), index + 1);
-      return a_.div_at(Site::kLse, a_.fma_at(Site::kLse, m, e_.scale_log2, log2_l, index + 2),
-                       e_.log2e, index);
+      // fma(m, c, round(log2 l)): m*c exactly, plus the rounded log2, one rounding; then / log2e'.
+      const double log2_l = a_.log2_at(Site::kLse, l, index + 1);
+      double ph, pl, h, l1, hi, lo;
+      two_prod(m, e_.scale_log2, ph, pl);
+      two_sum(ph, log2_l, h, l1);
+      two_sum(h, l1 + pl, hi, lo);
+      const double base2 = a_.at_exact(Site::kLse, hi, lo, index + 2);
+      if (e_.cfg.lse_impl == LseImpl::kFmaLog2DivFull) {
+        return a_.div_full_at(Site::kLse, base2, e_.log2e, index);
+      }
+      return a_.div_at(Site::kLse, base2, e_.log2e, index);
     }
     case LseImpl::kLog2:
       if (shift.valid) {

@@ -107,11 +107,13 @@ std::vector<StructuralOption> make_structural_options() {
   t.push_back(enum_option<RescaleImpl>(
       "rescale",
       "alpha when the row max grows: exact, exp2-shift (exp2 of the difference of the exponent "
-      "shifts), exp2-diff (exp2(round(m_old - m_new) c), FA2's softmax_rescale_o)",
+      "shifts), exp2-diff (exp2(round(m_old - m_new) c), FA2's softmax_rescale_o), exp2-shift-fma "
+      "(exp2(fma(-c, m_new, shift_old)), after every key block: Triton's contraction)",
       &AttentionConfig::rescale,
       {{"exact", RescaleImpl::kExact},
        {"exp2-shift", RescaleImpl::kExp2Shift},
-       {"exp2-diff", RescaleImpl::kExp2Diff}}));
+       {"exp2-diff", RescaleImpl::kExp2Diff},
+       {"exp2-shift-fma", RescaleImpl::kExp2ShiftFma}}));
   t.push_back(enum_option<int>("rowsum_warps",
                                "rowsum_block=quad-fma over 1 warp or 2 (warp w: the block's "
                                "columns j with (j / 8) % 2 == w; "
@@ -145,20 +147,23 @@ std::vector<StructuralOption> make_structural_options() {
   t.push_back(enum_option<DeviceMath>(
       "device_math",
       "exp2 and the LSE's log: correctly-rounded (at their sites) or sm90 (the H100's "
-      "ex2.approx.ftz and lg2.approx.ftz, measured exhaustively, for fp32 sites)",
+      "ex2.approx.ftz and lg2.approx.ftz, measured exhaustively, and libdevice's log2f, for fp32 "
+      "sites)",
       &AttentionConfig::device_math,
       {{"correctly-rounded", DeviceMath::kCorrectlyRounded}, {"sm90", DeviceMath::kSm90}}));
   t.push_back(enum_option<LseImpl>(
       "lse_impl",
       "the LSE from m and l: exact, fma-log (fma(m, scale, log l)), shift-div-log2e (shift / "
       "log2 e + log l), log2 (lse2 = shift + log2 l, reported times ln 2: FlexAttention), "
-      "fma-log2-div (fma(m, c, log2 l) / log2 e: a Triton kernel's (m c + log2 l) / log2 e)",
+      "fma-log2-div (fma(m, c, log2 l) / log2 e: a Triton kernel's (m c + log2 l) / log2 e), "
+      "fma-log2-div-full (the same, the division by div.full.f32: Triton's on the H100)",
       &AttentionConfig::lse_impl,
       {{"exact", LseImpl::kExact},
        {"fma-log", LseImpl::kFmaLog},
        {"shift-div-log2e", LseImpl::kShiftDivLog2e},
        {"log2", LseImpl::kLog2},
-       {"fma-log2-div", LseImpl::kFmaLog2Div}}));
+       {"fma-log2-div", LseImpl::kFmaLog2Div},
+       {"fma-log2-div-full", LseImpl::kFmaLog2DivFull}}));
   {
     StructuralOption o;
     o.key = "bwd_exp_impl";

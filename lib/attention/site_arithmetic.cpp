@@ -6,6 +6,7 @@
 #include <numbers>
 #include <optional>
 
+#include "emulation/device_math/libdevice_log2f.hpp"
 #include "emulation/device_math/sm90_mufu.hpp"
 #include "emulation/elementary.hpp"
 #include "emulation/tiled_random.hpp"
@@ -112,6 +113,22 @@ double SiteArithmetic::log_at(Site site, double l, uint64_t index) const {
     }
   }
   return at(site, std::log(l), index);
+}
+
+double SiteArithmetic::log2_at(Site site, double l, uint64_t index) const {
+  if (e_.cfg.device_math == DeviceMath::kSm90 && e_.r[static_cast<int>(site)].is_float_rne()) {
+    const float f = static_cast<float>(l);
+    if (static_cast<double>(f) == l) return device_math::libdevice_log2f(f);
+  }
+  return at(site, std::log2(l), index);
+}
+
+double SiteArithmetic::div_full_at(Site site, double x, double y, uint64_t index) const {
+  const float xf = static_cast<float>(x), yf = static_cast<float>(y);
+  if (static_cast<double>(xf) == x && static_cast<double>(yf) == y) {
+    if (const std::optional<float> q = device_math::sm90_div_full(xf, yf)) return *q;
+  }
+  return div_at(site, x, y, index);
 }
 
 double SiteArithmetic::reciprocal_at(Site site, double l, uint64_t index) const {

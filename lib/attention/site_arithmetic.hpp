@@ -98,6 +98,12 @@ class SiteArithmetic {
   double exp2_at(Site site, double arg, uint64_t index) const;
   // log(l) at `site`: the device's __logf where config.device_math says so, else rounded.
   double log_at(Site site, double l, uint64_t index) const;
+  // log2(l) at `site`: libdevice's log2f (Triton's tl.log2) where config.device_math says so,
+  // the site is fp32 round-to-nearest-even and l an fp32 value; else log2 rounded at the site.
+  double log2_at(Site site, double l, uint64_t index) const;
+  // x / y as the H100's div.full.f32 (x * rcp.approx(y) rounded to nearest even) where x and y
+  // are fp32 values within its modelled range; else x / y rounded at `site`.
+  double div_full_at(Site site, double x, double y, uint64_t index) const;
   // 1/l at `site` for the final normalisation: the H100's rcp.approx where norm=div-full (and l
   // is an fp32 value), else rounded.
   double reciprocal_at(Site site, double l, uint64_t index) const;
