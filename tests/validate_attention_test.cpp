@@ -320,9 +320,15 @@ TEST(ValidateAttention, MisuseIsRefusedBeforeTheKernelRuns) {
   // --generate is for attention kernels; a function kernel is not one.
   EXPECT_THROW(make_validation_request(plugin.info().kernel("ex2"), shape()),
                std::invalid_argument);
+  // A key length of its own (Sk != Sq) is generated, not refused: K and V get Sk rows.
   InputChoices ragged = shape();
   ragged.dimensions["Sk"] = 32;
-  EXPECT_THROW(make_validation_request(plugin.info().kernel("fwd"), ragged), std::invalid_argument);
+  const plugins::KernelRequest request =
+      make_validation_request(plugin.info().kernel("fwd"), ragged);
+  for (const plugins::HostTensor& t : request.inputs) {
+    ASSERT_EQ(t.shape.size(), 4u) << t.name;
+    EXPECT_EQ(t.shape[2], t.name == "Q" ? 64 : 32) << t.name;
+  }
   InputChoices unknown = shape("uniform");
   EXPECT_THROW(make_validation_request(plugin.info().kernel("fwd"), unknown),
                std::invalid_argument);
