@@ -182,8 +182,9 @@ def main():
     summary_file = "summary_flex.json" if args.kernel == "flex" else "summary_sdpa.json"
     with open(os.path.join(args.data, summary_file)) as f:
         summary = json.load(f)
-    names = [s for s in args.shapes.split(",") if s] or [
-        n for n in summary["shapes"] if args.kernel in summary["shapes"][n]["kernels"]]
+    recorded = [n for n in summary["shapes"]
+                if "error" not in summary["shapes"][n]["kernels"].get(args.kernel, {"error": 1})]
+    names = [s for s in args.shapes.split(",") if s] or recorded
     for name in names:
         if name not in SHAPES:
             raise SystemExit(f"unknown shape '{name}' (known: {', '.join(SHAPES)})")

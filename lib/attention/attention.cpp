@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/attention/dispatch.hpp"
 #include "lib/attention/engine.hpp"
 #include "lib/attention/float_flash.hpp"
 #include "lib/attention/head.hpp"
@@ -27,9 +28,11 @@ AttentionInputs round_inputs(const AttentionInputs& inputs, const AttentionConfi
   return rounded;
 }
 
-AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const AttentionConfig& config,
-                               FastPath fast_path) {
+AttentionOutputs run_attention(const AttentionInputs& raw_inputs,
+                               const AttentionConfig& given_config, FastPath fast_path) {
   raw_inputs.validate();
+  // Automatic tiles and splits made concrete for this shape (dispatch.hpp).
+  const AttentionConfig config = resolve_dispatch(given_config, raw_inputs.shape);
   if (config.block_rows < 1 || config.block_cols < 1) {
     throw std::invalid_argument("tile sizes must be positive");
   }

@@ -140,6 +140,16 @@ enum class DsProb : uint8_t { kExp, kCast };
 // (FlashAttention-2: lse * float(M_LOG2E)).
 enum class LseLog2e : uint8_t { kExact, kFp32Log2e };
 
+// The forward pass's order over a query block's key blocks: kAscending, or kDescending (last to
+// first, as FlashAttention-2's compute_attn_1rowblock runs them).
+enum class KeyOrder : uint8_t { kAscending, kDescending };
+
+// Whose kernel selection picks, from the shape (head dimension, Sq, Sk, causal, B*H against the
+// multiprocessors), what the configuration leaves automatic: the tiles (block_rows = 0), the
+// backward tiles (bwd_block_rows = 0) and the forward pass's key splits (kv_splits = 0); see
+// lib/attention/dispatch.hpp. kNone: the backward tile is the forward one, one split.
+enum class Dispatch : uint8_t { kNone, kTorchFlash, kTorchEfficient };
+
 struct AttentionConfig {
   std::string preset = "fp64";
   Format low_precision = formats::fp64;  // the preset's format parameter; also the I/O format
@@ -168,8 +178,21 @@ struct AttentionConfig {
   int rowsum_lanes = 1;
   RowsumBlock rowsum_block = RowsumBlock::kRunning;
   std::array<SiteSpec, kSiteCount> sites{};
-  int block_rows = 64;  // Br
+  int block_rows = 64;  // Br (0 with block_cols 0: the dispatch's tile)
   int block_cols = 64;  // Bc
+  // The flash backward pass's tile; 0: the dispatch's, or the forward tile without one.
+  int bwd_block_rows = 0;
+  int bwd_block_cols = 0;
+  KeyOrder key_order = KeyOrder::kAscending;
+  Dispatch dispatch = Dispatch::kNone;
+  // The forward pass's key/value splits (FlashAttention-2's split-KV kernel: each split runs
+  // the online softmax over its share of the key blocks and writes O and LSE in fp32, a combine
+  // kernel merges them; lib/attention/dispatch.hpp). 0: the dispatch's heuristic.
+  int kv_splits = 1;
+  // The whole problem's batch x heads and the GPU's multiprocessors, which the dispatch weighs
+  // (a run may emulate a few heads of a larger batch); batch_heads 0: the run's own B*H.
+  int batch_heads = 0;
+  int sms = 132;
   bool causal = false;
   std::optional<double> scale;  // default 1/sqrt(d)
   BetaRowmax beta_rowmax;

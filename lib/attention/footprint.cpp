@@ -5,6 +5,7 @@
 #include <string>
 #include <thread>
 
+#include "lib/attention/dispatch.hpp"
 #include "lib/limits/checked_arithmetic.hpp"
 
 namespace simprec::attention {
@@ -51,7 +52,8 @@ limits::MemoryEstimate estimate_memory(const AttentionShape& s, const AttentionC
   // Per problem in flight: the reference holds Nq x Nk scores (and, backward, dS and two
   // transposes); standard attention rows of Nk scores per tile row (backward: two Nq x Nk
   // matrices); a flash tile several Br x Bc blocks; every engine float and transposed copies.
-  const int64_t br = config.block_rows, bc = config.block_cols;
+  const AttentionConfig resolved = resolve_dispatch(config, s);
+  const int64_t br = resolved.block_rows, bc = resolved.block_cols;
   limits::MemoryEstimate reference;
   reference.add(s.nq, kDouble * uint64_t(s.nk)).times(use.backward ? 4 : 1);
   reference.add(s.nk, kDouble * uint64_t(std::max(s.d, s.dv)));

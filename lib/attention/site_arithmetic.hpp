@@ -65,6 +65,14 @@ class SiteArithmetic {
     two_sum(a, b, hi, lo);
     return at_exact(s, hi, lo, index);
   }
+  // round(a*b + c) from a*b + c to about 106 bits (one rounding, as a fused multiply-add).
+  double fma_at(Site s, double a, double b, double c, uint64_t index) const {
+    double ph, pl, h, l1, hi, lo;
+    two_prod(a, b, ph, pl);
+    two_sum(ph, c, h, l1);
+    two_sum(h, l1 + pl, hi, lo);
+    return at_exact(s, hi, lo, index);
+  }
   // round(a / b) from the exact quotient q + r/b, r = a - q*b exactly.
   double div_at(Site s, double a, double b, uint64_t index) const {
     const double q = a / b;

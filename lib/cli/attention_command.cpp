@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "lib/attention/analysis.hpp"
+#include "lib/attention/dispatch.hpp"
 #include "lib/attention/footprint.hpp"
 #include "lib/attention/numerics_spec.hpp"
 #include "lib/attention/preset.hpp"
@@ -265,12 +266,13 @@ void run(const Options& opt) {
   }
 
   // Summary.
+  const AttentionConfig resolved = resolve_dispatch(config, s);
   std::printf("numerics: %s\n", stats["numerics"].get<std::string>().c_str());
   std::printf("simprec attention: preset %s, format %s, %s attention, exp %s, tile %dx%d%s\n",
               config.preset.c_str(), low.name().c_str(),
               std::string(to_string(config.algorithm)).c_str(),
-              std::string(to_string(config.exp_impl)).c_str(), config.block_rows, config.block_cols,
-              config.causal ? ", causal" : "");
+              std::string(to_string(config.exp_impl)).c_str(), resolved.block_rows,
+              resolved.block_cols, config.causal ? ", causal" : "");
   std::printf("inputs: %s; shape B=%lld H=%lld Nq=%lld Nk=%lld d=%lld dv=%lld; scale %.6g\n",
               source.c_str(), (long long)s.batch, (long long)s.heads, (long long)s.nq,
               (long long)s.nk, (long long)s.d, (long long)s.dv, scale);

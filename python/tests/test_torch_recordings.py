@@ -1,0 +1,62 @@
+"""torch-flash and torch-efficient against PyTorch's own kernels, recorded on an H100
+(tests/data/torch_kernels, scripts/record_torch_attention.py): a few small shapes that cover
+the dispatch (one key block, split-KV with 2 splits, head dimensions 64 and 96, Sq != Sk), each
+in well under a second. The expected bits are the recordings; the floors are the shares this
+branch measured (docs/torch_kernels.md) rounded down, so that a change that loses agreement
+fails here."""
+
+import sys
+
+import pytest
+
+from conftest import SOURCE_DIR
+
+sys.path.insert(0, str(SOURCE_DIR / "scripts"))
+import compare_torch_recordings as compare  # noqa: E402
+
+DATA = SOURCE_DIR / "tests" / "data" / "torch_kernels"
+
+# (kernel, numerics, shape, {output: lowest share of identical elements}, whole-head O digest)
+CASES = [
+    ("flash", "torch-flash", "b1h1_n128_d64", {"o": 1.0, "lse": 1.0, "dq": 1.0, "dk": 1.0,
+                                               "dv": 1.0}, True),
+    ("flash", "torch-flash", "b1h1_n512_d64", {"o": 1.0, "dq": 0.99, "dk": 1.0, "dv": 1.0}, True),
+    ("flash", "torch-flash", "b1h1_q1024_k256_d64", {"o": 1.0, "dq": 0.99, "dk": 1.0, "dv": 1.0},
+     True),
+    ("efficient", "torch-efficient", "b1h1_n128_d64", {"o": 1.0, "lse": 1.0, "dq": 1.0,
+                                                       "dk": 1.0, "dv": 1.0}, True),
+    ("efficient", "torch-efficient", "b1h1_n512_d96", {"o": 1.0, "dq": 0.99, "dk": 0.99,
+                                                       "dv": 0.99}, True),
+]
+
+
+@pytest.fixture(scope="module")
+def summary():
+    import json
+    with open(DATA / "summary_sdpa.json") as f:
+        return json.load(f)
+
+
+@pytest.mark.parametrize("kernel,numerics,shape,floors,digest", CASES,
+                         ids=[f"{c[0]}-{c[2]}" for c in CASES])
+def test_preset_predicts_the_recorded_kernel(kernel, numerics, shape, floors, digest, summary):
+    import simprec
+    r = compare.compare_shape(shape, kernel, numerics, str(DATA), summary, 0, simprec)
+    for output, floor in floors.items():
+        assert r[output] >= floor, f"{shape} {output}: {r[output]:.6f} of elements identical"
+    assert r["digest_o"] == digest
+
+
+def test_a_changed_input_is_refused(summary, monkeypatch):
+    # The inputs are checked against the recording's digest before anything is compared.
+    import simprec
+    real = compare.head_inputs
+
+    def shifted(*args):
+        q, k, v, do = real(*args)
+        q[0, 0] += 1.0
+        return q, k, v, do
+    monkeypatch.setattr(compare, "head_inputs", shifted)
+    with pytest.raises(SystemExit, match="digest"):
+        compare.compare_shape("b1h1_n128_d64", "flash", "torch-flash", str(DATA), summary, 0,
+                              simprec)
