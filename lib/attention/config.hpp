@@ -95,9 +95,10 @@ enum class DeltaMode : uint8_t { kFromOutput, kFromDpP };
 // The order in which a flash backward kernel adds the products of D = rowsum(dO o O), each
 // addition rounded at d (kFromOutput only):
 //   kSequential: one dot product over the row in column order (d's accumulation model).
-//   kFa2:        FlashAttention-2's dot_do_o: T = G/8 threads per row, G = 128, 64 or 32 (the
-//                largest that divides dv); thread t sums, in column order from zero, the chunks of
-//                8 columns c with c % T == t; then a butterfly all-reduce with offsets T/2, ..., 1.
+//   kFa2:        FlashAttention-2's dot_do_o: T = G/8 threads per row, G = 64 when dv is a
+//                multiple of 64, else 32 (the backward traits' kBlockKSmem); thread t sums, in
+//                column order from zero, the chunks of 8 columns c with c % T == t; then a
+//                butterfly all-reduce with offsets T/2, ..., 1.
 //   kMemEff:     the memory-efficient kernel's computeDelta: T = Bc/32 threads per row (its
 //                128 threads per 64 queries at 64x64 tiles), chunks of 8 columns (1 when dv is not
 //                a multiple of 8) dealt out the same way; the butterfly's offsets are 1, ..., T/2.

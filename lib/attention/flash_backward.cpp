@@ -117,7 +117,7 @@ double Head::delta_from_output(int64_t i) const {
   }
   int threads = 1, chunk = 8;
   if (e_.cfg.delta_sum == DeltaSum::kFa2) {
-    const int64_t g = dv % 128 == 0 ? 128 : dv % 64 == 0 ? 64 : 32;
+    const int64_t g = dv % 64 == 0 ? 64 : 32;
     threads = static_cast<int>(g / 8);
   } else {
     threads = static_cast<int>(std::max<int64_t>(1, backward_tile(e_.cfg).second / 32));
