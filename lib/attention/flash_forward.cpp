@@ -56,6 +56,15 @@ void Head::forward_flash() {
       }
     }
   };
+  // Block row i's (query row gi's) O normalised by its row sum l at o_norm, into out[0, dv).
+  const auto normalise = [&](int64_t i, int64_t gi, double li, double* out) {
+    const bool divide = e_.cfg.norm_mode == NormMode::kDivide;
+    const double inv = divide ? 0.0 : at(Site::kONorm, 1.0 / li, e_.idx(p_, gi, 0, 0));
+    for (int64_t c = 0; c < dv; ++c) {
+      out[c] = divide ? div_at(Site::kONorm, acc[i * dv + c], li, e_.idx(p_, gi, c, 1))
+                      : mul_at(Site::kONorm, acc[i * dv + c], inv, e_.idx(p_, gi, c, 1));
+    }
+  };
   for (int64_t i0 = 0; i0 < nq; i0 += br_max) {
     const int64_t i1 = std::min(nq, i0 + br_max), br = i1 - i0;
     if (splits.size() == 1) {
@@ -63,13 +72,9 @@ void Head::forward_flash() {
       for (int64_t i = 0; i < br; ++i) {
         const int64_t gi = i0 + i;
         const double li = softmax.row_sum(i);
-        const bool divide = e_.cfg.norm_mode == NormMode::kDivide;
-        const double inv = divide ? 0.0 : at(Site::kONorm, 1.0 / li, e_.idx(p_, gi, 0, 0));
+        normalise(i, gi, li, o_ + gi * dv);
         for (int64_t c = 0; c < dv; ++c) {
-          const double normalised =
-              divide ? div_at(Site::kONorm, acc[i * dv + c], li, e_.idx(p_, gi, c, 1))
-                     : mul_at(Site::kONorm, acc[i * dv + c], inv, e_.idx(p_, gi, c, 1));
-          o_[gi * dv + c] = at(Site::kOOut, normalised, e_.idx(p_, gi, c, 0));
+          o_[gi * dv + c] = at(Site::kOOut, o_[gi * dv + c], e_.idx(p_, gi, c, 0));
         }
         lse_[gi] = softmax.log_sum_exp(i, li);
       }
@@ -88,10 +93,7 @@ void Head::forward_flash() {
           lse_part[i] = -kInf;
           continue;
         }
-        const double inv = at(Site::kONorm, 1.0 / li, e_.idx(p_, gi, 0, 0));
-        for (int64_t c = 0; c < dv; ++c) {
-          o_part[i * dv + c] = mul_at(Site::kONorm, acc[i * dv + c], inv, e_.idx(p_, gi, c, 1));
-        }
+        normalise(i, gi, li, o_part + i * dv);
         lse_part[i] = softmax.log_sum_exp(i, li);
       }
     }
