@@ -94,7 +94,7 @@ def spec_with_dispatch(numerics, shape, multiprocessors, simprec):
     return spec
 
 
-def compare_shape(name, kernel, numerics, data, summary, threads, simprec):
+def compare_shape(name, kernel, numerics, data, summary, threads, simprec, recorded_lse=False):
     shape = SHAPES[name]
     b_, h_, sq, sk, d, causal, kind = shape
     recorded = np.load(os.path.join(data, kernel, name + ".npz"))
@@ -121,6 +121,18 @@ def compare_shape(name, kernel, numerics, data, summary, threads, simprec):
         kept = recorded[rows[out]]
         result[out] = share_equal(emulated[out][kept], recorded[out])
         result["digest_" + out] = sha256(emulated[out]) == str(recorded["digest_" + out])
+    if recorded_lse:
+        # The backward pass again, from the emulated O and the kernel's own LSE: what remains
+        # of a gradient's miss is not the LSE's (whose last bits come from the device's logf).
+        again = simprec.attention(
+            q.reshape(1, 1, sq, d), k.reshape(1, 1, sk, d), v.reshape(1, 1, sk, d),
+            do.reshape(1, 1, sq, d), numerics=spec, input_format="bf16", causal=causal,
+            scale=1.0 / math.sqrt(d), threads=threads, reference=False, baseline=False,
+            o=r.o, lse=recorded["lse"].astype(np.float64).reshape(1, 1, sq))
+        for out in ("dq", "dk", "dv"):
+            kept = recorded[rows[out]]
+            grad = bits_of_bf16_values(getattr(again, out)[0, 0])
+            result[out + "_from_lse"] = share_equal(grad[kept], recorded[out])
     result["lse"] = share_equal(lse.view(np.uint32), recorded["lse"].view(np.uint32))
     agreement = summary["shapes"][name]["kernels"][kernel].get("run_to_run_agreement", {})
     result["run_to_run"] = {out: agreement.get(out) for out in OUTPUTS}
@@ -139,6 +151,9 @@ def percent(x):
 def print_table(results, markdown):
     head = ["shape", "BxH", "SqxSk", "d", "causal", "inputs", "O %", "LSE %", "dQ %", "dK %",
             "dV %", "O digest", "grad digests", "run-to-run O/dQ/dK/dV %"]
+    from_lse = "dq_from_lse" in results[0]
+    if from_lse:
+        head.append("from recorded LSE dQ/dK/dV %")
     lines = []
     for r in results:
         bh, n, d, causal, kind = describe(r["shape"])
@@ -147,7 +162,9 @@ def print_table(results, markdown):
         run = "/".join(percent(rr[o]) for o in ("o", "dq", "dk", "dv"))
         lines.append([r["shape"], bh, n, str(d), causal, kind] +
                      [percent(r[o]) for o in OUTPUTS] +
-                     ["yes" if r["digest_o"] else "no", grads, run])
+                     ["yes" if r["digest_o"] else "no", grads, run] +
+                     (["/".join(percent(r[g + "_from_lse"]) for g in ("dq", "dk", "dv"))]
+                      if from_lse else []))
     if markdown:
         print("| " + " | ".join(head) + " |")
         print("|" + " --- |" * len(head))
@@ -175,6 +192,9 @@ def main():
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--json", help="also write the results to this file")
     parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--recorded-lse", action="store_true",
+                        help="also run the backward pass from the recorded LSE (and the "
+                             "emulated O) and print its gradients' shares")
     args = parser.parse_args()
 
     import simprec
@@ -182,8 +202,9 @@ def main():
     summary_file = "summary_flex.json" if args.kernel == "flex" else "summary_sdpa.json"
     with open(os.path.join(args.data, summary_file)) as f:
         summary = json.load(f)
-    names = [s for s in args.shapes.split(",") if s] or [
-        n for n in summary["shapes"] if args.kernel in summary["shapes"][n]["kernels"]]
+    recorded = [n for n in summary["shapes"]
+                if "error" not in summary["shapes"][n]["kernels"].get(args.kernel, {"error": 1})]
+    names = [s for s in args.shapes.split(",") if s] or recorded
     for name in names:
         if name not in SHAPES:
             raise SystemExit(f"unknown shape '{name}' (known: {', '.join(SHAPES)})")
@@ -192,7 +213,7 @@ def main():
     results = []
     for name in names:
         results.append(compare_shape(name, args.kernel, args.numerics, args.data, summary,
-                                     args.threads, simprec))
+                                     args.threads, simprec, args.recorded_lse))
         if not args.markdown:
             r = results[-1]
             print(f"# {name}: " + " ".join(f"{o}={percent(r[o])}" for o in OUTPUTS),

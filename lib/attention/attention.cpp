@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "emulation/parallel.hpp"
+#include "lib/attention/dispatch.hpp"
 #include "lib/attention/engine.hpp"
 #include "lib/attention/float_flash.hpp"
 #include "lib/attention/head.hpp"
@@ -46,8 +47,11 @@ AttentionConfig with_tile_rule(const AttentionConfig& config, int64_t nq, int64_
 AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const AttentionConfig& given,
                                FastPath fast_path) {
   raw_inputs.validate();
-  const AttentionConfig config = with_tile_rule(with_sram_tile(given, raw_inputs.shape.d),
-                                                raw_inputs.shape.nq, raw_inputs.shape.d);
+  // The SRAM tile rule, then automatic tiles and splits made concrete for this shape
+  // (dispatch.hpp), then FlexAttention's tile rule.
+  const AttentionConfig config =
+      with_tile_rule(resolve_dispatch(with_sram_tile(given, raw_inputs.shape.d), raw_inputs.shape),
+                     raw_inputs.shape.nq, raw_inputs.shape.d);
   if (config.block_rows < 1 || config.block_cols < 1) {
     throw std::invalid_argument("tile sizes must be positive");
   }

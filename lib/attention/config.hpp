@@ -159,9 +159,10 @@ enum class DeltaMode : uint8_t { kFromOutput, kFromDpP };
 // The order in which a flash backward kernel adds the products of D = rowsum(dO o O), each
 // addition rounded at d (kFromOutput only):
 //   kSequential: one dot product over the row in column order (d's accumulation model).
-//   kFa2:        FlashAttention-2's dot_do_o: T = G/8 threads per row, G = 128, 64 or 32 (the
-//                largest that divides dv); thread t sums, in column order from zero, the chunks of
-//                8 columns c with c % T == t; then a butterfly all-reduce with offsets T/2, ..., 1.
+//   kFa2:        FlashAttention-2's dot_do_o: T = G/8 threads per row, G = 64 when dv is a
+//                multiple of 64, else 32 (the backward traits' kBlockKSmem); thread t sums, in
+//                column order from zero, the chunks of 8 columns c with c % T == t; then a
+//                butterfly all-reduce with offsets T/2, ..., 1.
 //   kMemEff:     the memory-efficient kernel's computeDelta: T = Bc/32 threads per row (its
 //                128 threads per 64 queries at 64x64 tiles), chunks of 8 columns (1 when dv is not
 //                a multiple of 8) dealt out the same way; the butterfly's offsets are 1, ..., T/2.
@@ -231,6 +232,16 @@ enum class FlashState : uint8_t { kRunning, kNormalised };
 // paper's rule); kSwapped Br = c, Bc = min(c, d); kSquare Br = Bc = c.
 enum class BlockOrder : uint8_t { kPaper, kSwapped, kSquare };
 
+// The forward pass's order over a query block's key blocks: kAscending, or kDescending (last to
+// first, as FlashAttention-2's compute_attn_1rowblock runs them).
+enum class KeyOrder : uint8_t { kAscending, kDescending };
+
+// Whose kernel selection picks, from the shape (head dimension, Sq, Sk, causal, B*H against the
+// multiprocessors), what the configuration leaves automatic: the tiles (block_rows = 0), the
+// backward tiles (bwd_block_rows = 0) and the forward pass's key splits (kv_splits = 0); see
+// lib/attention/dispatch.hpp. kNone: the backward tile is the forward one, one split.
+enum class Dispatch : uint8_t { kNone, kTorchFlash, kTorchEfficient };
+
 struct AttentionConfig {
   std::string preset = "fp64";
   Format low_precision = formats::fp64;  // the preset's format parameter; also the I/O format
@@ -280,13 +291,26 @@ struct AttentionConfig {
   BlockMask block_mask = BlockMask::kNone;
   TileRule tile_rule = TileRule::kFixed;
   std::array<SiteSpec, kSiteCount> sites{};
-  int block_rows = 64;  // Br
+  int block_rows = 64;  // Br (0 with block_cols 0: the dispatch's tile)
   int block_cols = 64;  // Bc
   FlashState flash_state = FlashState::kRunning;
   // > 0: the tile comes from FlashAttention-1's rule for an SRAM of this many elements and the
   // head dimension (block_order; with_sram_tile), replacing block_rows and block_cols.
   int64_t sram = 0;
   BlockOrder block_order = BlockOrder::kPaper;
+  // The flash backward pass's tile; 0: the dispatch's, or the forward tile without one.
+  int bwd_block_rows = 0;
+  int bwd_block_cols = 0;
+  KeyOrder key_order = KeyOrder::kAscending;
+  Dispatch dispatch = Dispatch::kNone;
+  // The forward pass's key/value splits (FlashAttention-2's split-KV kernel: each split runs
+  // the online softmax over its share of the key blocks and writes O and LSE in fp32, a combine
+  // kernel merges them; lib/attention/dispatch.hpp). 0: the dispatch's heuristic.
+  int kv_splits = 1;
+  // The whole problem's batch x heads and the GPU's multiprocessors, which the dispatch weighs
+  // (a run may emulate a few heads of a larger batch); batch_heads 0: the run's own B*H.
+  int batch_heads = 0;
+  int sms = 132;
   bool causal = false;
   std::optional<double> scale;  // default 1/sqrt(d)
   BetaRowmax beta_rowmax;

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "lib/attention/dispatch.hpp"
+
 namespace simprec::attention {
 
 Engine::Engine(const AttentionConfig& config, const AttentionShape& s) : cfg(config), shape(s) {
@@ -38,8 +40,10 @@ Engine::Engine(const AttentionConfig& config, const AttentionShape& s) : cfg(con
   const bool small_columns = lanes > 1 || config.pv_promote_blocks > 0;
   cols_max = std::max({s.nq, s.nk, s.d, s.dv, small_columns ? int64_t{8} : int64_t{0}}) + 1 +
              (config.rowsum_block != RowsumBlock::kRunning ? 17 : 0);
-  const int64_t tiles =
-      std::max(s.nq, s.nk) / std::max(1, std::min(config.block_rows, config.block_cols)) + 2;
+  const auto [bwd_rows, bwd_cols] = backward_tile(config);
+  const int64_t smallest =
+      std::min<int64_t>({config.block_rows, config.block_cols, bwd_rows, bwd_cols});
+  const int64_t tiles = std::max(s.nq, s.nk) / std::max<int64_t>(1, smallest) + 2;
   steps_max = static_cast<uint64_t>(tiles) * (std::max<int64_t>({s.nq, s.nk, s.d, s.dv}) + 2) + 16;
 }
 

@@ -6,13 +6,15 @@
 #include <utility>
 #include <vector>
 
+#include "lib/attention/dispatch.hpp"
 #include "lib/attention/head.hpp"
 
 namespace simprec::attention {
 
 void Head::backward_flash() {
   const int64_t nq = s_.nq, nk = s_.nk, d = s_.d, dv = s_.dv;
-  const int64_t br_max = e_.cfg.block_rows, bc_max = e_.cfg.block_cols;
+  const auto tile_size = backward_tile(e_.cfg);
+  const int64_t br_max = tile_size.first, bc_max = tile_size.second;
   const std::vector<double> vt = transpose(v_, nk, dv);
   std::vector<double> s(br_max * bc_max), p(br_max * bc_max), pc_t(bc_max * br_max),
       dp(br_max * bc_max), ds(br_max * bc_max), ds_t(bc_max * br_max);
@@ -125,7 +127,7 @@ double Head::delta_from_output(int64_t i) const {
   }
   int threads = 1, chunk = 8;
   if (e_.cfg.delta_sum == DeltaSum::kFa2) {
-    const int64_t g = dv % 128 == 0 ? 128 : dv % 64 == 0 ? 64 : 32;
+    const int64_t g = dv % 64 == 0 ? 64 : 32;
     threads = static_cast<int>(g / 8);
   } else if (e_.cfg.delta_sum == DeltaSum::kTriton) {
     // The row padded to a power of two; the padding's threads hold zeros.
@@ -133,7 +135,7 @@ double Head::delta_from_output(int64_t i) const {
     while (padded < dv) padded *= 2;
     threads = static_cast<int>(padded / 8);
   } else {
-    threads = std::max(1, e_.cfg.block_cols / 32);
+    threads = static_cast<int>(std::max<int64_t>(1, backward_tile(e_.cfg).second / 32));
     if (dv % 8 != 0) chunk = 1;
   }
   std::vector<double> partial(threads), a, b;
@@ -178,11 +180,13 @@ void Head::recompute_p(int64_t i0, int64_t i1, int64_t j0, int64_t j1, double* s
 }
 
 std::vector<std::pair<int64_t, int64_t>> Head::backward_schedule() const {
-  const int64_t br_max = e_.cfg.block_rows, bc_max = e_.cfg.block_cols;
+  const auto tile_size = backward_tile(e_.cfg);
+  const int64_t br_max = tile_size.first, bc_max = tile_size.second;
   const int64_t q_tiles = (s_.nq + br_max - 1) / br_max, k_tiles = (s_.nk + bc_max - 1) / bc_max;
   QueryOrder order = e_.cfg.query_order;
   // PyTorch's split-keys heuristic: enough parallelism and few keys run a single split.
-  if (order == QueryOrder::kSplitKeys && s_.problems() >= 256 && s_.nk <= 2 * bc_max) {
+  const int64_t batch_heads = e_.cfg.batch_heads > 0 ? e_.cfg.batch_heads : s_.problems();
+  if (order == QueryOrder::kSplitKeys && batch_heads >= 256 && s_.nk <= 2 * bc_max) {
     order = QueryOrder::kAscending;
   }
   struct Step {

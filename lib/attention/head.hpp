@@ -67,6 +67,14 @@ class Head : private SiteArithmetic {
   // flash_normalised_forward.cpp: FlashAttention-1's Algorithm 1 (config.hpp, FlashState).
   void forward_flash_normalised();
 
+  // Query row gi's O and LSE from its split-KV partials (split sp's O row at o_part + sp *
+  // o_stride, its LSE at lse_part[sp * lse_stride]), as FlashAttention-2's combine kernel merges
+  // them: lse = log(sum exp(lse_sp - max)) + max, O = sum exp(lse_sp - lse) O_sp in order, at
+  // the lse and o_norm sites, exp and log correctly rounded there (the device's expf and logf
+  // are not; see docs/torch_kernels.md).
+  void combine_splits(int64_t gi, int64_t splits, const double* o_part, int64_t o_stride,
+                      const double* lse_part, int64_t lse_stride);
+
   // flash_backward.cpp
   void backward_flash();
   // D_i = rowsum(dO o O) in the order delta_sum gives (config.hpp, DeltaSum), each addition

@@ -180,11 +180,7 @@ double OnlineSoftmax::log_sum_exp(int64_t i, double l) const {
     case LseImpl::kFmaLog: {
       // fma(m, scale, round(log l)): m*scale exactly, plus the rounded log, one rounding.
       const double log_l = a_.log_at(Site::kLse, l, index + 1);
-      double ph, pl, h, l1, hi, lo;
-      two_prod(m, e_.scale, ph, pl);
-      two_sum(ph, log_l, h, l1);
-      two_sum(h, l1 + pl, hi, lo);
-      return a_.at_exact(Site::kLse, hi, lo, index);
+      return a_.fma_at(Site::kLse, m, e_.scale, log_l, index);
     }
     case LseImpl::kFmaLog2Div:
     case LseImpl::kFmaLog2DivFull: {

@@ -61,6 +61,31 @@ StructuralOption value_option(std::string_view key, std::string_view doc, std::s
   return o;
 }
 
+// An integer option in [1, max] (syntax says so); where zero_name is not empty, that word
+// stands for 0 (chosen at run time).
+StructuralOption count_option(std::string_view key, std::string_view doc,
+                              int AttentionConfig::*member, int64_t max, std::string_view syntax,
+                              std::string_view zero_name) {
+  StructuralOption o;
+  o.key = key;
+  o.doc = doc;
+  o.value_syntax = syntax;
+  o.set = [key, member, max, zero_name](AttentionConfig& c, std::string_view v) {
+    c.*member = !zero_name.empty() && v == zero_name
+                    ? 0
+                    : static_cast<int>(limits::parse_integer(v, 1, max, std::string(key)));
+  };
+  o.get = [member, zero_name](const AttentionConfig& c) {
+    return c.*member == 0 ? std::string(zero_name) : std::to_string(c.*member);
+  };
+  return o;
+}
+
+std::string tile_text(int rows, int cols) {
+  if (rows == 0 && cols == 0) return "auto";
+  return std::to_string(rows) + "x" + std::to_string(cols);
+}
+
 const std::vector<std::pair<std::string_view, ExpImpl>> kExpImpls = {
     {"exact", ExpImpl::kExact},
     {"natural", ExpImpl::kNatural},
@@ -285,15 +310,25 @@ std::vector<StructuralOption> make_structural_options() {
   {
     StructuralOption o;
     o.key = "tile";
-    o.doc = "flash attention's tile: Br query rows by Bc key columns (sets sram to 0)";
-    o.value_syntax = "BRxBC (integers in [1, 65536])";
+    o.doc = "flash attention's tile: Br query rows by Bc key columns (auto: the dispatch's; sets "
+            "sram to 0)";
+    o.value_syntax = "BRxBC (integers in [1, 65536]) or auto";
     o.set = [](AttentionConfig& c, std::string_view v) {
-      std::tie(c.block_rows, c.block_cols) = parse_tile(v);
+      std::tie(c.block_rows, c.block_cols) = v == "auto" ? std::pair(0, 0) : parse_tile(v);
       c.sram = 0;
     };
-    o.get = [](const AttentionConfig& c) {
-      return std::to_string(c.block_rows) + "x" + std::to_string(c.block_cols);
+    o.get = [](const AttentionConfig& c) { return tile_text(c.block_rows, c.block_cols); };
+    t.push_back(std::move(o));
+  }
+  {
+    StructuralOption o;
+    o.key = "bwd_tile";
+    o.doc = "the flash backward pass's tile (auto: the dispatch's, or the forward tile)";
+    o.value_syntax = "BRxBC (integers in [1, 65536]) or auto";
+    o.set = [](AttentionConfig& c, std::string_view v) {
+      std::tie(c.bwd_block_rows, c.bwd_block_cols) = v == "auto" ? std::pair(0, 0) : parse_tile(v);
     };
+    o.get = [](const AttentionConfig& c) { return tile_text(c.bwd_block_rows, c.bwd_block_cols); };
     t.push_back(std::move(o));
   }
   // After tile: a tile given explicitly turns the SRAM rule off, and a canonical numerics spec
@@ -327,6 +362,32 @@ std::vector<StructuralOption> make_structural_options() {
       {{"paper", BlockOrder::kPaper},
        {"swapped", BlockOrder::kSwapped},
        {"square", BlockOrder::kSquare}}));
+  t.push_back(enum_option<KeyOrder>(
+      "key_order",
+      "the forward pass's order over a query block's key blocks: ascending, or descending "
+      "(FlashAttention-2)",
+      &AttentionConfig::key_order,
+      {{"ascending", KeyOrder::kAscending}, {"descending", KeyOrder::kDescending}}));
+  t.push_back(enum_option<Dispatch>(
+      "dispatch",
+      "whose kernel selection fills in tile=auto, bwd_tile=auto and kv_splits=auto from the "
+      "shape: none, torch-flash, torch-efficient (PyTorch's SDPA backends)",
+      &AttentionConfig::dispatch,
+      {{"none", Dispatch::kNone},
+       {"torch-flash", Dispatch::kTorchFlash},
+       {"torch-efficient", Dispatch::kTorchEfficient}}));
+  t.push_back(count_option(
+      "kv_splits",
+      "the forward pass's key/value splits, each with its own softmax, merged in fp32 by "
+      "FlashAttention-2's combine kernel (auto: the dispatch's heuristic)",
+      &AttentionConfig::kv_splits, 128, "an integer in [1, 128] or auto", "auto"));
+  t.push_back(count_option("batch_heads",
+                           "the whole problem's batch x heads that the dispatch weighs (auto: "
+                           "the run's own B*H)",
+                           &AttentionConfig::batch_heads, int64_t{1} << 30,
+                           "an integer in [1, 2^30] or auto", "auto"));
+  t.push_back(count_option("sms", "the GPU's multiprocessors that the dispatch weighs",
+                           &AttentionConfig::sms, 65536, "an integer in [1, 65536]", ""));
   return t;
 }
 

@@ -65,7 +65,7 @@ class SiteArithmetic {
     two_sum(a, b, hi, lo);
     return at_exact(s, hi, lo, index);
   }
-  // round(a*b + c), one rounding of the fused result (an fma at the site).
+  // round(a*b + c) from a*b + c to about 106 bits (one rounding, as a fused multiply-add).
   double fma_at(Site s, double a, double b, double c, uint64_t index) const {
     double ph, pl, h, l1, hi, lo;
     two_prod(a, b, ph, pl);
