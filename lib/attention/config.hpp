@@ -90,8 +90,9 @@ enum class RowsumBlock : uint8_t { kRunning, kWarpGroups, kQuadFma };
 //   kLog2:         the base-2 LSE lse2 = round(u(m) + round(log2 l)) (u(m) the row shift of
 //                  exp2-scaled), reported as round(lse2 * ln2') with ln2' = ln 2 rounded at lse:
 //                  FlexAttention's m_i + log2(l_i), which torch multiplies by ln 2 in fp32. The
-//                  backward pass of the same run recomputes P from lse2 itself. Needs exp_impl
-//                  exp2-scaled or exp2-scaled-fma.
+//                  backward pass recomputes P from lse2: the forward's of the same run, or from a
+//                  given LSE the fp32 value that reports it (SiteArithmetic::base2_lse). Needs
+//                  exp_impl exp2-scaled or exp2-scaled-fma.
 //   kFmaLog2Div:   round(round(fma(m, c, round(log2 l))) / log2e'), c = scale*log2(e) and log2e'
 //                  rounded at exp_arg: (m * c + log2(l)) / log2(e) with the product contracted, as
 //                  Triton compiles it (examples/python/triton_flash_forward.py).

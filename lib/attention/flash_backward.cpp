@@ -18,11 +18,16 @@ void Head::backward_flash() {
       dp(br_max * bc_max), ds(br_max * bc_max), ds_t(bc_max * br_max);
   std::vector<double> dq_acc(nq * d, 0.0), dk_acc, dv_acc;
   std::vector<RowShift> shift(nq);
+  // FlexAttention's backward reads the forward's base-2 LSE (a row with every key masked: 0);
+  // from a given natural LSE, the base-2 value that reports it.
+  const bool base2 = e_.cfg.lse_impl == LseImpl::kLog2 && is_exp2_scaled(e_.bwd_exp_impl);
   for (int64_t i = 0; i < nq; ++i) {
-    // FlexAttention's backward reads the forward's base-2 LSE (a row with every key masked: 0).
-    const bool base2 = !lse2_.empty() && is_exp2_scaled(e_.bwd_exp_impl);
-    shift[i] = base2 ? RowShift{lse2_[i] == -kInf ? 0.0 : lse2_[i], true, e_.bwd_exp_impl}
-                     : shift_from_lse(lse_[i], i);
+    if (!base2) {
+      shift[i] = shift_from_lse(lse_[i], i);
+      continue;
+    }
+    const double lse2 = lse2_.empty() ? base2_lse(lse_[i], i) : lse2_[i];
+    shift[i] = RowShift{lse2 == -kInf ? 0.0 : lse2, true, e_.bwd_exp_impl};
   }
   // Preprocess: D per query row.
   if (e_.cfg.delta_mode == DeltaMode::kFromOutput) {

@@ -74,8 +74,7 @@ double Head::scaled_grad(Site acc, double value, uint64_t index) const {
     case GradScale::kExactProduct:
       return mul_at(Site::kGradOut, value, e_.scale, index);
     case GradScale::kFp32ThenCast:
-      // The kernels multiply by the scale as an fp32 (the accumulator's format) value.
-      return at(Site::kGradOut, mul_at(acc, value, e_.rd(acc, e_.scale), index), index);
+      return at(Site::kGradOut, mul_at(acc, value, e_.scale, index), index);
     case GradScale::kScaleDs:
       return at(Site::kGradOut, value, index);
   }

@@ -67,11 +67,9 @@ double OnlineSoftmax::rescale(int64_t i, double m_new, const RowShift& next_shif
     alpha = a_.exp2_at(Site::kORescale, arg, ri);
   } else if (e_.cfg.rescale == RescaleImpl::kExp2ShiftFma) {
     // fma(-c, m_new, shift_old): m_new*c exactly, subtracted from the old shift, one rounding.
-    double ph, pl, h, l1, hi, lo;
-    two_prod(-m_new, e_.scale_log2, ph, pl);
-    two_sum(ph, shift_[i].offset, h, l1);
-    two_sum(h, l1 + pl, hi, lo);
-    alpha = a_.exp2_at(Site::kORescale, a_.at_exact(Site::kORescale, hi, lo, ri + dv + 2), ri);
+    const double arg =
+        a_.fma_at(Site::kORescale, -m_new, e_.scale_log2, shift_[i].offset, ri + dv + 2);
+    alpha = a_.exp2_at(Site::kORescale, arg, ri);
   } else {
     const double arg =
         a_.add_at(Site::kORescale, shift_[i].offset, -next_shift.offset, ri + dv + 2);
@@ -90,15 +88,18 @@ void OnlineSoftmax::add_to_lanes(const double* prow, int64_t bc, double* partial
                                  int64_t tile) {
   const uint64_t step = 3 + tile * (e_.cfg.block_cols + 1);
   for (int t = 0; t < 4; ++t) {
-    int64_t n = 0;
-    for (int64_t j = 2 * t; j < bc; j += 8) {
-      terms_[n++] = prow[j];
-      if (j + 1 < bc) terms_[n++] = prow[j + 1];
-    }
-    partial[t] =
-        e_.product(Site::kRowsum)
-            .sum(terms_.data(), n, partial[t], a_.idx(gi, t, step), a_.trace(Site::kRowsum));
+    partial[t] = lane_sum(prow, 2 * t, bc, 8, partial[t], a_.idx(gi, t, step));
   }
+}
+
+double OnlineSoftmax::lane_sum(const double* prow, int64_t first, int64_t end, int64_t stride,
+                               double start, uint64_t index) {
+  int64_t n = 0;
+  for (int64_t j = first; j < end; j += stride) {
+    terms_[n++] = prow[j];
+    if (j + 1 < end) terms_[n++] = prow[j + 1];
+  }
+  return e_.product(Site::kRowsum).sum(terms_.data(), n, start, index, a_.trace(Site::kRowsum));
 }
 
 void OnlineSoftmax::add_warp_groups(const double* prow, int64_t bc, double* l, int64_t gi,
@@ -108,13 +109,7 @@ void OnlineSoftmax::add_warp_groups(const double* prow, int64_t bc, double* l, i
     const int64_t g1 = std::min(bc, g0 + 32);
     double lane[4];
     for (int t = 0; t < 4; ++t) {
-      int64_t n = 0;
-      for (int64_t j = g0 + 2 * t; j < g1; j += 8) {
-        terms_[n++] = prow[j];
-        if (j + 1 < g1) terms_[n++] = prow[j + 1];
-      }
-      lane[t] = e_.product(Site::kRowsum)
-                    .sum(terms_.data(), n, 0.0, a_.idx(gi, g0 + t, step), a_.trace(Site::kRowsum));
+      lane[t] = lane_sum(prow, g0 + 2 * t, g1, 8, 0.0, a_.idx(gi, g0 + t, step));
     }
     const double low = a_.add_at(Site::kRowsum, lane[0], lane[1], a_.idx(gi, g0 + 4, step));
     const double high = a_.add_at(Site::kRowsum, lane[2], lane[3], a_.idx(gi, g0 + 5, step));
@@ -131,26 +126,14 @@ void OnlineSoftmax::add_quad_fma(const double* prow, int64_t bc, double alpha, d
   for (int w = 0; w < warps; ++w) {
     double lane[4];
     for (int t = 0; t < 4; ++t) {
-      int64_t n = 0;
-      for (int64_t j = 8 * w + 2 * t; j < bc; j += 8 * warps) {
-        terms_[n++] = prow[j];
-        if (j + 1 < bc) terms_[n++] = prow[j + 1];
-      }
-      lane[t] =
-          e_.product(Site::kRowsum)
-              .sum(terms_.data(), n, 0.0, a_.idx(gi, 8 * w + t, step), a_.trace(Site::kRowsum));
+      lane[t] = lane_sum(prow, 8 * w + 2 * t, bc, 8 * warps, 0.0, a_.idx(gi, 8 * w + t, step));
     }
     const double even = a_.add_at(Site::kRowsum, lane[0], lane[2], a_.idx(gi, 8 * w + 4, step));
     const double odd = a_.add_at(Site::kRowsum, lane[1], lane[3], a_.idx(gi, 8 * w + 5, step));
     const double sum = a_.add_at(Site::kRowsum, even, odd, a_.idx(gi, 8 * w + 6, step));
     block = w == 0 ? sum : a_.add_at(Site::kRowsum, block, sum, a_.idx(gi, 16, step));
   }
-  // fma(l, alpha, block): l*alpha exactly, plus the block's sum, one rounding.
-  double ph, pl, h, l1, hi, lo;
-  two_prod(l[0], alpha, ph, pl);
-  two_sum(ph, block, h, l1);
-  two_sum(h, l1 + pl, hi, lo);
-  l[0] = a_.at_exact(Site::kRowsum, hi, lo, a_.idx(gi, 7, step));
+  l[0] = a_.fma_at(Site::kRowsum, l[0], alpha, block, a_.idx(gi, 7, step));  // fma(l, alpha, sum)
 }
 
 double OnlineSoftmax::row_sum(int64_t i) const {
@@ -190,13 +173,9 @@ double OnlineSoftmax::log_sum_exp(int64_t i, double l) const {
     case LseImpl::kFmaLog2Div:
     case LseImpl::kFmaLog2DivFull: {
       if (!shift.valid) return -kInf;
-      // fma(m, c, round(log2 l)): m*c exactly, plus the rounded log2, one rounding; then / log2e'.
+      // fma(m, c, round(log2 l)), then / log2e' (correctly rounded or as div.full).
       const double log2_l = a_.log2_at(Site::kLse, l, index + 1);
-      double ph, pl, h, l1, hi, lo;
-      two_prod(m, e_.scale_log2, ph, pl);
-      two_sum(ph, log2_l, h, l1);
-      two_sum(h, l1 + pl, hi, lo);
-      const double base2 = a_.at_exact(Site::kLse, hi, lo, index + 2);
+      const double base2 = a_.fma_at(Site::kLse, m, e_.scale_log2, log2_l, index + 2);
       if (e_.cfg.lse_impl == LseImpl::kFmaLog2DivFull) {
         return a_.div_full_at(Site::kLse, base2, e_.log2e, index);
       }

@@ -40,6 +40,10 @@ class OnlineSoftmax {
   // alpha = exp(scale (m_old - m_new)) as config.hpp's RescaleImpl computes it, then l (unless
   // rowsum_block=quad-fma, which fuses it into l's update) and orow times alpha; returns alpha.
   double rescale(int64_t i, double m_new, const RowShift& next_shift, int64_t tile, double* orow);
+  // start plus, at rowsum, the block row's columns j and j + 1 for j = first, first + stride, ...
+  // below end (one lane's columns), in order.
+  double lane_sum(const double* prow, int64_t first, int64_t end, int64_t stride, double start,
+                  uint64_t index);
   // Adds one block row of P to the 4 partial row sums: partial t takes the block's columns j
   // with (j % 8) / 2 == t, in increasing order (the columns a thread of the quad holds).
   void add_to_lanes(const double* prow, int64_t bc, double* partial, int64_t gi, int64_t tile);

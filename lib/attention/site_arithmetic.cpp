@@ -33,6 +33,26 @@ RowShift SiteArithmetic::shift_from_max(double m, int64_t i) const {
   return {};
 }
 
+double SiteArithmetic::base2_lse(double lse, int64_t i) const {
+  if (!std::isfinite(lse)) return lse;
+  const uint64_t index = e_.idx(p_, i, 0, 2);
+  const double ln2 = e_.rd(Site::kLse, std::numbers::ln2, index);
+  const double quotient = lse / ln2;
+  const double rounded = e_.rd(Site::kLse, quotient, index);
+  if (!e_.r[static_cast<int>(Site::kLse)].is_float_rne()) return rounded;
+  const float centre = static_cast<float>(rounded);
+  double best = rounded;
+  bool found = false;
+  for (const float x :
+       {std::nextafter(centre, -INFINITY), centre, std::nextafter(centre, INFINITY)}) {
+    const double reported = static_cast<double>(static_cast<float>(static_cast<double>(x) * ln2));
+    if (reported != lse) continue;
+    if (!found || std::abs(x - quotient) < std::abs(best - quotient)) best = x;
+    found = true;
+  }
+  return best;
+}
+
 double SiteArithmetic::scaled_log2(double s, uint64_t index) const {
   return mul_at(Site::kExpArg, mul_at(Site::kExpArg, s, e_.scale_rounded, index), e_.log2e,
                 index + 1);
@@ -178,14 +198,10 @@ double SiteArithmetic::prob(double s, const RowShift& shift, uint64_t index) con
       return exp2_at(Site::kExp, arg, index);
     }
     case ExpImpl::kExp2ScaledFma: {
-      // fma(t, log2e, -shift) with t = round(s*scale): t*log2e exactly, minus the shift, rounded
-      // once.
+      // fma(t, log2e, -shift) with t = round(s*scale).
       const double t = mul_at(Site::kExpArg, s, e_.scale_rounded, index);
-      double ph, pl, h, l1, hi, lo;
-      two_prod(t, e_.log2e, ph, pl);
-      two_sum(ph, -shift.offset, h, l1);
-      two_sum(h, l1 + pl, hi, lo);
-      return exp2_at(Site::kExp, at_exact(Site::kExpArg, hi, lo, index + 2), index);
+      return exp2_at(Site::kExp, fma_at(Site::kExpArg, t, e_.log2e, -shift.offset, index + 2),
+                     index);
     }
   }
   return 0.0;

@@ -45,6 +45,8 @@ def test_one_key_block_is_bit_identical_everywhere():
     ("b1h1_n512_d64_causal", {"o": 0.9995, "dq": 0.9995, "dk": 0.999, "dv": 0.9995}),
     # d = 128 (128x64 tiles), Sq != Sk, lengths no tile divides.
     ("b1h1_q200_k600_d128", {"o": 0.9995, "dq": 0.999, "dk": 0.999, "dv": 0.9995}),
+    # 16 queries: the flex-decoding kernel's 16x64 tiles with two warps over the keys.
+    ("b1h1_q16_k4096_d64", {"o": 1.0, "dq": 0.999, "dk": 1.0, "dv": 1.0}),
 ])
 def test_agreement_with_the_recording(shape, floors):
     r = compare(shape)
