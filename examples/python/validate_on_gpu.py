@@ -65,7 +65,8 @@ CASES = [
     # name, function, numerics, site overrides, backward, the device's exp2, bit-exact required
     ("sdpa_flash", sdpa_flash, "torch-flash", [], True, None, False),
     # The backward pass from the kernel's O and natural-log LSE: torch-flex's backward reads the
-    # base-2 LSE, which the natural one gives back only up to its rounding (docs/torch_kernels.md).
+    # base-2 LSE, recovered from the natural one (where two fp32 values report the same natural
+    # LSE, the nearer to lse / ln 2: docs/torch_kernels.md).
     ("flex_attention", flex, "torch-flex", [], True, triton_exp2, False),
     # Its spec states the device's ex2.approx, rcp.approx and log2f itself (device_math=sm90):
     # bit-identical on every recorded case (python/tests/test_triton_example.py), so required.

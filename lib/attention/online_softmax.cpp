@@ -74,11 +74,9 @@ double OnlineSoftmax::rescale(int64_t i, double m_new, const RowShift& next_shif
     alpha = a_.exp2_at(Site::kORescale, arg, ri);
   } else if (e_.cfg.rescale == RescaleImpl::kExp2ShiftFma) {
     // fma(-c, m_new, shift_old): m_new*c exactly, subtracted from the old shift, one rounding.
-    double ph, pl, h, l1, hi, lo;
-    two_prod(-m_new, e_.scale_log2, ph, pl);
-    two_sum(ph, shift_[i].offset, h, l1);
-    two_sum(h, l1 + pl, hi, lo);
-    alpha = a_.exp2_at(Site::kORescale, a_.at_exact(Site::kORescale, hi, lo, ri + dv + 2), ri);
+    const double arg =
+        a_.fma_at(Site::kORescale, -m_new, e_.scale_log2, shift_[i].offset, ri + dv + 2);
+    alpha = a_.exp2_at(Site::kORescale, arg, ri);
   } else {
     const double arg =
         a_.add_at(Site::kORescale, shift_[i].offset, -next_shift.offset, ri + dv + 2);
@@ -185,13 +183,9 @@ double OnlineSoftmax::log_sum_exp(int64_t i, double l) const {
     case LseImpl::kFmaLog2Div:
     case LseImpl::kFmaLog2DivFull: {
       if (!shift.valid) return -kInf;
-      // fma(m, c, round(log2 l)): m*c exactly, plus the rounded log2, one rounding; then / log2e'.
+      // fma(m, c, round(log2 l)), then / log2e' (correctly rounded or as div.full).
       const double log2_l = a_.log2_at(Site::kLse, l, index + 1);
-      double ph, pl, h, l1, hi, lo;
-      two_prod(m, e_.scale_log2, ph, pl);
-      two_sum(ph, log2_l, h, l1);
-      two_sum(h, l1 + pl, hi, lo);
-      const double base2 = a_.at_exact(Site::kLse, hi, lo, index + 2);
+      const double base2 = a_.fma_at(Site::kLse, m, e_.scale_log2, log2_l, index + 2);
       if (e_.cfg.lse_impl == LseImpl::kFmaLog2DivFull) {
         return a_.div_full_at(Site::kLse, base2, e_.log2e, index);
       }
