@@ -32,7 +32,9 @@ void Head::forward_flash() {
       chain_open = false;
     };
     softmax.start(i0, br);
+    int64_t tile_end = 0;  // one past the last tile visited: the final promotion's index
     for (const int64_t tile : key_tiles(i0, i1)) {
+      tile_end = tile + 1;
       const int64_t j0 = tile * bc_max, j1 = std::min(nk, j0 + bc_max), bc = j1 - j0;
       scores(i0, i1, j0, j1, s.data(), tile);
       for (int64_t i = 0; i < br; ++i) {
@@ -60,7 +62,7 @@ void Head::forward_flash() {
         }
       }
     }
-    if (chain_open) promote_chain(tile);
+    if (chain_open) promote_chain(tile_end);
     if (e_.cfg.p_scale != 1.0) {  // P was cast times p_scale
       for (int64_t x = 0; x < br * dv; ++x) {
         acc[x] =
