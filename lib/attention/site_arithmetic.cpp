@@ -180,7 +180,12 @@ double SiteArithmetic::prob(double s, const RowShift& shift, uint64_t index) con
       return exp_rounded(Site::kExp, arg, index, /*base2=*/false);
     }
     case ExpImpl::kExp2Fma: {
-      // fma(s, c, -mc): s*c exactly, minus mc, one rounding.
+      // fma(s, c, -mc): s*c exactly, minus mc, one rounding. With an infinite or NaN operand the
+      // double fma is that result (TwoSum's error terms would be NaN where it is an infinity).
+      if (!std::isfinite(s) || !std::isfinite(e_.scale_log2) || !std::isfinite(shift.offset)) {
+        return exp2_at(Site::kExp,
+                       at(Site::kExpArg, std::fma(s, e_.scale_log2, -shift.offset), index), index);
+      }
       double ph, pl, h, l1, hi, lo;
       two_prod(s, e_.scale_log2, ph, pl);
       two_sum(ph, -shift.offset, h, l1);
