@@ -46,7 +46,8 @@ constexpr PresetInfo kPresets[] = {
      "a run of fewer heads than the real problem); backward: D by 8 threads per row and a "
      "butterfly, query "
      "blocks last to first, dQ per key block added in fp32, lse * fp32(log2 e), dQ and dK scaled "
-     "in fp32 then cast. Agreement with PyTorch 2.11 on an H100 per shape: docs/torch_kernels.md"},
+     "in fp32 then cast; the H100's ex2.approx and __logf (device_math=sm90). Agreement with "
+     "PyTorch 2.11 on an H100 per shape: docs/torch_kernels.md"},
     {"cuda-fa2",
      "simprec's own CUDA FlashAttention-2 kernels (plugin flash_gpu): fa2 with mma.sync "
      "tensor-core models for every product (fp8 included), the row sum as four partial sums "
@@ -79,7 +80,7 @@ constexpr PresetInfo kPresets[] = {
      "head dimension (128x128 for d <= 64, 64x64 for d <= 96, else 128x64); causal through the "
      "128x128 block mask (the diagonal block first); backward: P recomputed from the base-2 "
      "LSE, D = rowsum(dO o O), dQ, dK, dV chained in increasing order, dQ and dK scaled in fp32 "
-     "then cast"},
+     "then cast; the H100's ex2.approx (device_math=sm90)"},
 };
 
 // paper B gives no SRAM size; 16384 elements (64 KiB of fp32) gives FlashAttention-1's 64 x 64
@@ -189,6 +190,10 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
     c.dq_mode = DqMode::kBlockPartials;
     c.grad_scale = GradScale::kFp32ThenCast;
     c.lse_log2e = LseLog2e::kFp32Log2e;
+    // The H100's ex2.approx.ftz and __logf, measured exhaustively (emulation/device_math/):
+    // bit-identical O, LSE and gradients on tests/data/torch_sdpa, O on every one-split shape
+    // of tests/data/torch_kernels.
+    c.device_math = DeviceMath::kSm90;
   } else if (name == "torch-flex") {
     // The Triton templates of torch/_inductor/kernel/flex (flex_attention.py and
     // flex_backward.py) as generated for an H100: forward_block_mn's arithmetic, the block
@@ -204,6 +209,8 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
     c.tile_rule = TileRule::kFlexSm90;
     c.grad_scale = GradScale::kFp32ThenCast;
     c.delta_sum = DeltaSum::kTriton;
+    // Triton's tl.exp2 is the H100's ex2.approx.ftz (emulation/device_math/).
+    c.device_math = DeviceMath::kSm90;
   } else if (name == "cuda-fa2") {
     c = make_preset("fa2", f);
     c.preset = "cuda-fa2";
