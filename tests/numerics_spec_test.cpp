@@ -122,7 +122,8 @@ TEST(NumericsSpec, BadSpecsNameTheOffendingItem) {
   expect_error("fa2,sr-p-tiled:3", "must divide 32");
   expect_error("fa2,tile=0x64", "tile '0x64' is not a tile size");
   expect_error("fa2,tile=64", "expected BRxBC");
-  expect_error("fa2,rescale=fast", "unknown rescale 'fast' (known: exact, exp2-shift, exp2-diff)");
+  expect_error("fa2,rescale=fast",
+               "unknown rescale 'fast' (known: exact, exp2-shift, exp2-diff, exp2-shift-fma)");
   expect_error("fa2,p_cast=bf17", "bf17");
   expect_error("fa2,format=bf17", "bf17");
   expect_error("fa2,hp", "hp takes a site");

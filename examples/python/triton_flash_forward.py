@@ -1,20 +1,34 @@
 """A small FlashAttention-2 forward in Triton: the stand-in for "your own Triton kernel" that
 scripts/gpu_python_check.sh validates with simprec.validate.
 
-Its numerics, step by step (what a numerics description of it has to say):
-- S = Q K^T per 64x64 tile by tl.dot, bf16 or fp16 inputs, fp32 accumulation (tensor cores);
-- the row max m of the scaled scores; c = scale * log2(e) rounded to fp32 once;
-- P = exp2(S * c - m * c): the shift m*c rounded to fp32; Triton contracts S*c - shift into
-  one fma by default (the fa2 preset's exp_impl exp2-fma); exp2 by the GPU's ex2.approx
-  (tl.exp2), not correctly rounded;
-- alpha = exp2(shift_old - shift_new), the difference of the two rounded shifts (the fa2
-  preset with rescale=exp2-shift), rescales the row sum l and the accumulator;
-- l += rowsum(P) in fp32 (Triton's reduction tree), O += P V with P cast to the input dtype and
-  fp32 accumulation;
-- O / l rounded to fp32, then cast once to the input dtype; LSE = (m * c + log2(l)) / log2(e).
-The fa2 preset states most of this; the row-sum tree, the rescale and ex2.approx are what a
-bit-exact description must add, and the validation says how close it is. Not run on a GPU by
-its author: scripts/gpu_python_check.sh is its first test.
+Its numerics, step by step, as the PTX Triton 3.6 generates for the H100 shows them (what a
+numerics description of it has to say; the spec item that says each in brackets):
+- S = Q K^T per 64x64 tile by tl.dot: bf16 (or fp16) wgmma.m64n64k16, fp32 accumulators, four
+  k16 steps chained from zero (s=fp32:rne:tc:sm90-wgmma-bf16, tile=64x64);
+- the row max m (exact in any order); c = scale * log2(e) rounded to fp32 once by the caller;
+  shift = round(m * c);
+- P = ex2.approx.ftz(fma(c, S, -shift)): Triton contracts S*c - shift into one fma (fa2's
+  exp_impl exp2-fma) and tl.exp2 is the GPU's ex2.approx, not correctly rounded
+  (device_math=sm90: ex2.approx.ftz on every fp32 argument, measured exhaustively);
+- alpha = ex2.approx(fma(-c, m_new, shift_old)): the contraction reaches the new shift's
+  product, so the argument is shift_old - m_new * c with the product exact, rounded once; when
+  the max stays it is the rounding error of m * c, not zero, so alpha can differ from 1 after any
+  key block but the first (rescale=exp2-shift-fma);
+- l = fma(l, alpha, rowsum(P)): tl.sum over the wgmma accumulator layout (each thread adds its
+  16 columns of the row in order, columns 8i + 2t and 8i + 2t + 1 of lane t, then the quad's 4
+  lanes combine by shuffles, offset 2 then 1) and l * alpha + sum contracted
+  (rowsum_block=quad-fma);
+- O accumulates P V with P cast to the input dtype (round to nearest even) by wgmma into
+  acc * alpha, which is rounded first (fa2's pv_acc, fused; pv_acc=fp32:rne:tc:sm90-wgmma-bf16);
+- O = acc / l as div.full.f32, i.e. round(acc * rcp.approx(l)), then cast once to the input
+  dtype (norm=div-full);
+- LSE = (m * c + log2(l)) / 1.4426950408889634: fma(c, m, log2f(l)) with libdevice's log2f
+  (tl.log2; no lg2.approx), then div.full.f32 by 1.442695f (lse_impl=fma-log2-div-full with
+  device_math=sm90).
+The numerics spec that says all of this is TRITON_FLASH_FORWARD_SPEC in
+triton_flash_forward_numerics.py. It reproduces every bit of O and of the LSE that this kernel
+gave on an H100 in the six recorded cases of tests/data/triton_example
+(python/tests/test_triton_example.py; docs/python.md).
 """
 
 import math

@@ -30,6 +30,10 @@ std::string_view to_string(ExpImpl e) {
       return "exp2-fma";
     case ExpImpl::kExp2:
       return "exp2";
+    case ExpImpl::kExp2Scaled:
+      return "exp2-scaled";
+    case ExpImpl::kExp2ScaledFma:
+      return "exp2-scaled-fma";
   }
   return "?";
 }
@@ -47,16 +51,20 @@ std::string_view to_string(RescaleImpl r) {
       return "exp2-shift";
     case RescaleImpl::kExp2Diff:
       return "exp2-diff";
+    case RescaleImpl::kExp2ShiftFma:
+      return "exp2-shift-fma";
   }
   return "?";
 }
 
 ExpImpl parse_exp_impl(std::string_view text) {
-  for (ExpImpl e : {ExpImpl::kExact, ExpImpl::kNatural, ExpImpl::kExp2Fma, ExpImpl::kExp2}) {
+  for (ExpImpl e : {ExpImpl::kExact, ExpImpl::kNatural, ExpImpl::kExp2Fma, ExpImpl::kExp2,
+                    ExpImpl::kExp2Scaled, ExpImpl::kExp2ScaledFma}) {
     if (to_string(e) == text) return e;
   }
   throw std::invalid_argument("unknown exp implementation '" + std::string(text) +
-                              "' (known: exact, natural, exp2-fma, exp2)");
+                              "' (known: exact, natural, exp2-fma, exp2, exp2-scaled, "
+                              "exp2-scaled-fma)");
 }
 
 Algorithm parse_algorithm(std::string_view text) {

@@ -27,7 +27,21 @@ enum class Algorithm : uint8_t { kStandard, kFlash };
 //   kExp2Fma: c = fp32(scale*log2 e); a = fma(S, c, -round(m*c)), one rounding; P = exp2(a)
 //            (FlashAttention-2 upstream; the max element need not give exactly 1)
 //   kExp2:   a = round(S*c) - round(m*c), two roundings; P = exp2(a) (PyTorch's vendored FA2)
-enum class ExpImpl : uint8_t { kExact, kNatural, kExp2Fma, kExp2 };
+//   kExp2Scaled: u(x) = round(round(x*scale')*log2e') with scale' and log2e' = log2(e) rounded
+//            at exp_arg; a = round(u(S) - u(m)); P = exp2(a) (Triton's FlexAttention: the
+//            score times SM_SCALE, then times RCP_LN2, then the max subtracted)
+//   kExp2ScaledFma: as kExp2Scaled with the last product and the subtraction fused:
+//            a = fma(round(S*scale'), log2e', -u(m)), one rounding (LLVM's contraction of it)
+enum class ExpImpl : uint8_t { kExact, kNatural, kExp2Fma, kExp2, kExp2Scaled, kExp2ScaledFma };
+
+// True for the exp implementations that evaluate exp2 of an argument in base 2.
+inline bool is_exp2(ExpImpl e) {
+  return e != ExpImpl::kExact && e != ExpImpl::kNatural;
+}
+// True for the exp2 implementations whose row shift is u(m) (kExp2Scaled, kExp2ScaledFma).
+inline bool is_exp2_scaled(ExpImpl e) {
+  return e == ExpImpl::kExp2Scaled || e == ExpImpl::kExp2ScaledFma;
+}
 
 // kFused: O accumulates across key/value blocks in the pv_acc accumulator (FA2).
 // kPerBlock: each block's P.V is rounded at pv_acc, then added to O at o_update (paper A).
@@ -48,13 +62,23 @@ enum class NormMode : uint8_t { kReciprocal, kDivide, kDivFull };
 //   kExp2Diff:  alpha = exp2(round(round(m_old - m_new) * c)), the difference of the raw maxima
 //               and its product with c each rounded at o_rescale, then exp2 at o_rescale: what
 //               FlashAttention-2's softmax_rescale_o computes. Needs exp_impl exp2-fma or exp2.
-enum class RescaleImpl : uint8_t { kExact, kExp2Shift, kExp2Diff };
+//   kExp2ShiftFma: alpha = exp2(round(shift_old - m_new * c)), the new shift's product exact
+//               (fma(-c, m_new, shift_old), as Triton contracts exp2(shift_old - m_new * c)),
+//               rounded at o_rescale, then exp2 at o_rescale. The argument is the rounding error
+//               of m*c, not zero, when the max did not grow, so l and O are rescaled after every
+//               key block but the first. Needs an exp2 exp_impl.
+enum class RescaleImpl : uint8_t { kExact, kExp2Shift, kExp2Diff, kExp2ShiftFma };
 
 // How a key block's P enters flash attention's row sum l (rowsum_lanes = 1 only): kRunning adds
 // the block's columns to l in order; kWarpGroups sums each group of 32 columns in 4 lanes from
 // zero (lane t: columns j with (j % 8) / 2 == t), combines them (l0 + l1) + (l2 + l3) and adds the
-// groups to l in order (the memory-efficient kernel's iterative_softmax).
-enum class RowsumBlock : uint8_t { kRunning, kWarpGroups };
+// groups to l in order (the memory-efficient kernel's iterative_softmax); kQuadFma sums the
+// block's columns in 4 lanes from zero (lane t: columns j with (j % 8) / 2 == t, in order),
+// combines them (l0 + l2) + (l1 + l3) and updates l = fma(l, alpha, block sum) with one rounding,
+// alpha the block's rescale factor (1 when the max did not grow): Triton's tl.sum over an MMA
+// accumulator layout (a thread's columns in order, then the quad's shuffles) and the contracted
+// l_i * alpha + sum of FlexAttention.
+enum class RowsumBlock : uint8_t { kRunning, kWarpGroups, kQuadFma };
 
 // How flash attention's forward pass forms the LSE from the row max m and the row sum l, each
 // rounding at lse:
@@ -63,8 +87,46 @@ enum class RowsumBlock : uint8_t { kRunning, kWarpGroups };
 //   kShiftDivLog2e: round(round(shift / log2e') + round(log l)) with shift = round(m*c) the exp2
 //                  shift and log2e' = log2(e) rounded at exp_arg: the memory-efficient kernel's
 //                  mi / kLog2e + logf(s_prime). Needs an exp2 exp_impl (else kExact).
-// The device's __logf and logf are approximations; log here is libm's, rounded at lse.
-enum class LseImpl : uint8_t { kExact, kFmaLog, kShiftDivLog2e };
+//   kLog2:         the base-2 LSE lse2 = round(u(m) + round(log2 l)) (u(m) the row shift of
+//                  exp2-scaled), reported as round(lse2 * ln2') with ln2' = ln 2 rounded at lse:
+//                  FlexAttention's m_i + log2(l_i), which torch multiplies by ln 2 in fp32. The
+//                  backward pass recomputes P from lse2: the forward's of the same run, or from a
+//                  given LSE the fp32 value that reports it (SiteArithmetic::base2_lse). Needs
+//                  exp_impl exp2-scaled or exp2-scaled-fma.
+//   kFmaLog2Div:   round(round(fma(m, c, round(log2 l))) / log2e'), c = scale*log2(e) and log2e'
+//                  rounded at exp_arg: (m * c + log2(l)) / log2(e) with the product contracted, as
+//                  Triton compiles it (examples/python/triton_flash_forward.py).
+//   kFmaLog2DivFull: kFmaLog2Div with the division as the H100's div.full.f32, which Triton
+//                  emits for fp32 `/`: round(x * rcp.approx(log2e')) (emulation/device_math).
+// The device's __logf, logf and lg2.approx are approximations; log and log2 here are libm's,
+// rounded at lse, except with device_math=sm90 at an fp32 lse site: log is __logf, and the log2
+// of fma-log2-div(-full) libdevice's log2f (what tl.log2 compiles to), both bit-exact.
+enum class LseImpl : uint8_t {
+  kExact,
+  kFmaLog,
+  kShiftDivLog2e,
+  kLog2,
+  kFmaLog2Div,
+  kFmaLog2DivFull
+};
+
+// Which key blocks a causal flash pass visits in which order:
+//   kNone:          ascending key blocks up to the diagonal.
+//   kDiagonalFirst: FlexAttention's causal block mask (sparse blocks of 128 x 128): for each query
+//                   block, the key blocks of the partial (diagonal) sparse block first, then the
+//                   full sparse blocks in increasing order; in the backward pass dQ sees the key
+//                   blocks in that order and dK, dV the query blocks in increasing order.
+enum class BlockMask : uint8_t { kNone, kDiagonalFirst };
+inline constexpr int64_t kSparseBlock = 128;  // FlexAttention's default BLOCK_SIZE
+
+// How the tile is chosen: kFixed, block_rows x block_cols as given; kFlexSm90, as PyTorch 2.11's
+// FlexAttention forward picks on sm_90 (read from the kernels torch.compile generated on an
+// H100): by head dimension, d <= 64: 128x128, d <= 96: 64x64, otherwise 128x64; and with fewer
+// than 128 queries the flex-decoding kernel: max(16, Sq rounded up to a power of two) x 64 tiles,
+// two warps side by side over each key block (rowsum_warps = 2). Its 264 key splits leave every
+// key in the first split at the recorded shapes (the split's length rounds up to a multiple of
+// the sparse block), so its combination step multiplies by exp2(0) = 1 and adds zeros: exact.
+enum class TileRule : uint8_t { kFixed, kFlexSm90 };
 
 std::string_view to_string(Algorithm a);
 std::string_view to_string(ExpImpl e);
@@ -97,13 +159,17 @@ enum class DeltaMode : uint8_t { kFromOutput, kFromDpP };
 // The order in which a flash backward kernel adds the products of D = rowsum(dO o O), each
 // addition rounded at d (kFromOutput only):
 //   kSequential: one dot product over the row in column order (d's accumulation model).
-//   kFa2:        FlashAttention-2's dot_do_o: T = G/8 threads per row, G = 128, 64 or 32 (the
-//                largest that divides dv); thread t sums, in column order from zero, the chunks of
-//                8 columns c with c % T == t; then a butterfly all-reduce with offsets T/2, ..., 1.
+//   kFa2:        FlashAttention-2's dot_do_o: T = G/8 threads per row, G = 64 when dv is a
+//                multiple of 64, else 32 (the backward traits' kBlockKSmem); thread t sums, in
+//                column order from zero, the chunks of 8 columns c with c % T == t; then a
+//                butterfly all-reduce with offsets T/2, ..., 1.
 //   kMemEff:     the memory-efficient kernel's computeDelta: T = Bc/32 threads per row (its
 //                128 threads per 64 queries at 64x64 tiles), chunks of 8 columns (1 when dv is not
 //                a multiple of 8) dealt out the same way; the butterfly's offsets are 1, ..., T/2.
-enum class DeltaSum : uint8_t { kSequential, kFa2, kMemEff };
+//   kTriton:     a Triton reduction over the row padded to a power of two P: P/8 threads per row,
+//                thread t sums columns [8t, 8t + 8) in order from zero, then a butterfly with
+//                offsets P/16, ..., 1 (FlexAttention's delta kernel: 8 bf16 per thread).
+enum class DeltaSum : uint8_t { kSequential, kFa2, kMemEff, kTriton };
 
 // The order of the flash backward pass over (key/value block, query block) pairs, which fixes the
 // order in which dK and dV accumulate over query blocks and dQ over key blocks:
@@ -166,6 +232,16 @@ enum class FlashState : uint8_t { kRunning, kNormalised };
 // paper's rule); kSwapped Br = c, Bc = min(c, d); kSquare Br = Bc = c.
 enum class BlockOrder : uint8_t { kPaper, kSwapped, kSquare };
 
+// The forward pass's order over a query block's key blocks: kAscending, or kDescending (last to
+// first, as FlashAttention-2's compute_attn_1rowblock runs them).
+enum class KeyOrder : uint8_t { kAscending, kDescending };
+
+// Whose kernel selection picks, from the shape (head dimension, Sq, Sk, causal, B*H against the
+// multiprocessors), what the configuration leaves automatic: the tiles (block_rows = 0), the
+// backward tiles (bwd_block_rows = 0) and the forward pass's key splits (kv_splits = 0); see
+// lib/attention/dispatch.hpp. kNone: the backward tile is the forward one, one split.
+enum class Dispatch : uint8_t { kNone, kTorchFlash, kTorchEfficient };
+
 struct AttentionConfig {
   std::string preset = "fp64";
   Format low_precision = formats::fp64;  // the preset's format parameter; also the I/O format
@@ -208,14 +284,33 @@ struct AttentionConfig {
   // exact arithmetic, the row keeps the max it uses (m_used) and nothing is rescaled, so P may
   // exceed 1 (up to 2^threshold). 0: rescale whenever the max grows.
   double lazy_rescale = 0.0;
+  // rowsum_block=quad-fma over this many warps (1 or 2): with 2, warp w holds the key block's
+  // columns j with (j / 8) % 2 == w (an mma.sync layout with two warps along the keys), each warp's
+  // lanes are combined as with one, and the block sum is W0 + W1.
+  int rowsum_warps = 1;
+  BlockMask block_mask = BlockMask::kNone;
+  TileRule tile_rule = TileRule::kFixed;
   std::array<SiteSpec, kSiteCount> sites{};
-  int block_rows = 64;  // Br
+  int block_rows = 64;  // Br (0 with block_cols 0: the dispatch's tile)
   int block_cols = 64;  // Bc
   FlashState flash_state = FlashState::kRunning;
   // > 0: the tile comes from FlashAttention-1's rule for an SRAM of this many elements and the
   // head dimension (block_order; with_sram_tile), replacing block_rows and block_cols.
   int64_t sram = 0;
   BlockOrder block_order = BlockOrder::kPaper;
+  // The flash backward pass's tile; 0: the dispatch's, or the forward tile without one.
+  int bwd_block_rows = 0;
+  int bwd_block_cols = 0;
+  KeyOrder key_order = KeyOrder::kAscending;
+  Dispatch dispatch = Dispatch::kNone;
+  // The forward pass's key/value splits (FlashAttention-2's split-KV kernel: each split runs
+  // the online softmax over its share of the key blocks and writes O and LSE in fp32, a combine
+  // kernel merges them; lib/attention/dispatch.hpp). 0: the dispatch's heuristic.
+  int kv_splits = 1;
+  // The whole problem's batch x heads and the GPU's multiprocessors, which the dispatch weighs
+  // (a run may emulate a few heads of a larger batch); batch_heads 0: the run's own B*H.
+  int batch_heads = 0;
+  int sms = 132;
   bool causal = false;
   std::optional<double> scale;  // default 1/sqrt(d)
   BetaRowmax beta_rowmax;

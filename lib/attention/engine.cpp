@@ -5,13 +5,14 @@
 #include <stdexcept>
 #include <string>
 
+#include "lib/attention/dispatch.hpp"
+
 namespace simprec::attention {
 
 Engine::Engine(const AttentionConfig& config, const AttentionShape& s) : cfg(config), shape(s) {
   check_structure(config);
   scale = softmax_scale(config, s);
   lanes = config.rowsum_lanes;
-  const auto is_exp2 = [](ExpImpl e) { return e == ExpImpl::kExp2Fma || e == ExpImpl::kExp2; };
   const bool exp2_impl =
       is_exp2(config.exp_impl) || is_exp2(config.bwd_exp_impl.value_or(config.exp_impl));
   device_exp2 = config.exp2_table && exp2_impl;
@@ -29,6 +30,7 @@ Engine::Engine(const AttentionConfig& config, const AttentionShape& s) : cfg(con
     }
   }
   scale_log2 = rd(Site::kExpArg, scale * std::numbers::log2e);
+  scale_rounded = rd(Site::kExpArg, scale);
   log2e = rd(Site::kExpArg, std::numbers::log2e);
   bwd_exp_impl = config.bwd_exp_impl.value_or(config.exp_impl);
   rows_max = std::max(s.nq, s.nk);
@@ -37,13 +39,19 @@ Engine::Engine(const AttentionConfig& config, const AttentionShape& s) : cfg(con
   // Two-level accumulation rescales its chain with column 4 of a row.
   const bool small_columns = lanes > 1 || config.pv_promote_blocks > 0;
   cols_max = std::max({s.nq, s.nk, s.d, s.dv, small_columns ? int64_t{8} : int64_t{0}}) + 1 +
-             (config.rowsum_block == RowsumBlock::kWarpGroups ? 8 : 0);
-  const int64_t tiles =
-      std::max(s.nq, s.nk) / std::max(1, std::min(config.block_rows, config.block_cols)) + 2;
+             (config.rowsum_block != RowsumBlock::kRunning ? 17 : 0);
+  const auto [bwd_rows, bwd_cols] = backward_tile(config);
+  const int64_t smallest =
+      std::min<int64_t>({config.block_rows, config.block_cols, bwd_rows, bwd_cols});
+  const int64_t tiles = std::max(s.nq, s.nk) / std::max<int64_t>(1, smallest) + 2;
   steps_max = static_cast<uint64_t>(tiles) * (std::max<int64_t>({s.nq, s.nk, s.d, s.dv}) + 2) + 16;
 }
 
 void Engine::check_structure(const AttentionConfig& c) {
+  if (c.rowsum_warps != 1 && c.rowsum_warps != 2) {
+    throw std::invalid_argument("rowsum_warps must be 1 or 2, not " +
+                                std::to_string(c.rowsum_warps));
+  }
   if (c.rowsum_lanes != 1 && c.rowsum_lanes != 4) {
     throw std::invalid_argument("rowsum_lanes must be 1 or 4, not " +
                                 std::to_string(c.rowsum_lanes));
@@ -63,10 +71,10 @@ void Engine::check_structure(const AttentionConfig& c) {
   if (c.rowsum_lanes != 1 && c.pv_mode == PvMode::kPerBlock) {
     throw std::invalid_argument("rowsum_lanes=4 needs pv_mode=fused");
   }
-  if (c.rescale != RescaleImpl::kExact && c.exp_impl != ExpImpl::kExp2Fma &&
-      c.exp_impl != ExpImpl::kExp2) {
+  if (c.rescale != RescaleImpl::kExact && !is_exp2(c.exp_impl)) {
     throw std::invalid_argument("rescale=" + std::string(to_string(c.rescale)) +
-                                " needs exp_impl exp2-fma or exp2, not " +
+                                " needs an exp2 exp_impl (exp2-fma, exp2, exp2-scaled, "
+                                "exp2-scaled-fma), not " +
                                 std::string(to_string(c.exp_impl)));
   }
   if (c.flash_state == FlashState::kNormalised &&
@@ -75,6 +83,22 @@ void Engine::check_structure(const AttentionConfig& c) {
     throw std::invalid_argument(
         "flash_state=normalised (FlashAttention-1) forms its own tile sums and rescales: it "
         "needs pv_mode=fused, rowsum_lanes=1, rowsum_block=running and rescale=exact");
+  }
+  if (c.rowsum_block == RowsumBlock::kQuadFma &&
+      (c.rowsum_lanes != 1 || c.pv_mode == PvMode::kPerBlock)) {
+    throw std::invalid_argument("rowsum_block=quad-fma needs rowsum_lanes=1 and pv_mode=fused");
+  }
+  if (c.block_mask == BlockMask::kDiagonalFirst &&
+      (kSparseBlock % c.block_rows != 0 || kSparseBlock % c.block_cols != 0)) {
+    throw std::invalid_argument("block_mask=diagonal-first needs a tile that divides " +
+                                std::to_string(kSparseBlock) + "x" + std::to_string(kSparseBlock) +
+                                ", not " + std::to_string(c.block_rows) + "x" +
+                                std::to_string(c.block_cols));
+  }
+  if (c.lse_impl == LseImpl::kLog2 && !is_exp2_scaled(c.exp_impl)) {
+    throw std::invalid_argument(
+        "lse_impl=log2 needs exp_impl exp2-scaled or exp2-scaled-fma, not " +
+        std::string(to_string(c.exp_impl)));
   }
   const SiteSpec& p_cast = c.site(Site::kPCast);
   if (c.tiled_random && p_cast.rounding.mode == RoundingMode::kStochastic &&

@@ -17,8 +17,9 @@ struct Engine {
   const AttentionConfig& cfg;
   AttentionShape shape;
   double scale;
-  double scale_log2;  // c = scale*log2(e) rounded at exp_arg
-  double log2e;       // log2(e) rounded at exp_arg
+  double scale_log2;     // c = scale*log2(e) rounded at exp_arg
+  double log2e;          // log2(e) rounded at exp_arg
+  double scale_rounded;  // the softmax scale rounded at exp_arg (exp2-scaled's SM_SCALE)
   ExpImpl bwd_exp_impl;
   std::array<SiteRounder, kSiteCount> r;
   std::vector<ProductSite> products;  // indexed through product_index

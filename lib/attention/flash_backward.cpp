@@ -6,19 +6,31 @@
 #include <utility>
 #include <vector>
 
+#include "lib/attention/dispatch.hpp"
 #include "lib/attention/head.hpp"
 
 namespace simprec::attention {
 
 void Head::backward_flash() {
   const int64_t nq = s_.nq, nk = s_.nk, d = s_.d, dv = s_.dv;
-  const int64_t br_max = e_.cfg.block_rows, bc_max = e_.cfg.block_cols;
+  const auto tile_size = backward_tile(e_.cfg);
+  const int64_t br_max = tile_size.first, bc_max = tile_size.second;
   const std::vector<double> vt = transpose(v_, nk, dv);
   std::vector<double> s(br_max * bc_max), p(br_max * bc_max), pc_t(bc_max * br_max),
       dp(br_max * bc_max), ds(br_max * bc_max), ds_t(bc_max * br_max);
   std::vector<double> dq_acc(nq * d, 0.0), dk_acc, dv_acc;
   std::vector<RowShift> shift(nq);
-  for (int64_t i = 0; i < nq; ++i) shift[i] = shift_from_lse(lse_[i], i);
+  // FlexAttention's backward reads the forward's base-2 LSE (a row with every key masked: 0);
+  // from a given natural LSE, the base-2 value that reports it.
+  const bool base2 = e_.cfg.lse_impl == LseImpl::kLog2 && is_exp2_scaled(e_.bwd_exp_impl);
+  for (int64_t i = 0; i < nq; ++i) {
+    if (!base2) {
+      shift[i] = shift_from_lse(lse_[i], i);
+      continue;
+    }
+    const double lse2 = lse2_.empty() ? base2_lse(lse_[i], i) : lse2_[i];
+    shift[i] = RowShift{lse2 == -kInf ? 0.0 : lse2, true, e_.bwd_exp_impl};
+  }
   // Preprocess: D per query row.
   if (e_.cfg.delta_mode == DeltaMode::kFromOutput) {
     for (int64_t i = 0; i < nq; ++i) delta_[i] = delta_from_output(i);
@@ -115,10 +127,15 @@ double Head::delta_from_output(int64_t i) const {
   }
   int threads = 1, chunk = 8;
   if (e_.cfg.delta_sum == DeltaSum::kFa2) {
-    const int64_t g = dv % 128 == 0 ? 128 : dv % 64 == 0 ? 64 : 32;
+    const int64_t g = dv % 64 == 0 ? 64 : 32;
     threads = static_cast<int>(g / 8);
+  } else if (e_.cfg.delta_sum == DeltaSum::kTriton) {
+    // The row padded to a power of two; the padding's threads hold zeros.
+    int64_t padded = 8;
+    while (padded < dv) padded *= 2;
+    threads = static_cast<int>(padded / 8);
   } else {
-    threads = std::max(1, e_.cfg.block_cols / 32);
+    threads = static_cast<int>(std::max<int64_t>(1, backward_tile(e_.cfg).second / 32));
     if (dv % 8 != 0) chunk = 1;
   }
   std::vector<double> partial(threads), a, b;
@@ -139,7 +156,7 @@ double Head::delta_from_output(int64_t i) const {
   // Butterfly all-reduce: after each step thread t holds its value plus thread (t ^ offset)'s.
   std::vector<int> offsets;
   for (int o = 1; o < threads; o *= 2) offsets.push_back(o);
-  if (e_.cfg.delta_sum == DeltaSum::kFa2) std::reverse(offsets.begin(), offsets.end());
+  if (e_.cfg.delta_sum != DeltaSum::kMemEff) std::reverse(offsets.begin(), offsets.end());
   std::vector<double> next(threads);
   for (size_t k = 0; k < offsets.size(); ++k) {
     for (int t = 0; t < threads; ++t) {
@@ -163,16 +180,36 @@ void Head::recompute_p(int64_t i0, int64_t i1, int64_t j0, int64_t j1, double* s
 }
 
 std::vector<std::pair<int64_t, int64_t>> Head::backward_schedule() const {
-  const int64_t br_max = e_.cfg.block_rows, bc_max = e_.cfg.block_cols;
+  const auto tile_size = backward_tile(e_.cfg);
+  const int64_t br_max = tile_size.first, bc_max = tile_size.second;
   const int64_t q_tiles = (s_.nq + br_max - 1) / br_max, k_tiles = (s_.nk + bc_max - 1) / bc_max;
   QueryOrder order = e_.cfg.query_order;
   // PyTorch's split-keys heuristic: enough parallelism and few keys run a single split.
-  if (order == QueryOrder::kSplitKeys && s_.problems() >= 256 && s_.nk <= 2 * bc_max) {
+  const int64_t batch_heads = e_.cfg.batch_heads > 0 ? e_.cfg.batch_heads : s_.problems();
+  if (order == QueryOrder::kSplitKeys && batch_heads >= 256 && s_.nk <= 2 * bc_max) {
     order = QueryOrder::kAscending;
   }
   struct Step {
     int64_t step, tile, qtile;
   };
+  if (e_.cfg.causal && e_.cfg.block_mask == BlockMask::kDiagonalFirst) {
+    // The pairs on the diagonal sparse blocks first, then the others, each by key tile and then
+    // query tile: dQ of a query tile sees its diagonal key tiles first, then the others in
+    // increasing order (its partial, then its full blocks); dK and dV of a key tile see the
+    // query tiles in increasing order.
+    std::vector<std::pair<int64_t, int64_t>> pairs;
+    for (int phase = 0; phase < 2; ++phase) {
+      for (int64_t tile = 0; tile < k_tiles; ++tile) {
+        for (int64_t qtile = 0; qtile < q_tiles; ++qtile) {
+          const int64_t i1 = std::min(s_.nq, (qtile + 1) * br_max);
+          if (tile * bc_max > i1 - 1) continue;
+          const bool diagonal = tile * bc_max / kSparseBlock == qtile * br_max / kSparseBlock;
+          if (diagonal == (phase == 0)) pairs.emplace_back(tile, qtile);
+        }
+      }
+    }
+    return pairs;
+  }
   std::vector<Step> steps;
   for (int64_t tile = 0; tile < k_tiles; ++tile) {
     const int64_t j0 = tile * bc_max;

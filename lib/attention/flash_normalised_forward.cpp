@@ -14,14 +14,6 @@
 #include "lib/attention/head.hpp"
 
 namespace simprec::attention {
-namespace {
-
-bool is_exp2(ExpImpl e) {
-  return e == ExpImpl::kExp2Fma || e == ExpImpl::kExp2;
-}
-
-}  // namespace
-
 void Head::forward_flash_normalised() {
   const int64_t nq = s_.nq, nk = s_.nk, dv = s_.dv;
   const int64_t br_max = e_.cfg.block_rows, bc_max = e_.cfg.block_cols;

@@ -35,11 +35,12 @@ bool to_floats(const double* x, int64_t n, std::vector<float>& out) {
 }
 
 // a * b rounded once to fp32 (nearest even) from the exact product hi + lo, as
-// SiteRounder::round_exact rounds it: through round-to-odd at double precision.
+// SiteRounder::round_exact rounds it: through round-to-odd at double precision, a non-finite hi
+// as it is.
 float mul_rounded(double a, double b) {
   const double hi = a * b;
   const double lo = std::fma(static_cast<double>(a), b, -hi);
-  return static_cast<float>(lo == 0.0 ? hi : SiteRounder::to_odd(hi, lo));
+  return static_cast<float>(lo == 0.0 || !std::isfinite(hi) ? hi : SiteRounder::to_odd(hi, lo));
 }
 
 // mul_rounded(x[i], b) into out[i] for i in [first, n).
@@ -59,7 +60,9 @@ void mul_rounded_from(const float* x, double b, float* out, int64_t first, int64
     const __m512d hi = _mm512_mul_pd(xd, vb);
     const __m512d lo = _mm512_fmsub_pd(xd, vb, hi);
     // to_odd where lo != 0: one step toward zero when lo points inward, then the last bit set.
-    const __mmask8 inexact = _mm512_cmp_pd_mask(lo, zero, _CMP_NEQ_UQ);
+    // fpclass 0x99: NaN, +inf or -inf.
+    const __mmask8 inexact =
+        _mm512_cmp_pd_mask(lo, zero, _CMP_NEQ_UQ) & ~_mm512_fpclass_pd_mask(hi, 0x99);
     const __mmask8 inward = inexact & (_mm512_cmp_pd_mask(hi, zero, _CMP_GT_OQ) ^
                                        _mm512_cmp_pd_mask(lo, zero, _CMP_GT_OQ));
     __m512i bits = _mm512_castpd_si512(hi);
@@ -82,12 +85,15 @@ void mul_rounded(const float* x, double b, float* out, int64_t n) {
 
 // x[i] rounded to bf16 nearest-even, as a float, in place: adding 0x7fff plus the last kept bit
 // to the bits carries into the kept half exactly when the dropped half is above the midpoint, or
-// at it with the kept half odd; subnormals and overflow to inf come out right the same way (x
-// finite).
+// at it with the kept half odd; subnormals, infinities and overflow to inf come out right the
+// same way. A NaN becomes bf16's quiet NaN 0x7fc0, as the site-by-site path rounds it: the carry
+// would turn a NaN with a large payload (the tensor-core model's 0x7fffffff) into -0 or inf, and
+// which NaN arrives here depends on the operand order the compiler picked for each CPU level.
 void round_to_bf16(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const uint32_t u = std::bit_cast<uint32_t>(x[i]);
-    x[i] = std::bit_cast<float>((u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u);
+    const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    x[i] = std::bit_cast<float>((u & 0x7fffffffu) > 0x7f800000u ? 0x7fc00000u : rounded);
   }
 }
 
@@ -249,7 +255,9 @@ struct Problem {
       for (int64_t j = 0; j < bc; ++j) {
         const float* __restrict s = st + j * br;
         float* __restrict a = arg.data() + j * br;
-        for (int64_t i = 0; i < br; ++i) a[i] = std::fmaf(s[i], c, -shift[i]);  // -inf masked
+        // A masked key's P is 0 whatever c is (-inf times a zero c would be NaN).
+        for (int64_t i = 0; i < br; ++i)
+          a[i] = s[i] == -kInf ? -kInf : std::fmaf(s[i], c, -shift[i]);
       }
       exp2_fp32(arg.data(), st, static_cast<size_t>(bc * br));
       return;

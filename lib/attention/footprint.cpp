@@ -5,6 +5,7 @@
 #include <string>
 
 #include "emulation/parallel.hpp"
+#include "lib/attention/dispatch.hpp"
 #include "lib/limits/checked_arithmetic.hpp"
 
 namespace simprec::attention {
@@ -51,7 +52,7 @@ limits::MemoryEstimate estimate_memory(const AttentionShape& s, const AttentionC
   // Per problem in flight: the reference holds Nq x Nk scores (and, backward, dS and two
   // transposes); standard attention rows of Nk scores per tile row (backward: two Nq x Nk
   // matrices); a flash tile several Br x Bc blocks; every engine float and transposed copies.
-  const AttentionConfig tiled = with_sram_tile(config, s.d);
+  const AttentionConfig tiled = resolve_dispatch(with_sram_tile(config, s.d), s);
   const int64_t br = tiled.block_rows, bc = tiled.block_cols;
   limits::MemoryEstimate reference;
   reference.add(s.nq, kDouble * uint64_t(s.nk)).times(use.backward ? 4 : 1);

@@ -60,9 +60,20 @@ class Head : private SiteArithmetic {
 
   // flash_forward.cpp
   void forward_flash();
+  // The key tiles query rows [i0, i1) visit, in order: all of them, or up to the diagonal when
+  // causal; with block_mask=diagonal-first, the diagonal sparse block's tiles first.
+  std::vector<int64_t> key_tiles(int64_t i0, int64_t i1) const;
 
   // flash_normalised_forward.cpp: FlashAttention-1's Algorithm 1 (config.hpp, FlashState).
   void forward_flash_normalised();
+
+  // Query row gi's O and LSE from its split-KV partials (split sp's O row at o_part + sp *
+  // o_stride, its LSE at lse_part[sp * lse_stride]), as FlashAttention-2's combine kernel merges
+  // them: lse = log(sum exp(lse_sp - max)) + max, O = sum exp(lse_sp - lse) O_sp in order, at
+  // the lse and o_norm sites, exp and log correctly rounded there (the device's expf and logf
+  // are not; see docs/torch_kernels.md).
+  void combine_splits(int64_t gi, int64_t splits, const double* o_part, int64_t o_stride,
+                      const double* lse_part, int64_t lse_stride);
 
   // flash_backward.cpp
   void backward_flash();
@@ -90,6 +101,9 @@ class Head : private SiteArithmetic {
   double *o_, *lse_, *row_sum_ = nullptr, *dq_ = nullptr, *dk_ = nullptr, *dv_ = nullptr,
                      *delta_ = nullptr;
   std::vector<double> kt_;
+  // lse_impl=log2: the forward pass's base-2 LSE per query row, from which the backward pass of
+  // the same run recomputes P (empty otherwise).
+  std::vector<double> lse2_;
   std::vector<float> q32_, k32_, kt32_, v32_, vt32_, do32_;
 };
 

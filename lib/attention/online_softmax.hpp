@@ -36,12 +36,19 @@ class OnlineSoftmax {
 
   // Row i's LSE from its max (its shift) and its row sum l (config.hpp, LseImpl).
   double log_sum_exp(int64_t i, double l) const;
+  // Row i's base-2 LSE of lse_impl=log2: round(shift + round(log2 l)) at lse.
+  double log2_sum_exp(int64_t i, double l) const;
 
  private:
-  // alpha = exp(scale (m_old - m_new)) as config.hpp's RescaleImpl computes it, then l and orow
-  // times alpha.
-  void rescale(int64_t i, double m_new, const RowShift& next_shift, int64_t tile, double* orow,
-               double* chain);
+  // alpha = exp(scale (m_old - m_new)) as config.hpp's RescaleImpl computes it, then l (unless
+  // rowsum_block=quad-fma, which fuses it into l's update), orow and (unless null) the two-level
+  // chain times alpha; returns alpha.
+  double rescale(int64_t i, double m_new, const RowShift& next_shift, int64_t tile, double* orow,
+                 double* chain);
+  // start plus, at rowsum, the block row's columns j and j + 1 for j = first, first + stride, ...
+  // below end (one lane's columns), in order.
+  double lane_sum(const double* prow, int64_t first, int64_t end, int64_t stride, double start,
+                  uint64_t index);
   // Adds one block row of P to the 4 partial row sums: partial t takes the block's columns j
   // with (j % 8) / 2 == t, in increasing order (the columns a thread of the quad holds).
   void add_to_lanes(const double* prow, int64_t bc, double* partial, int64_t gi, int64_t tile);
@@ -50,6 +57,10 @@ class OnlineSoftmax {
   // (j % 8) / 2 == t, in order), combined (l0 + l1) + (l2 + l3); the groups' sums are added to
   // l in order. Every addition rounds at rowsum.
   void add_warp_groups(const double* prow, int64_t bc, double* l, int64_t gi, int64_t tile);
+  // rowsum_block=quad-fma (config.hpp, RowsumBlock): the block's 4 lane sums from zero, combined
+  // (l0 + l2) + (l1 + l3), then l = fma(l, alpha, block sum), every step rounded at rowsum.
+  void add_quad_fma(const double* prow, int64_t bc, double alpha, double* l, int64_t gi,
+                    int64_t tile);
 
   const SiteArithmetic& a_;
   const Engine& e_;

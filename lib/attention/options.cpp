@@ -61,11 +61,38 @@ StructuralOption value_option(std::string_view key, std::string_view doc, std::s
   return o;
 }
 
+// An integer option in [1, max] (syntax says so); where zero_name is not empty, that word
+// stands for 0 (chosen at run time).
+StructuralOption count_option(std::string_view key, std::string_view doc,
+                              int AttentionConfig::*member, int64_t max, std::string_view syntax,
+                              std::string_view zero_name) {
+  StructuralOption o;
+  o.key = key;
+  o.doc = doc;
+  o.value_syntax = syntax;
+  o.set = [key, member, max, zero_name](AttentionConfig& c, std::string_view v) {
+    c.*member = !zero_name.empty() && v == zero_name
+                    ? 0
+                    : static_cast<int>(limits::parse_integer(v, 1, max, std::string(key)));
+  };
+  o.get = [member, zero_name](const AttentionConfig& c) {
+    return c.*member == 0 ? std::string(zero_name) : std::to_string(c.*member);
+  };
+  return o;
+}
+
+std::string tile_text(int rows, int cols) {
+  if (rows == 0 && cols == 0) return "auto";
+  return std::to_string(rows) + "x" + std::to_string(cols);
+}
+
 const std::vector<std::pair<std::string_view, ExpImpl>> kExpImpls = {
     {"exact", ExpImpl::kExact},
     {"natural", ExpImpl::kNatural},
     {"exp2-fma", ExpImpl::kExp2Fma},
-    {"exp2", ExpImpl::kExp2}};
+    {"exp2", ExpImpl::kExp2},
+    {"exp2-scaled", ExpImpl::kExp2Scaled},
+    {"exp2-scaled-fma", ExpImpl::kExp2ScaledFma}};
 
 std::string number_text(double v) {
   char buffer[64];
@@ -83,7 +110,9 @@ std::vector<StructuralOption> make_structural_options() {
       "exp_impl",
       "how P = exp(scale (S - m)) is formed: exact (argument in double), natural (argument "
       "rounded at exp_arg, then exp), exp2-fma (fma(S, c, -round(m c)), then exp2), exp2 "
-      "(round(S c) - round(m c), then exp2)",
+      "(round(S c) - round(m c), then exp2), exp2-scaled (u(x) = round(round(x scale) log2 e) "
+      "with both constants rounded; round(u(S) - u(m)), then exp2: Triton's FlexAttention), "
+      "exp2-scaled-fma (fma(round(S scale), log2 e, -u(m)), then exp2)",
       &AttentionConfig::exp_impl, kExpImpls, true));
   t.push_back(enum_option<PvMode>(
       "pv_mode",
@@ -103,39 +132,68 @@ std::vector<StructuralOption> make_structural_options() {
   t.push_back(enum_option<RescaleImpl>(
       "rescale",
       "alpha when the row max grows: exact, exp2-shift (exp2 of the difference of the exponent "
-      "shifts), exp2-diff (exp2(round(m_old - m_new) c), FA2's softmax_rescale_o)",
+      "shifts), exp2-diff (exp2(round(m_old - m_new) c), FA2's softmax_rescale_o), exp2-shift-fma "
+      "(exp2(fma(-c, m_new, shift_old)), after every key block: Triton's contraction)",
       &AttentionConfig::rescale,
       {{"exact", RescaleImpl::kExact},
        {"exp2-shift", RescaleImpl::kExp2Shift},
-       {"exp2-diff", RescaleImpl::kExp2Diff}}));
+       {"exp2-diff", RescaleImpl::kExp2Diff},
+       {"exp2-shift-fma", RescaleImpl::kExp2ShiftFma}}));
+  t.push_back(enum_option<int>("rowsum_warps",
+                               "rowsum_block=quad-fma over 1 warp or 2 (warp w: the block's "
+                               "columns j with (j / 8) % 2 == w; "
+                               "block sum W0 + W1)",
+                               &AttentionConfig::rowsum_warps, {{"1", 1}, {"2", 2}}));
+  t.push_back(enum_option<BlockMask>(
+      "block_mask",
+      "the key blocks a causal flash pass visits: none (ascending up to the diagonal) or "
+      "diagonal-first (FlexAttention's 128x128 causal block mask: the diagonal sparse block, "
+      "then the full ones ascending; dQ in that order)",
+      &AttentionConfig::block_mask,
+      {{"none", BlockMask::kNone}, {"diagonal-first", BlockMask::kDiagonalFirst}}));
+  t.push_back(enum_option<TileRule>(
+      "tile_rule",
+      "the tile: fixed (tile as given) or flex-sm90 (by head dimension as FlexAttention's "
+      "forward on sm_90: d <= 64 128x128, d <= 96 64x64, else 128x64)",
+      &AttentionConfig::tile_rule,
+      {{"fixed", TileRule::kFixed}, {"flex-sm90", TileRule::kFlexSm90}}));
   t.push_back(enum_option<int>(
       "rowsum_lanes", "the row sum l as 1 running sum or 4 partial sums (a thread quad's lanes)",
       &AttentionConfig::rowsum_lanes, {{"1", 1}, {"4", 4}}));
   t.push_back(enum_option<RowsumBlock>(
       "rowsum_block",
-      "how a key block enters l: running (columns in order) or warp-groups (32 columns in 4 "
-      "lanes, the memory-efficient kernel)",
+      "how a key block enters l: running (columns in order), warp-groups (32 columns in 4 "
+      "lanes, the memory-efficient kernel) or quad-fma (the block in 4 lanes combined "
+      "(l0 + l2) + (l1 + l3), then l = fma(l, alpha, sum): Triton's tl.sum)",
       &AttentionConfig::rowsum_block,
-      {{"running", RowsumBlock::kRunning}, {"warp-groups", RowsumBlock::kWarpGroups}}));
+      {{"running", RowsumBlock::kRunning},
+       {"warp-groups", RowsumBlock::kWarpGroups},
+       {"quad-fma", RowsumBlock::kQuadFma}}));
   t.push_back(enum_option<DeviceMath>(
       "device_math",
       "exp2 and the LSE's log: correctly-rounded (at their sites) or sm90 (the H100's "
-      "ex2.approx.ftz and lg2.approx.ftz, measured exhaustively, for fp32 sites)",
+      "ex2.approx.ftz and lg2.approx.ftz, measured exhaustively, and libdevice's log2f, for fp32 "
+      "sites)",
       &AttentionConfig::device_math,
       {{"correctly-rounded", DeviceMath::kCorrectlyRounded}, {"sm90", DeviceMath::kSm90}}));
   t.push_back(enum_option<LseImpl>(
       "lse_impl",
       "the LSE from m and l: exact, fma-log (fma(m, scale, log l)), shift-div-log2e (shift / "
-      "log2 e + log l)",
+      "log2 e + log l), log2 (lse2 = shift + log2 l, reported times ln 2: FlexAttention), "
+      "fma-log2-div (fma(m, c, log2 l) / log2 e: a Triton kernel's (m c + log2 l) / log2 e), "
+      "fma-log2-div-full (the same, the division by div.full.f32: Triton's on the H100)",
       &AttentionConfig::lse_impl,
       {{"exact", LseImpl::kExact},
        {"fma-log", LseImpl::kFmaLog},
-       {"shift-div-log2e", LseImpl::kShiftDivLog2e}}));
+       {"shift-div-log2e", LseImpl::kShiftDivLog2e},
+       {"log2", LseImpl::kLog2},
+       {"fma-log2-div", LseImpl::kFmaLog2Div},
+       {"fma-log2-div-full", LseImpl::kFmaLog2DivFull}}));
   {
     StructuralOption o;
     o.key = "bwd_exp_impl";
     o.doc = "the backward pass's exp implementation (same: the forward pass's exp_impl)";
-    o.choices = {"same", "exact", "natural", "exp2-fma", "exp2"};
+    o.choices = {"same", "exact", "natural", "exp2-fma", "exp2", "exp2-scaled", "exp2-scaled-fma"};
     o.set = [](AttentionConfig& c, std::string_view v) {
       c.bwd_exp_impl = v == "same" ? std::nullopt : std::optional(parse_exp_impl(v));
     };
@@ -147,11 +205,12 @@ std::vector<StructuralOption> make_structural_options() {
   t.push_back(enum_option<DeltaSum>(
       "delta_sum",
       "the order of D = rowsum(dO o O)'s additions: sequential, fa2 (dot_do_o), mem-eff "
-      "(computeDelta)",
+      "(computeDelta), triton (8 columns per thread, a butterfly over the padded row's threads)",
       &AttentionConfig::delta_sum,
       {{"sequential", DeltaSum::kSequential},
        {"fa2", DeltaSum::kFa2},
-       {"mem-eff", DeltaSum::kMemEff}}));
+       {"mem-eff", DeltaSum::kMemEff},
+       {"triton", DeltaSum::kTriton}}));
   t.push_back(enum_option<QueryOrder>(
       "query_order",
       "the backward pass's order over query blocks: ascending, descending (FA2), split-keys "
@@ -251,15 +310,25 @@ std::vector<StructuralOption> make_structural_options() {
   {
     StructuralOption o;
     o.key = "tile";
-    o.doc = "flash attention's tile: Br query rows by Bc key columns (sets sram to 0)";
-    o.value_syntax = "BRxBC (integers in [1, 65536])";
+    o.doc = "flash attention's tile: Br query rows by Bc key columns (auto: the dispatch's; sets "
+            "sram to 0)";
+    o.value_syntax = "BRxBC (integers in [1, 65536]) or auto";
     o.set = [](AttentionConfig& c, std::string_view v) {
-      std::tie(c.block_rows, c.block_cols) = parse_tile(v);
+      std::tie(c.block_rows, c.block_cols) = v == "auto" ? std::pair(0, 0) : parse_tile(v);
       c.sram = 0;
     };
-    o.get = [](const AttentionConfig& c) {
-      return std::to_string(c.block_rows) + "x" + std::to_string(c.block_cols);
+    o.get = [](const AttentionConfig& c) { return tile_text(c.block_rows, c.block_cols); };
+    t.push_back(std::move(o));
+  }
+  {
+    StructuralOption o;
+    o.key = "bwd_tile";
+    o.doc = "the flash backward pass's tile (auto: the dispatch's, or the forward tile)";
+    o.value_syntax = "BRxBC (integers in [1, 65536]) or auto";
+    o.set = [](AttentionConfig& c, std::string_view v) {
+      std::tie(c.bwd_block_rows, c.bwd_block_cols) = v == "auto" ? std::pair(0, 0) : parse_tile(v);
     };
+    o.get = [](const AttentionConfig& c) { return tile_text(c.bwd_block_rows, c.bwd_block_cols); };
     t.push_back(std::move(o));
   }
   // After tile: a tile given explicitly turns the SRAM rule off, and a canonical numerics spec
@@ -293,6 +362,32 @@ std::vector<StructuralOption> make_structural_options() {
       {{"paper", BlockOrder::kPaper},
        {"swapped", BlockOrder::kSwapped},
        {"square", BlockOrder::kSquare}}));
+  t.push_back(enum_option<KeyOrder>(
+      "key_order",
+      "the forward pass's order over a query block's key blocks: ascending, or descending "
+      "(FlashAttention-2)",
+      &AttentionConfig::key_order,
+      {{"ascending", KeyOrder::kAscending}, {"descending", KeyOrder::kDescending}}));
+  t.push_back(enum_option<Dispatch>(
+      "dispatch",
+      "whose kernel selection fills in tile=auto, bwd_tile=auto and kv_splits=auto from the "
+      "shape: none, torch-flash, torch-efficient (PyTorch's SDPA backends)",
+      &AttentionConfig::dispatch,
+      {{"none", Dispatch::kNone},
+       {"torch-flash", Dispatch::kTorchFlash},
+       {"torch-efficient", Dispatch::kTorchEfficient}}));
+  t.push_back(count_option(
+      "kv_splits",
+      "the forward pass's key/value splits, each with its own softmax, merged in fp32 by "
+      "FlashAttention-2's combine kernel (auto: the dispatch's heuristic)",
+      &AttentionConfig::kv_splits, 128, "an integer in [1, 128] or auto", "auto"));
+  t.push_back(count_option("batch_heads",
+                           "the whole problem's batch x heads that the dispatch weighs (auto: "
+                           "the run's own B*H)",
+                           &AttentionConfig::batch_heads, int64_t{1} << 30,
+                           "an integer in [1, 2^30] or auto", "auto"));
+  t.push_back(count_option("sms", "the GPU's multiprocessors that the dispatch weighs",
+                           &AttentionConfig::sms, 65536, "an integer in [1, 65536]", ""));
   return t;
 }
 

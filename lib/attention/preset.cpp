@@ -40,12 +40,14 @@ constexpr PresetInfo kPresets[] = {
     {"torch-flash",
      "PyTorch's SDPA flash backend (its vendored FA2, built with UNFUSE_FMA, sm80 code on sm_90): "
      "fa2 with the exponent argument rounded twice, the row sum in the quad's 4 lanes, alpha = "
-     "exp2(round(m_old - m_new) * c), LSE = fma(m, scale, log l), and 128x128 tiles (the "
-     "kernels' for head dimension 64); backward: D by 8 threads per row and a butterfly, query "
+     "exp2(round(m_old - m_new) * c), LSE = fma(m, scale, log l), key blocks last to first, "
+     "tiles and split-KV (O and LSE per split in fp32, merged by the combine kernel) as "
+     "flash_api.cpp dispatches them by shape (dispatch=torch-flash; batch_heads= and sms= for "
+     "a run of fewer heads than the real problem); backward: D by 8 threads per row and a "
+     "butterfly, query "
      "blocks last to first, dQ per key block added in fp32, lse * fp32(log2 e), dQ and dK scaled "
-     "in fp32 then cast. Bit-identical with PyTorch 2.11 on an H100 on 99.8-100% of O, dQ, dK, "
-     "dV (100% from PyTorch's LSE with the device's exp2); for d = 128 the kernels' tiles "
-     "differ between passes (128x64 forward, 64x128 backward), not checked"},
+     "in fp32 then cast; the H100's ex2.approx and __logf (device_math=sm90). Agreement with "
+     "PyTorch 2.11 on an H100 per shape: docs/torch_kernels.md"},
     {"cuda-fa2",
      "simprec's own CUDA FlashAttention-2 kernels (plugin flash_gpu): fa2 with mma.sync "
      "tensor-core models for every product (fp8 included), the row sum as four partial sums "
@@ -60,13 +62,25 @@ constexpr PresetInfo kPresets[] = {
      "bf16 (F when F is at least as wide); 128x128 tiles; pv_promote=K for two-level "
      "accumulation. Inputs are cast without per-head or per-block scales. Backward as fa2"},
     {"torch-efficient",
-     "PyTorch's SDPA memory-efficient backend (xformers/CUTLASS, 64x64 tiles for d <= 64): "
+     "PyTorch's SDPA memory-efficient backend (xformers/CUTLASS; tiles by head dimension, "
+     "dispatch=torch-efficient: 64x64 forward and backward for d <= 64, 64x128 forward and "
+     "128x128 backward up to 128): "
      "mma.sync m16n8k8 for every product, exp2 of round(S*c) - round(shift), alpha = exp2 of "
      "the shift difference, row sums per warp of 32 columns, LSE = shift / log2 e + log l; "
      "backward: P = exp(round(S*scale) - LSE) cast to F and used cast in dS, dS scaled before "
      "its cast, D by 2 threads per row, split keys (key block s starts at query block s, dQ "
-     "chained in the order the blocks reach it). Bit-identical with PyTorch 2.11 on an H100 on "
-     "99.8-100% of O, dQ, dK, dV (100% from PyTorch's LSE)"},
+     "chained in the order the blocks reach it). Agreement with PyTorch 2.11 on an H100 per "
+     "shape: docs/torch_kernels.md"},
+    {"torch-flex",
+     "PyTorch's FlexAttention (the Triton kernels torch.compile generates, PyTorch 2.11 and "
+     "Triton 3.6 on sm_90): fp32 tensor-core products, the score times the fp32 scale, then "
+     "times fp32 log2 e, each rounded, the max subtracted, exp2; alpha = exp2 of the difference of "
+     "the maxima; each key block's row sum in the quad's 4 lanes, added to l by fma(l, alpha, "
+     "sum); O / l rounded once; LSE = m + log2 l in base 2 (reported times ln 2); tiles by "
+     "head dimension (128x128 for d <= 64, 64x64 for d <= 96, else 128x64); causal through the "
+     "128x128 block mask (the diagonal block first); backward: P recomputed from the base-2 "
+     "LSE, D = rowsum(dO o O), dQ, dK, dV chained in increasing order, dQ and dK scaled in fp32 "
+     "then cast; the H100's ex2.approx (device_math=sm90)"},
 };
 
 // paper B gives no SRAM size; 16384 elements (64 KiB of fp32) gives FlashAttention-1's 64 x 64
@@ -158,8 +172,13 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
     c = make_preset("fa2", f);
     c.preset = "torch-flash";
     c.exp_impl = ExpImpl::kExp2;
-    c.block_rows = 128;
-    c.block_cols = 128;
+    // The kernels flash_api.cpp dispatches by shape (dispatch.hpp): tiles by head dimension,
+    // split-KV with its combine kernel when few query blocks would leave SMs idle; key blocks
+    // last to first.
+    c.dispatch = Dispatch::kTorchFlash;
+    c.block_rows = c.block_cols = 0;
+    c.kv_splits = 0;
+    c.key_order = KeyOrder::kDescending;
     // The forward kernel's softmax (softmax.h): per-thread row sums combined by the quad's
     // all-reduce, alpha from the raw maxima, LSE by fma with __logf.
     c.rowsum_lanes = 4;
@@ -171,6 +190,27 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
     c.dq_mode = DqMode::kBlockPartials;
     c.grad_scale = GradScale::kFp32ThenCast;
     c.lse_log2e = LseLog2e::kFp32Log2e;
+    // The H100's ex2.approx.ftz and __logf, measured exhaustively (emulation/device_math/):
+    // bit-identical O, LSE and gradients on tests/data/torch_sdpa, O on every one-split shape
+    // of tests/data/torch_kernels.
+    c.device_math = DeviceMath::kSm90;
+  } else if (name == "torch-flex") {
+    // The Triton templates of torch/_inductor/kernel/flex (flex_attention.py and
+    // flex_backward.py) as generated for an H100: forward_block_mn's arithmetic, the block
+    // mask's order and the sm_90 tile choice.
+    c = make_preset("fa2", f);
+    c.preset = "torch-flex";
+    c.exp_impl = ExpImpl::kExp2Scaled;
+    c.rescale = RescaleImpl::kExp2Shift;
+    c.rowsum_block = RowsumBlock::kQuadFma;
+    c.norm_mode = NormMode::kDivide;
+    c.lse_impl = LseImpl::kLog2;
+    c.block_mask = BlockMask::kDiagonalFirst;
+    c.tile_rule = TileRule::kFlexSm90;
+    c.grad_scale = GradScale::kFp32ThenCast;
+    c.delta_sum = DeltaSum::kTriton;
+    // Triton's tl.exp2 is the H100's ex2.approx.ftz (emulation/device_math/).
+    c.device_math = DeviceMath::kSm90;
   } else if (name == "cuda-fa2") {
     c = make_preset("fa2", f);
     c.preset = "cuda-fa2";
@@ -204,8 +244,8 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
     c.rescale = RescaleImpl::kExp2Shift;
     c.rowsum_block = RowsumBlock::kWarpGroups;
     c.lse_impl = LseImpl::kShiftDivLog2e;
-    c.block_rows = 64;
-    c.block_cols = 64;
+    c.dispatch = Dispatch::kTorchEfficient;  // tiles by head dimension (dispatch.hpp)
+    c.block_rows = c.block_cols = 0;
     c.bwd_exp_impl = ExpImpl::kNatural;
     c.ds_p = DsProb::kCast;
     c.grad_scale = GradScale::kScaleDs;

@@ -113,9 +113,14 @@ class SiteRounder {
     return slow_with_random(x, random);
   }
 
-  // Rounds the exact value hi + lo (lo the exact error of hi = fl(hi + lo), as from TwoSum).
+  // Rounds the exact value hi + lo (lo the exact error of hi = fl(hi + lo), as from TwoSum). A
+  // non-finite hi is the result itself (an infinite or NaN operand; lo is then NaN, or -hi where
+  // finite operands overflowed, and nearest rounding takes that overflow to infinity).
   double round_exact(double hi, double lo, uint64_t index = 0) const {
     if (lo == 0.0 || kind_ == Kind::kIdentity) return (*this)(hi, index);
+    if (!std::isfinite(hi) && (kind_ == Kind::kFloat || kind_ == Kind::kFastNearest)) {
+      return (*this)(hi, index);
+    }
     if (kind_ == Kind::kFloat || kind_ == Kind::kFastNearest) {
       // Rounding to odd at 53 bits then to p <= 51 bits is exact for nearest rounding.
       return (*this)(to_odd(hi, lo), index);

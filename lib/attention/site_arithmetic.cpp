@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <numbers>
 #include <optional>
 
+#include "emulation/device_math/libdevice_log2f.hpp"
 #include "emulation/device_math/sm90_mufu.hpp"
 #include "emulation/elementary.hpp"
 #include "emulation/tiled_random.hpp"
@@ -24,8 +26,36 @@ RowShift SiteArithmetic::shift_from_max(double m, int64_t i) const {
     case ExpImpl::kExp2Fma:
     case ExpImpl::kExp2:
       return {mul_at(Site::kExpArg, m, e_.scale_log2, index), true, impl};
+    case ExpImpl::kExp2Scaled:
+    case ExpImpl::kExp2ScaledFma:
+      return {scaled_log2(m, index), true, impl};
   }
   return {};
+}
+
+double SiteArithmetic::base2_lse(double lse, int64_t i) const {
+  if (!std::isfinite(lse)) return lse;
+  const uint64_t index = e_.idx(p_, i, 0, 2);
+  const double ln2 = e_.rd(Site::kLse, std::numbers::ln2, index);
+  const double quotient = lse / ln2;
+  const double rounded = e_.rd(Site::kLse, quotient, index);
+  if (!e_.r[static_cast<int>(Site::kLse)].is_float_rne()) return rounded;
+  const float centre = static_cast<float>(rounded);
+  double best = rounded;
+  bool found = false;
+  for (const float x :
+       {std::nextafter(centre, -INFINITY), centre, std::nextafter(centre, INFINITY)}) {
+    const double reported = static_cast<double>(static_cast<float>(static_cast<double>(x) * ln2));
+    if (reported != lse) continue;
+    if (!found || std::abs(x - quotient) < std::abs(best - quotient)) best = x;
+    found = true;
+  }
+  return best;
+}
+
+double SiteArithmetic::scaled_log2(double s, uint64_t index) const {
+  return mul_at(Site::kExpArg, mul_at(Site::kExpArg, s, e_.scale_rounded, index), e_.log2e,
+                index + 1);
 }
 
 RowShift SiteArithmetic::shift_from_lse(double lse, int64_t i) const {
@@ -37,7 +67,9 @@ RowShift SiteArithmetic::shift_from_lse(double lse, int64_t i) const {
     case ExpImpl::kNatural:
       return {at(Site::kExpArg, lse, index), true, impl};
     case ExpImpl::kExp2Fma:
-    case ExpImpl::kExp2: {
+    case ExpImpl::kExp2:
+    case ExpImpl::kExp2Scaled:
+    case ExpImpl::kExp2ScaledFma: {
       const double log2e =
           e_.cfg.lse_log2e == LseLog2e::kFp32Log2e ? e_.log2e : std::numbers::log2e;
       return {mul_at(Site::kExpArg, lse, log2e, index), true, impl};
@@ -81,6 +113,22 @@ double SiteArithmetic::log_at(Site site, double l, uint64_t index) const {
     }
   }
   return at(site, std::log(l), index);
+}
+
+double SiteArithmetic::log2_at(Site site, double l, uint64_t index) const {
+  if (e_.cfg.device_math == DeviceMath::kSm90 && e_.r[static_cast<int>(site)].is_float_rne()) {
+    const float f = static_cast<float>(l);
+    if (static_cast<double>(f) == l) return device_math::libdevice_log2f(f);
+  }
+  return at(site, std::log2(l), index);
+}
+
+double SiteArithmetic::div_full_at(Site site, double x, double y, uint64_t index) const {
+  const float xf = static_cast<float>(x), yf = static_cast<float>(y);
+  if (static_cast<double>(xf) == x && static_cast<double>(yf) == y) {
+    if (const std::optional<float> q = device_math::sm90_div_full(xf, yf)) return *q;
+  }
+  return div_at(site, x, y, index);
 }
 
 double SiteArithmetic::reciprocal_at(Site site, double l, uint64_t index) const {
@@ -132,7 +180,12 @@ double SiteArithmetic::prob(double s, const RowShift& shift, uint64_t index) con
       return exp_rounded(Site::kExp, arg, index, /*base2=*/false);
     }
     case ExpImpl::kExp2Fma: {
-      // fma(s, c, -mc): s*c exactly, minus mc, one rounding.
+      // fma(s, c, -mc): s*c exactly, minus mc, one rounding. With an infinite or NaN operand the
+      // double fma is that result (TwoSum's error terms would be NaN where it is an infinity).
+      if (!std::isfinite(s) || !std::isfinite(e_.scale_log2) || !std::isfinite(shift.offset)) {
+        return exp2_at(Site::kExp,
+                       at(Site::kExpArg, std::fma(s, e_.scale_log2, -shift.offset), index), index);
+      }
       double ph, pl, h, l1, hi, lo;
       two_prod(s, e_.scale_log2, ph, pl);
       two_sum(ph, -shift.offset, h, l1);
@@ -144,6 +197,16 @@ double SiteArithmetic::prob(double s, const RowShift& shift, uint64_t index) con
       const double xs = mul_at(Site::kExpArg, s, e_.scale_log2, index);
       const double arg = add_at(Site::kExpArg, xs, -shift.offset, index + 1);
       return exp2_at(Site::kExp, arg, index);
+    }
+    case ExpImpl::kExp2Scaled: {
+      const double arg = add_at(Site::kExpArg, scaled_log2(s, index), -shift.offset, index + 2);
+      return exp2_at(Site::kExp, arg, index);
+    }
+    case ExpImpl::kExp2ScaledFma: {
+      // fma(t, log2e, -shift) with t = round(s*scale).
+      const double t = mul_at(Site::kExpArg, s, e_.scale_rounded, index);
+      return exp2_at(Site::kExp, fma_at(Site::kExpArg, t, e_.log2e, -shift.offset, index + 2),
+                     index);
     }
   }
   return 0.0;

@@ -65,6 +65,14 @@ class SiteArithmetic {
     two_sum(a, b, hi, lo);
     return at_exact(s, hi, lo, index);
   }
+  // round(a*b + c) from a*b + c to about 106 bits (one rounding, as a fused multiply-add).
+  double fma_at(Site s, double a, double b, double c, uint64_t index) const {
+    double ph, pl, h, l1, hi, lo;
+    two_prod(a, b, ph, pl);
+    two_sum(ph, c, h, l1);
+    two_sum(h, l1 + pl, hi, lo);
+    return at_exact(s, hi, lo, index);
+  }
   // round(a / b) from the exact quotient q + r/b, r = a - q*b exactly.
   double div_at(Site s, double a, double b, uint64_t index) const {
     const double q = a / b;
@@ -75,6 +83,14 @@ class SiteArithmetic {
   // Row shift from a max m (forward) or a log-sum-exp (backward).
   RowShift shift_from_max(double m, int64_t i) const;
   RowShift shift_from_lse(double lse, int64_t i) const;
+  // The base-2 LSE that lse_impl=log2 reports as `lse` (round(lse2 * ln2') at lse): of the
+  // fp32 neighbours of round(lse / ln2'), the one nearest lse / ln2' that reports lse (ln2' < 1,
+  // so most reported values have one such value and some two); round(lse / ln2') when the lse
+  // site is not fp32 round-to-nearest-even or none reports lse.
+  double base2_lse(double lse, int64_t i) const;
+  // u(s) = round(round(s*scale')*log2e'), both products rounded at exp_arg (exp2-scaled's score in
+  // base 2).
+  double scaled_log2(double s, uint64_t index) const;
 
   // exp2(arg) at `site`: the device's value when the engine has a table, the site is fp32
   // round-to-nearest-even and arg is an fp32 value; otherwise (or when the table lacks arg,
@@ -82,6 +98,12 @@ class SiteArithmetic {
   double exp2_at(Site site, double arg, uint64_t index) const;
   // log(l) at `site`: the device's __logf where config.device_math says so, else rounded.
   double log_at(Site site, double l, uint64_t index) const;
+  // log2(l) at `site`: libdevice's log2f (Triton's tl.log2) where config.device_math says so,
+  // the site is fp32 round-to-nearest-even and l an fp32 value; else log2 rounded at the site.
+  double log2_at(Site site, double l, uint64_t index) const;
+  // x / y as the H100's div.full.f32 (x * rcp.approx(y) rounded to nearest even) where x and y
+  // are fp32 values within its modelled range; else x / y rounded at `site`.
+  double div_full_at(Site site, double x, double y, uint64_t index) const;
   // 1/l at `site` for the final normalisation: the H100's rcp.approx where norm=div-full (and l
   // is an fp32 value), else rounded.
   double reciprocal_at(Site site, double l, uint64_t index) const;

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "lib/attention/analysis.hpp"
+#include "lib/attention/attention.hpp"
+#include "lib/attention/dispatch.hpp"
 #include "lib/attention/footprint.hpp"
 #include "lib/attention/numerics_spec.hpp"
 #include "lib/attention/preset.hpp"
@@ -247,8 +249,9 @@ void run(const Options& opt) {
   const Format o_format = config.site(Site::kOOut).format;
   const Format g_format = config.site(Site::kGradOut).format;
 
-  // The tile the run used (the sram rule's for this head dimension).
-  const AttentionConfig tiled = with_sram_tile(config, s.d);
+  // The tile the run used (the sram rule's for this head dimension, the dispatch's, flex's).
+  const AttentionConfig tiled =
+      with_tile_rule(resolve_dispatch(with_sram_tile(config, s.d), s), s.nq, s.d);
   nlohmann::json stats;
   stats["config"] = to_json(tiled);
   stats["numerics"] = canonical_numerics(config);
