@@ -14,28 +14,15 @@ namespace {
 constexpr int kFractionBits = 23;
 constexpr uint32_t kEntries = uint32_t{1} << kFractionBits;
 
-// ex2(-1 + j * 2^-23), j in [0, 2^23): results in [0.5, 1).
-const std::vector<uint32_t>& ex2_negative_table() {
-  static const std::vector<uint32_t> table = decode_measured_table(MeasuredTable::kSm90Ex2Negative);
-  return table;
-}
-
-// ex2(j * 2^-23), j in [0, 2^23): results in [1, 2).
-const std::vector<uint32_t>& ex2_positive_table() {
-  static const std::vector<uint32_t> table = decode_measured_table(MeasuredTable::kSm90Ex2Positive);
-  return table;
-}
-
-// rcp(1 + m * 2^-23), m in [0, 2^23): results in (0.5, 1].
-const std::vector<uint32_t>& rcp_mantissa_table() {
-  static const std::vector<uint32_t> table = decode_measured_table(MeasuredTable::kSm90RcpMantissa);
-  return table;
-}
-
-// lg2(1 + m * 2^-23), m in [0, 2^23): results in [0, 1).
-const std::vector<uint32_t>& lg2_mantissa_table() {
-  static const std::vector<uint32_t> table = decode_measured_table(MeasuredTable::kSm90Lg2Mantissa);
-  return table;
+// A measured table, decoded on first use (thread-safe: one static per table):
+//   kSm90Ex2Negative  ex2(-1 + j * 2^-23), results in [0.5, 1)
+//   kSm90Ex2Positive  ex2(j * 2^-23), results in [1, 2)
+//   kSm90RcpMantissa  rcp(1 + m * 2^-23), results in (0.5, 1]
+//   kSm90Lg2Mantissa  lg2(1 + m * 2^-23), results in [0, 1)
+template <MeasuredTable T>
+const std::vector<uint32_t>& table() {
+  static const std::vector<uint32_t> values = decode_measured_table(T);
+  return values;
 }
 
 // y * 2^k with results below 2^-126 flushed to +0 (the product is exact otherwise).
@@ -58,9 +45,11 @@ std::optional<float> sm90_ex2_approx_ftz(float x) {
   const auto i = static_cast<uint32_t>(std::trunc(std::fabs(static_cast<double>(f)) * 0x1p23));
   float e;
   if (f >= 0.0f) {
-    e = std::bit_cast<float>(ex2_positive_table()[i]);  // ex2(i * 2^-23)
+    e = std::bit_cast<float>(table<MeasuredTable::kSm90Ex2Positive>()[i]);  // ex2(i * 2^-23)
   } else {
-    e = i == 0 ? 1.0f : std::bit_cast<float>(ex2_negative_table()[kEntries - i]);  // ex2(-i 2^-23)
+    e = i == 0 ? 1.0f
+               : std::bit_cast<float>(
+                     table<MeasuredTable::kSm90Ex2Negative>()[kEntries - i]);  // ex2(-i 2^-23)
   }
   return scaled_ftz(e, static_cast<int>(n));
 }
@@ -72,7 +61,8 @@ float sm90_rcp_approx_ftz(float y) {
   if (std::fabs(y) < 0x1p-126f) return std::signbit(y) ? -inf : inf;  // flushed to zero first
   const uint32_t bits = std::bit_cast<uint32_t>(y);
   const int e = static_cast<int>((bits >> 23) & 0xff) - 127;
-  const float r = std::bit_cast<float>(rcp_mantissa_table()[bits & (kEntries - 1)]);
+  const float r =
+      std::bit_cast<float>(table<MeasuredTable::kSm90RcpMantissa>()[bits & (kEntries - 1)]);
   const double v = std::ldexp(static_cast<double>(r), -e);
   const float magnitude = v < 0x1p-126 ? 0.0f : static_cast<float>(v);
   return std::signbit(y) ? -magnitude : magnitude;
@@ -89,7 +79,8 @@ std::optional<float> sm90_lg2_approx_ftz(float x) {
   if (!(x >= 1.0f)) return std::nullopt;
   const uint32_t bits = std::bit_cast<uint32_t>(x);
   const int e = static_cast<int>(bits >> 23) - 127;
-  const float l = std::bit_cast<float>(lg2_mantissa_table()[bits & (kEntries - 1)]);
+  const float l =
+      std::bit_cast<float>(table<MeasuredTable::kSm90Lg2Mantissa>()[bits & (kEntries - 1)]);
   if (e == 0) return l;
   // e + l rounded toward zero: exact in double, then truncated to fp32's 24 bits.
   const double exact = static_cast<double>(e) + static_cast<double>(l);

@@ -78,63 +78,66 @@ RowShift SiteArithmetic::shift_from_lse(double lse, int64_t i) const {
   return {};
 }
 
+namespace {
+
+// x as an fp32 value when it is one exactly: the device functions take fp32 arguments.
+std::optional<float> exact_float(double x) {
+  const float f = static_cast<float>(x);
+  if (static_cast<double>(f) != x) return std::nullopt;
+  return f;
+}
+
+}  // namespace
+
+bool SiteArithmetic::sm90_at(Site site) const {
+  return e_.cfg.device_math == DeviceMath::kSm90 && e_.r[static_cast<int>(site)].is_float_rne();
+}
+
 double SiteArithmetic::exp2_at(Site site, double arg, uint64_t index) const {
-  if (e_.cfg.device_math == DeviceMath::kSm90 && e_.r[static_cast<int>(site)].is_float_rne()) {
-    const float f = static_cast<float>(arg);
-    if (static_cast<double>(f) == arg) {
-      if (const std::optional<float> y = device_math::sm90_ex2_approx_ftz(f)) {
-        if (traces_)
-          (*traces_)[static_cast<int>(site)].record(formats::fp32, std::exp2(arg), 0, *y);
-        return *y;
-      }
-    }
+  const std::optional<float> f = exact_float(arg);
+  if (f && sm90_at(site)) {
+    const float y = *device_math::sm90_ex2_approx_ftz(*f);
+    if (traces_) (*traces_)[static_cast<int>(site)].record(formats::fp32, std::exp2(arg), 0, y);
+    return y;
   }
-  if (e_.device_exp2 && e_.r[static_cast<int>(site)].is_float_rne()) {
-    const float f = static_cast<float>(arg);
-    if (static_cast<double>(f) == arg) {
-      const uint32_t bits = std::bit_cast<uint32_t>(f);
-      if (const auto y = e_.cfg.exp2_table->find(bits)) {
-        const double value = static_cast<double>(std::bit_cast<float>(*y));
-        if (traces_)
-          (*traces_)[static_cast<int>(site)].record(formats::fp32, std::exp2(arg), 0, value);
-        return value;
-      }
-      exp2_misses_->push_back(bits);
+  if (f && e_.device_exp2 && e_.r[static_cast<int>(site)].is_float_rne()) {
+    const uint32_t bits = std::bit_cast<uint32_t>(*f);
+    if (const auto y = e_.cfg.exp2_table->find(bits)) {
+      const double value = static_cast<double>(std::bit_cast<float>(*y));
+      if (traces_)
+        (*traces_)[static_cast<int>(site)].record(formats::fp32, std::exp2(arg), 0, value);
+      return value;
     }
+    exp2_misses_->push_back(bits);
   }
   return exp_rounded(site, arg, index, /*base2=*/true);
 }
 
 double SiteArithmetic::log_at(Site site, double l, uint64_t index) const {
-  if (e_.cfg.device_math == DeviceMath::kSm90 && e_.r[static_cast<int>(site)].is_float_rne()) {
-    const float f = static_cast<float>(l);
-    if (static_cast<double>(f) == l) {
-      if (const std::optional<float> y = device_math::sm90_fast_logf(f)) return *y;
-    }
+  if (const std::optional<float> f = exact_float(l); f && sm90_at(site)) {
+    if (const std::optional<float> y = device_math::sm90_fast_logf(*f)) return *y;
   }
   return at(site, std::log(l), index);
 }
 
 double SiteArithmetic::log2_at(Site site, double l, uint64_t index) const {
-  if (e_.cfg.device_math == DeviceMath::kSm90 && e_.r[static_cast<int>(site)].is_float_rne()) {
-    const float f = static_cast<float>(l);
-    if (static_cast<double>(f) == l) return device_math::libdevice_log2f(f);
+  if (const std::optional<float> f = exact_float(l); f && sm90_at(site)) {
+    return device_math::libdevice_log2f(*f);
   }
   return at(site, std::log2(l), index);
 }
 
 double SiteArithmetic::div_full_at(Site site, double x, double y, uint64_t index) const {
-  const float xf = static_cast<float>(x), yf = static_cast<float>(y);
-  if (static_cast<double>(xf) == x && static_cast<double>(yf) == y) {
-    if (const std::optional<float> q = device_math::sm90_div_full(xf, yf)) return *q;
+  const std::optional<float> xf = exact_float(x), yf = exact_float(y);
+  if (xf && yf) {
+    if (const std::optional<float> q = device_math::sm90_div_full(*xf, *yf)) return *q;
   }
   return div_at(site, x, y, index);
 }
 
 double SiteArithmetic::reciprocal_at(Site site, double l, uint64_t index) const {
-  if (e_.cfg.norm_mode == NormMode::kDivFull) {
-    const float f = static_cast<float>(l);
-    if (static_cast<double>(f) == l) return device_math::sm90_rcp_approx_ftz(f);
+  if (const std::optional<float> f = exact_float(l); f && e_.cfg.norm_mode == NormMode::kDivFull) {
+    return device_math::sm90_rcp_approx_ftz(*f);
   }
   return at(site, 1.0 / l, index);
 }

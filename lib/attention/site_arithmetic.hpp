@@ -95,6 +95,8 @@ class SiteArithmetic {
   // exp2(arg) at `site`: the device's value when the engine has a table, the site is fp32
   // round-to-nearest-even and arg is an fp32 value; otherwise (or when the table lacks arg,
   // which is recorded) exp2 rounded at the site.
+  // device_math=sm90 and an fp32 round-to-nearest-even site: the device's functions apply.
+  bool sm90_at(Site site) const;
   double exp2_at(Site site, double arg, uint64_t index) const;
   // log(l) at `site`: the device's __logf where config.device_math says so, else rounded.
   double log_at(Site site, double l, uint64_t index) const;
