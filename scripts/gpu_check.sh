@@ -13,8 +13,15 @@
 #      emulation (forward, then the backward fed with the forward kernel's O and LSE); the bias
 #      experiment examples/gpu_bias.toml (kernel vs emulation, with and without mitigations);
 #      the benchmark beside PyTorch's SDPA backends (flash_bench, scripts/torch_sdpa_bench.py),
+#   6. the Python package (scripts/gpu_python_check.sh): built for the machine's Python with
+#      PyTorch, its pytest suite, and PyTorch's SDPA flash, FlexAttention and the Triton example
+#      validated through simprec.validate,
 # and write everything plus summary.txt into OUT_DIR (default: gpu_check_out).
-# SIMPREC_GPU_CHECK_PARTS (default "probe flash") chooses the parts after the gpu tests.
+# SIMPREC_GPU_CHECK_PARTS (default "probe flash python") chooses the parts after the gpu tests.
+# On a machine without Debian's build dependencies (SIMPREC_DEPS_DEBS: scripts/gpu_deps.sh), the
+# CUDA plugins and gpu tests may come from a build made elsewhere (SIMPREC_PREBUILT) while the
+# command-line tool and the plugin runner, which hold the emulation, are built here by the Python
+# part and used for every validation: the check then validates this checkout's emulation.
 #   scripts/gpu_check.sh [OUT_DIR]
 set -uo pipefail
 out=${1:-gpu_check_out}
@@ -43,6 +50,33 @@ else
   fi
   note "build ok"
 fi
+parts=${SIMPREC_GPU_CHECK_PARTS:-probe flash python}
+python_status=0
+if [[ " $parts " == *" python "* ]]; then
+  note "== python package (scripts/gpu_python_check.sh, in the background)"
+  python_build=$repo/build-python-gpu
+  rm -f "$python_build/bin/simprec" "$python_build/bin/simprec-plugin-runner"
+  BUILD_DIR=$python_build bash "$repo/scripts/gpu_python_check.sh" "$out/python" \
+    > "$out/python.log" 2>&1 &
+  python_pid=$!
+  if [ -n "${SIMPREC_PREBUILT:-}" ]; then
+    # The host side from this checkout, the CUDA side from the prebuilt folder.
+    for _ in $(seq 300); do
+      [ -x "$python_build/bin/simprec-plugin-runner" ] && [ -x "$python_build/bin/simprec" ] && break
+      kill -0 $python_pid 2>/dev/null || break
+      sleep 2
+    done
+    [ -x "$python_build/bin/simprec" ] || { note "python build FAILED (see python.log)"; exit 1; }
+    composite=$out/build-composite
+    mkdir -p "$composite/bin" "$composite/plugins/lib"
+    ln -sf "$build"/bin/* "$composite/bin/"
+    ln -sf "$build"/plugins/lib/*.so "$composite/plugins/lib/"
+    ln -sf "$python_build/bin/simprec" "$python_build/bin/simprec-plugin-runner" "$composite/bin/"
+    export SIMPREC_PLUGIN_RUNNER=$composite/bin/simprec-plugin-runner
+    build=$composite
+    note "host side (simprec, runner) built from this checkout; CUDA plugins from the prebuilt folder"
+  fi
+fi
 for so in gpu_probe flash_gpu; do
   [ -f "$build/plugins/lib/$so.so" ] || { note "no $so plugin in $build (built without nvcc?)"; exit 1; }
 done
@@ -56,7 +90,6 @@ for test in "$build"/bin/*_gpu_test; do
   note "$(basename "$test"): $(grep -E '^\[  (PASSED|FAILED)' "$out/$(basename "$test").log" | tr '\n' ' ')"
 done
 
-parts=${SIMPREC_GPU_CHECK_PARTS:-probe flash}
 status_validate=0
 status_flash=0
 if [[ " $parts " == *" probe "* ]]; then
@@ -87,5 +120,18 @@ if [[ " $parts " == *" flash "* ]]; then
   bash "$repo/scripts/gpu_check_flash.sh" "$build" "$out" || status_flash=1
 fi
 
-note "== result: gpu tests $([ $status_tests -eq 0 ] && echo PASS || echo FAIL), validate $([ $status_validate -eq 0 ] && echo PASS || echo FAIL), flash $([ $status_flash -eq 0 ] && echo PASS || echo FAIL)"
-[ $status_tests -eq 0 ] && [ $status_validate -eq 0 ] && [ $status_flash -eq 0 ]
+if [[ " $parts " == *" python "* ]]; then
+  wait $python_pid || python_status=1
+  note "== python (validations through simprec.validate)"
+  if [ -f "$out/python/summary.txt" ]; then
+    tee -a "$summary" < "$out/python/summary.txt"
+    grep -qE "^(FAIL|NOT RUN)" "$out/python/summary.txt" && python_status=1
+  else
+    python_status=1
+    note "no python summary (see python.log)"; tail -5 "$out/python.log" | tee -a "$summary"
+  fi
+fi
+
+verdict() { [ "$1" -eq 0 ] && echo PASS || echo FAIL; }
+note "== result: gpu tests $(verdict $status_tests), validate $(verdict $status_validate), flash $(verdict $status_flash), python $(verdict $python_status)"
+[ $status_tests -eq 0 ] && [ $status_validate -eq 0 ] && [ $status_flash -eq 0 ] && [ $python_status -eq 0 ]

@@ -16,7 +16,8 @@ cd "$(dirname "$0")/.."
 out=${1:-gpu_python_out}
 python=${PYTHON:-python3}
 build=${BUILD_DIR:-build-python-gpu}
-mkdir -p "$out"
+mkdir -p "$out" "$build"
+build=$(cd "$build" && pwd)
 
 "$python" -c "import torch; print('torch', torch.__version__, 'cuda', torch.cuda.is_available())" \
   | tee "$out/environment.txt"
@@ -24,7 +25,7 @@ deps_args=()
 if [ -n "${SIMPREC_DEPS_DEBS:-}" ]; then
   # Debian's build dependencies as .deb files (scripts/gpu_deps.sh download), for a machine
   # that has none installed: unpacked beside the build and found there.
-  prefix="$PWD/$build/deps"
+  prefix="$build/deps"
   scripts/gpu_deps.sh unpack "$SIMPREC_DEPS_DEBS" "$prefix"
   lib=$prefix/usr/lib/x86_64-linux-gnu
   export PKG_CONFIG_LIBDIR=$lib/pkgconfig:$prefix/usr/share/pkgconfig PKG_CONFIG_SYSROOT_DIR=$prefix
@@ -41,10 +42,11 @@ grep "Python package ON" "$out/cmake.txt" || {
   echo "gpu_python_check: the Python package is not built (see $out/cmake.txt)" >&2
   exit 1
 }
-cmake --build "$build" -j "$(nproc)" --target simprec simprec_python >"$out/build.txt"
+cmake --build "$build" -j "$(nproc)" --target simprec simprec-plugin-runner simprec_python \
+  >"$out/build.txt"
 
-export PYTHONPATH="$PWD/$build/python:$PWD/examples/python"
-export SIMPREC_CLI="$PWD/$build/bin/simprec" SIMPREC_SOURCE_DIR="$PWD"
+export PYTHONPATH="$build/python:$PWD/examples/python"
+export SIMPREC_CLI="$build/bin/simprec" SIMPREC_SOURCE_DIR="$PWD"
 status=0
 "$python" -m pytest -q -p no:cacheprovider python/tests >"$out/pytest.txt" 2>&1 || status=$?
 tail -1 "$out/pytest.txt"

@@ -65,7 +65,8 @@ def train(run, shape, schedule, data, folder, stop_after=None, log=print):
                                   weight_decay=0.1)
     state = {"config": config, "step": 0, "records": [], "snapshots": {}, "seconds": 0.0}
     if checkpoint.exists():
-        saved = torch.load(checkpoint)
+        # This run's own file, which holds numpy arrays: PyTorch 2.6+ loads only tensors by default.
+        saved = torch.load(checkpoint, weights_only=False)
         if saved["config"] != config:
             raise SystemExit(f"{checkpoint}: written for another configuration "
                              f"({json.dumps(saved['config'])}); expected {json.dumps(config)}; "
