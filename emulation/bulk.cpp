@@ -79,7 +79,7 @@ void round_range(std::span<const In> in, std::span<Out> out, const BulkRounding&
   // Values of a target whose range exceeds In's (a custom bias) are the scalar kernel's.
   const bool fast = fast_path_applies<In>(f) &&
                     (!std::is_same_v<In, Out> || f.emax() <= bulk_detail::IeeeLayout<In>::kBias);
-  const Plan<In> plan(f);
+  const Plan<In> plan(f, r.mode);
   const bool same_range = same_exponent_range<In>(f);
   const auto out_address = reinterpret_cast<uintptr_t>(out.data());
   const bool stream = in.size() * sizeof(Out) >= kStreamBytes && out_address % sizeof(Out) == 0;

@@ -1,16 +1,20 @@
 // The vectorised integer kernel behind the bulk API (bulk.cpp): one block of float or double
 // inputs rounded to a narrower format, out as encodings or as the rounded values in the input's
-// own type. Elements it cannot finish (NaN, infinity, overflow, deep underflow, flushed
-// subnormals) are reported for the scalar kernel to redo. Internal to the emulation library.
+// own type. Elements it cannot finish (NaN and infinity inputs, flushed subnormals, and deep
+// underflow under stochastic rounding) are reported for the scalar kernel to redo. Internal to
+// the emulation library.
 #pragma once
 
 #include <bit>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "emulation/format.hpp"
+#include "emulation/round.hpp"
 #include "emulation/rounding_mode.hpp"
 
 namespace simprec::bulk_detail {
@@ -50,7 +54,7 @@ bool same_exponent_range(const Format& f) {
          f.keeps_subnormals();
 }
 
-// Constants of one (input type, target format) pair.
+// Constants of one (input type, target format, rounding mode) triple.
 template <class In>
 struct Plan {
   using L = IeeeLayout<In>;
@@ -62,14 +66,34 @@ struct Plan {
   uint64_t sign_out;    // target sign bit
   bool unsigned_zero;   // fnuz: a negative zero result is +0
   bool flush;           // subnormal results go through the scalar kernel
-  explicit Plan(const Format& f)
+  // What a result beyond the largest finite value becomes, by sign: IEEE 754 and the format's
+  // overflow policy make it depend on the mode and the sign only, so the scalar kernel's answer
+  // for one far-out value stands for all. As an encoding, and as its value in In's layout.
+  U overflow_bits[2];
+  U overflow_value[2];
+  U min_subnormal_value;  // the target's smallest subnormal in In's layout (0 if it has none)
+  Plan(const Format& f, RoundingMode mode)
       : shift_normal(L::kMantissa - f.mantissa_bits),
         emin_biased(f.emin() + L::kBias),
         rebias(static_cast<U>(static_cast<U>(L::kBias - f.bias) << L::kMantissa)),
         max_bits(static_cast<U>(f.max_finite_bits())),
         sign_out(f.sign_mask()),
         unsigned_zero(!f.has_negative_zero()),
-        flush(!f.keeps_subnormals()) {}
+        flush(!f.keeps_subnormals()) {
+    // The values are read only where the caller found that every value of the format fits In.
+    const auto value_bits = [&](uint64_t bits) -> U {
+      const double v = decode(f, bits);
+      if (std::isfinite(v) && std::fabs(v) > std::numeric_limits<In>::max()) return 0;
+      return std::bit_cast<U>(static_cast<In>(v));
+    };
+    for (int negative = 0; negative < 2; ++negative) {
+      const uint64_t bits =
+          round_to_format(f, Unrounded::finite(negative != 0, f.emax() + 2, 1), Rounding{mode}, 0);
+      overflow_bits[negative] = static_cast<U>(bits);
+      overflow_value[negative] = value_bits(bits);
+    }
+    min_subnormal_value = f.keeps_subnormals() ? value_bits(1) : 0;
+  }
 };
 
 // Rounds n elements. Out is an unsigned integer type for encodings, or In for values (each the
@@ -82,6 +106,9 @@ bool round_block(const Plan<In>& p, const In* in, Out* out, uint8_t* fix, size_t
   using L = IeeeLayout<In>;
   using U = typename L::U;
   constexpr bool kValues = std::is_same_v<In, Out>;
+  constexpr bool kRandom = M == RoundingMode::kStochastic;
+  constexpr bool kNearest = M == RoundingMode::kNearestEven || M == RoundingMode::kNearestAway ||
+                            M == RoundingMode::kNearestRandomTies;
   constexpr U kAbs = (U{1} << (L::kWidth - 1)) - 1;
   constexpr U kFrac = (U{1} << L::kMantissa) - 1;
   constexpr U kExpAllOnes = (U{1} << (L::kWidth - 1 - L::kMantissa)) - 1;
@@ -145,7 +172,12 @@ bool round_block(const Plan<In>& p, const In* in, Out* out, uint8_t* fix, size_t
     } else {  // kNearestRandomTies
       q = (base + (unit / 2 - 1) + (random[i] & 1)) >> s;
     }
-    const U special = static_cast<U>(field == kExpAllOnes) | tiny | static_cast<U>(q > p.max_bits) |
+    // Below half the smallest subnormal (tiny), s is clamped. The directed modes and odd still
+    // give the right 0 or 1 from the clamped shift (1 exactly when the input is nonzero), but a
+    // nearest mode must give 0: the value is under half a unit, so no tie is possible.
+    if constexpr (kNearest) q &= tiny - 1;
+    const U overflow = static_cast<U>(q > p.max_bits);
+    const U special = static_cast<U>(field == kExpAllOnes) | (kRandom ? tiny : 0) |
                       // A flushed target also sends input subnormals (field 0) to the scalar
                       // kernel: where the target's emin equals the input's, they count as normal.
                       (flush & ((normal ^ 1) | static_cast<U>(field == 0)));
@@ -164,12 +196,15 @@ bool round_block(const Plan<In>& p, const In* in, Out* out, uint8_t* fix, size_t
         const U from_normal = (q << shift_normal) + p.rebias;
         const U from_subnormal =
             (((field_eff - 1) << L::kMantissa) + (q << s)) & (U{0} - static_cast<U>(q != 0));
-        magnitude = normal ? from_normal : from_subnormal;
+        const U from_tiny = p.min_subnormal_value & (U{0} - q);  // q is 0 or 1 here
+        magnitude = normal ? from_normal : tiny ? from_tiny : from_subnormal;
       }
-      const U bits = magnitude | (sign << sign_shift);
+      const U overflow_value = negative ? p.overflow_value[1] : p.overflow_value[0];
+      const U bits = overflow ? overflow_value : magnitude | (sign << sign_shift);
       std::memcpy(out + i, &bits, sizeof bits);
     } else {
-      out[i] = static_cast<Out>(q | (sign << sign_shift));
+      const U overflow_bits = negative ? p.overflow_bits[1] : p.overflow_bits[0];
+      out[i] = static_cast<Out>(overflow ? overflow_bits : q | (sign << sign_shift));
     }
   }
   return any_special != 0;
