@@ -163,8 +163,9 @@ double OnlineSoftmax::log2_sum_exp(int64_t i, double l) const {
   const RowShift& shift = shift_[i];
   if (!shift.valid) return -kInf;
   const uint64_t index = a_.idx(i0_ + i, 0, 0);
-  // A row whose keys are all masked has l = 0, which the kernel replaces by 1.
-  const double log2_l = a_.at(Site::kLse, std::log2(l == 0 ? 1.0 : l), index + 1);
+  // A row whose keys are all masked has l = 0, which the kernel replaces by 1. log2 is the
+  // device's where the site takes its functions (Triton's tl.math.log2: libdevice log2f).
+  const double log2_l = a_.log2_at(Site::kLse, l == 0 ? 1.0 : l, index + 1);
   return a_.add_at(Site::kLse, shift.offset, log2_l, index + 2);
 }
 

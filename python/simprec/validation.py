@@ -68,7 +68,7 @@ def _kernel_output_arrays(result, backward_grads):
 def validate(fn, *, numerics="fa2", format="bf16", inputs=None, generate=None,
              shape=(1, 2, 256, 64), seed=0, backward=False, device=None, causal=False,
              scale=None, set=(), mitigations=(), tile=None, require_bit_exact=True, name=None,
-             threads=0, exp2=None, verbose=True, **kernel_kwargs):
+             threads=0, exp2=None, verbose=True, backward_from="kernel", **kernel_kwargs):
     """Calls fn(q, k, v, **kernel_kwargs) and compares its outputs with the emulation.
 
     Inputs: `inputs=(q, k, v)` or `(q, k, v, do)` (torch tensors or numpy arrays, used as
@@ -76,7 +76,10 @@ def validate(fn, *, numerics="fa2", format="bf16", inputs=None, generate=None,
     (B, H, N, d) and `seed`, rounded to the numerics' input format and passed to fn as torch
     tensors of that dtype on `device` (default cpu). fn returns O, or (O, LSE), or a dict with
     keys among O, LSE. With dO (backward=True for generated inputs) the gradients dQ, dK, dV
-    come from torch.autograd through fn and are compared too. causal and scale go to fn as
+    come from torch.autograd through fn and are compared too: against the emulated backward fed
+    the kernel's own O and LSE, as a backward kernel receives them, where fn returns both
+    (backward_from="kernel", the default), or against the backward of the emulation's own
+    forward pass (backward_from="emulation"). causal and scale go to fn as
     is_causal= and scale= when set, and to the emulation. exp2, a callable from float32 numpy
     arguments to the device's float32 results, replaces the emulation's correctly rounded exp2
     (as `simprec validate` does with a plugin's exp2_function). Returns a ValidationReport
@@ -139,7 +142,7 @@ def validate(fn, *, numerics="fa2", format="bf16", inputs=None, generate=None,
         emulation_inputs[3] if with_grad else None, numerics=numerics, format=format,
         set=list(set), mitigations=list(mitigations), tile=tile, causal=causal, scale=scale,
         seed=seed, threads=threads, input_format=emulation_format,
-        require_bit_exact=require_bit_exact, exp2=exp2)
+        require_bit_exact=require_bit_exact, exp2=exp2, backward_from=backward_from)
     report = ValidationReport(raw)
     if verbose:
         print(report.text, end="")

@@ -110,7 +110,11 @@ py::dict validate_attention(const std::string& kernel, const py::dict& kernel_ou
                             const py::object& q, const py::object& k, const py::object& v,
                             const py::object& d_out, const ConfigChoices& choices,
                             const std::optional<std::string>& input_format, bool require_bit_exact,
-                            const py::object& exp2) {
+                            const py::object& exp2, const std::string& backward_from) {
+  if (backward_from != "kernel" && backward_from != "emulation") {
+    throw py::value_error("backward_from: expected 'kernel' or 'emulation', got '" + backward_from +
+                          "'");
+  }
   std::vector<int64_t> leading;
   const attention::AttentionInputs in = attention_inputs(q, k, v, d_out, input_format, leading);
   const attention::AttentionConfig config = attention_config(choices);
@@ -145,14 +149,37 @@ py::dict validate_attention(const std::string& kernel, const py::dict& kernel_ou
                                            it->second.format, it->second.shape));
   }
   if (kernel_tensors.empty()) throw py::value_error("kernel_outputs: no outputs to compare");
+  const auto kernel_output = [&](const char* name) -> const HostTensor* {
+    for (const HostTensor& t : kernel_tensors) {
+      if (t.name == name) return &t;
+    }
+    return nullptr;
+  };
+  // A backward kernel receives the forward kernel's O and LSE. Fed the same, the emulated
+  // backward is checked on its own; from the emulation's own forward pass, a difference in the
+  // LSE's last bit would change every gradient of its row.
+  const HostTensor* kernel_o = kernel_output("O");
+  const HostTensor* kernel_lse = kernel_output("LSE");
+  const bool grads_from_kernel_forward =
+      in.has_grad() && kernel_o && kernel_lse && backward_from == "kernel";
 
-  attention::AttentionAnalysis a;
+  attention::AttentionAnalysis a, grads;
   {
     py::gil_scoped_release release;
     attention::AnalysisOptions options;
     options.baseline = false;
     if (!exp2.is_none()) options.device_exp2 = device_function(exp2);
-    a = attention::analyse_attention(in, config, options);
+    if (grads_from_kernel_forward) {
+      attention::AttentionInputs forward = in;
+      forward.d_out.clear();
+      a = attention::analyse_attention(forward, config, options);
+      attention::AttentionInputs backward = in;
+      backward.o = validate::values_of(*kernel_o);
+      backward.lse = validate::values_of(*kernel_lse);
+      grads = attention::analyse_attention(backward, config, options);
+    } else {
+      a = attention::analyse_attention(in, config, options);
+    }
   }
   validate::ValidationResult result;
   result.plugin = "python";
@@ -175,11 +202,17 @@ py::dict validate_attention(const std::string& kernel, const py::dict& kernel_ou
   }
   result.parameters = {
       {"causal", config.causal}, {"scale", a.scale}, {"seed", static_cast<int64_t>(config.seed)}};
+  if (in.has_grad()) {
+    result.parameters.push_back(
+        {"backward_from", std::string(grads_from_kernel_forward ? "kernel" : "emulation")});
+  }
   for (HostTensor& kt : kernel_tensors) {
     const Known& kn = known.at(kt.name);
-    HostTensor et = emulated_tensor(kt.name, kn.format, kn.shape, a.outputs.*(kn.values));
+    const attention::AttentionAnalysis& from =
+        kt.name[0] == 'd' && grads_from_kernel_forward ? grads : a;
+    HostTensor et = emulated_tensor(kt.name, kn.format, kn.shape, from.outputs.*(kn.values));
     validate::OutputComparison c = validate::compare_outputs(kt, et);
-    validate::add_reference_errors(c, kt, et, (*a.reference).*(kn.values));
+    validate::add_reference_errors(c, kt, et, (*from.reference).*(kn.values));
     result.comparisons.push_back(std::move(c));
     result.emulated_outputs.push_back(std::move(et));
     result.kernel_outputs.push_back(std::move(kt));
@@ -212,11 +245,11 @@ void bind_validation(py::module_& m) {
          const std::optional<std::pair<int, int>>& tile, bool causal,
          const std::optional<double>& scale, uint64_t seed, unsigned threads,
          const std::optional<std::string>& input_format, bool require_bit_exact,
-         const py::object& exp2) {
+         const py::object& exp2, const std::string& backward_from) {
         const ConfigChoices choices{numerics, format, sets, mitigations, tile,
                                     causal,   scale,  seed, threads,     false};
         return validate_attention(kernel, kernel_outputs, q, k, v, d_out, choices, input_format,
-                                  require_bit_exact, exp2);
+                                  require_bit_exact, exp2, backward_from);
       },
       py::arg("kernel"), py::arg("kernel_outputs"), py::arg("q"), py::arg("k"), py::arg("v"),
       py::arg("do") = py::none(), py::kw_only(), py::arg("numerics") = "fa2",
@@ -224,7 +257,8 @@ void bind_validation(py::module_& m) {
       py::arg("mitigations") = std::vector<std::string>{}, py::arg("tile") = py::none(),
       py::arg("causal") = false, py::arg("scale") = py::none(), py::arg("seed") = 0,
       py::arg("threads") = 0, py::arg("input_format") = py::none(),
-      py::arg("require_bit_exact") = true, py::arg("exp2") = py::none());
+      py::arg("require_bit_exact") = true, py::arg("exp2") = py::none(),
+      py::arg("backward_from") = "kernel");
 }
 
 }  // namespace simprec::python

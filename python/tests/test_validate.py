@@ -98,3 +98,47 @@ def test_given_torch_inputs_with_do_are_used_as_given():
     assert report.passed and [o["name"] for o in report.outputs] == ["O", "dQ", "dK", "dV"]
     with pytest.raises(ValueError, match=r"inputs: expected \(q, k, v\) or \(q, k, v, do\)"):
         simprec.validate(emulated_kernel, inputs=(q, k), verbose=False)
+
+
+class _KernelWithItsOwnLse(torch.autograd.Function):
+    """A stand-in kernel whose forward reports an LSE 1% off the emulation's in its first 8
+    rows and whose backward, like a real backward kernel, reads that LSE."""
+
+    @staticmethod
+    def forward(ctx, q, k, v):
+        r = simprec.attention(q, k, v, numerics="fa2", reference=False, baseline=False)
+        lse = np.asarray(r.lse, dtype=np.float32).copy()
+        lse[0, 0, :8] += np.float32(0.01)
+        o = torch.from_numpy(np.asarray(r.o)).to(torch.bfloat16)
+        ctx.save_for_backward(q, k, v)
+        ctx.forward_pass = (np.asarray(r.o), lse.astype(np.float64))
+        return o, torch.from_numpy(lse)
+
+    @staticmethod
+    def backward(ctx, d_o, d_lse):
+        q, k, v = ctx.saved_tensors
+        o, lse = ctx.forward_pass
+        r = simprec.attention(q, k, v, d_o.to(torch.bfloat16), numerics="fa2", o=o, lse=lse,
+                              reference=False, baseline=False)
+        return tuple(torch.from_numpy(np.asarray(g)).to(torch.bfloat16)
+                     for g in (r.dq, r.dk, r.dv))
+
+
+def kernel_with_its_own_lse(q, k, v):
+    o, lse = _KernelWithItsOwnLse.apply(q, k, v)
+    return {"O": o, "LSE": lse}
+
+
+def test_gradients_are_checked_from_the_kernels_own_forward_outputs():
+    common = dict(numerics="fa2", generate="normal", shape=(1, 1, 64, 32), seed=4,
+                  backward=True, require_bit_exact=False, verbose=False)
+    fed = simprec.validate(kernel_with_its_own_lse, **common)
+    agreement = {o["name"]: o["bitwise_equal"] / o["values"] for o in fed.outputs}
+    assert agreement["O"] == 1 and agreement["LSE"] == 56 / 64
+    assert agreement["dQ"] == agreement["dK"] == agreement["dV"] == 1
+    assert "parameter backward_from=kernel" in fed.text.splitlines()
+    own = simprec.validate(kernel_with_its_own_lse, backward_from="emulation", **common)
+    assert "parameter backward_from=emulation" in own.text.splitlines()
+    assert min(o["bitwise_equal"] / o["values"] for o in own.outputs if o["name"][0] == "d") < 1
+    with pytest.raises(ValueError, match="backward_from: expected 'kernel' or 'emulation'"):
+        simprec.validate(kernel_with_its_own_lse, backward_from="own", **common)
