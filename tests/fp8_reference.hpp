@@ -76,9 +76,12 @@ struct Fp8Spec {
   // scale per channel, O's normalisation times it in fp32 (empty: none).
   std::function<float(int64_t, int64_t)> score_descale;
   std::vector<double> v_scale;
+  bool exact_scores = false;  // S = q.k exactly (integer inputs), not by the wgmma model
+  bool alpha_exp2 = false;    // alpha = exp2(fp32(m_old - m_new)) (scores in log2 units)
+  Format out = formats::bf16;
 };
 
-// O (values of bf16) of one problem, q, k, v row-major e4m3 values (nq x d, nk x d, nk x d).
+// O (values of spec.out) of one problem, q, k, v row-major e4m3 values (nq x d, nk x d, nk x d).
 inline std::vector<double> fp8_forward(const Fp8Spec& spec, int64_t nq, int64_t nk, int64_t d,
                                        const double* q, const double* k, const double* v) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -94,7 +97,12 @@ inline std::vector<double> fp8_forward(const Fp8Spec& spec, int64_t nq, int64_t 
       const int64_t bc = std::min<int64_t>(spec.block_cols, nk - j0);
       double block_max = -kInf;
       for (int64_t j = 0; j < bc; ++j) {
-        s[j] = wgmma_dot(q + i * d, k + (j0 + j) * d, 1, d, 0.0f);
+        if (spec.exact_scores) {
+          s[j] = 0;
+          for (int64_t x = 0; x < d; ++x) s[j] += q[i * d + x] * k[(j0 + j) * d + x];
+        } else {
+          s[j] = wgmma_dot(q + i * d, k + (j0 + j) * d, 1, d, 0.0f);
+        }
         if (spec.score_descale) s[j] = fp32(s[j] * spec.score_descale(i, j0 + j));
         block_max = std::max(block_max, s[j]);
       }
@@ -106,8 +114,9 @@ inline std::vector<double> fp8_forward(const Fp8Spec& spec, int64_t nq, int64_t 
       const float new_shift = fp32(m_new * static_cast<double>(c));  // exact product, rounded
       if (m != -kInf && m_new != m) {
         RoundingContext ctx(formats::fp32);
-        const float alpha =
-            static_cast<float>(decode(formats::fp32, exp_of(ctx, spec.scale * (m - m_new))));
+        const float alpha = static_cast<float>(
+            decode(formats::fp32, spec.alpha_exp2 ? exp2_of(ctx, fp32(m - m_new))
+                                                  : exp_of(ctx, spec.scale * (m - m_new))));
         l *= alpha;
         for (float& x : acc) x *= alpha;
         for (float& x : chain) x *= alpha;
@@ -142,7 +151,7 @@ inline std::vector<double> fp8_forward(const Fp8Spec& spec, int64_t nq, int64_t 
     for (int64_t x = 0; x < d; ++x) {
       const float unscaled = acc[x] * static_cast<float>(1.0 / spec.p_scale);
       const float norm = spec.v_scale.empty() ? inv : inv * static_cast<float>(spec.v_scale[x]);
-      o[i * d + x] = to_format(formats::bf16, unscaled * norm);
+      o[i * d + x] = to_format(spec.out, unscaled * norm);
     }
   }
   return o;

@@ -361,7 +361,7 @@ const RegisterCommand kRegistration([](CLI::App& app) {
   command->add_option("--input-format", opt->input_format,
                       "the .npy files hold bit patterns (uint16/uint8) of this format");
   command->add_option("--generate", opt->generate,
-                      "generate inputs: normal, peaky, repeated-max, low-rank, sinks");
+                      "generate inputs: normal, peaky, repeated-max, low-rank, sinks, outliers");
   command->add_option(
       "--gen-param", opt->gen_params,
       "generator parameter: peak=X (peaky), prototypes=N, concentration=X (repeated-max)");

@@ -167,7 +167,7 @@ const RegisterCommand registration{[](CLI::App& app) {
                 "fail on any difference, whatever the kernel claims");
   cmd->add_option("--generate", o->generate,
                   "attention kernels: Q, K, V (and dO) from an input generator: normal, peaky, "
-                  "repeated-max, low-rank, sinks (shape from --dim B=,H=,Sq=,D=; Sk = Sq)");
+                  "repeated-max, low-rank, sinks, outliers (shape from --dim B=,H=,Sq=,D=; Sk = Sq)");
   cmd->add_option("--save", o->save,
                   "write every input (NAME.npy) and every kernel and emulated output "
                   "(NAME.kernel.npy, NAME.emulated.npy) to this directory");
