@@ -94,10 +94,10 @@ void Head::forward_flash() {
     // O/l then times v_s with norm=divide.
     for (int64_t c = 0; c < dv; ++c) {
       const uint64_t index = e_.idx(p_, gi, c, 1);
-      out[c] = divide ? v_descaled(div_at(Site::kONorm, acc[i * dv + c], li, index), gi, c,
+      out[c] = divide ? v_descaled(div_at(Site::kONorm, acc[i * dv + c], li, index), c,
                                    e_.idx(p_, gi, c, 3))
                       : mul_at(Site::kONorm, acc[i * dv + c],
-                               v_descaled(inv, gi, c, e_.idx(p_, gi, c, 3)), index);
+                               v_descaled(inv, c, e_.idx(p_, gi, c, 3)), index);
     }
   };
   for (int64_t i0 = 0; i0 < nq; i0 += br_max) {

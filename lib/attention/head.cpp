@@ -73,7 +73,7 @@ void Head::scores(int64_t i0, int64_t i1, int64_t j0, int64_t j1, double* out, i
   }
 }
 
-double Head::v_descaled(double o, int64_t gi, int64_t c, uint64_t index) const {
+double Head::v_descaled(double o, int64_t c, uint64_t index) const {
   if (!e_.scales || !e_.cfg.quant.v) return o;
   return mul_at(Site::kONorm, o, e_.scales->v_scale(p_, c), index);
 }

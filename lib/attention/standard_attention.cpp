@@ -47,7 +47,7 @@ void Head::forward_standard() {
     for (int64_t x = 0; x < br * dv; ++x) {
       const int64_t gi = i0 + x / dv, c = x % dv;
       o_[i0 * dv + x] =
-          at(Site::kOOut, v_descaled(acc[x], gi, c, e_.idx(p_, gi, c, 3)), e_.idx(p_, gi, c, 0));
+          at(Site::kOOut, v_descaled(acc[x], c, e_.idx(p_, gi, c, 3)), e_.idx(p_, gi, c, 0));
     }
   }
 }
