@@ -187,6 +187,10 @@ TEST(ScaledAttention, OptionsAreCheckedAndCanonical) {
   EXPECT_THROW(run(raw, "fa2,qk_quant=e4m3fn,exp_impl=natural"), std::invalid_argument);
   EXPECT_THROW(run(raw, "fa2,v_quant=e4m3fn,kv_splits=2"), std::invalid_argument);
   EXPECT_NO_THROW(run(raw, "fa2,qk_quant=e4m3fn,v_quant=e4m3fn,k_smooth=on"));
+  // A value the input site turns into an infinity (fp16 beyond 65504) cannot be quantised.
+  AttentionInputs huge = raw;
+  huge.v[3] = 1e6;
+  EXPECT_THROW(run(huge, "fa2,input=fp16:rne,v_quant=e4m3fn"), std::invalid_argument);
 }
 
 }  // namespace

@@ -41,10 +41,11 @@ struct Element {
 };
 
 // Quantises the values x[at(g, i)], i < size(g), of groups g < count, one scale per group into
-// scales[g]; `pre` (when not 1) multiplies each value in fp32 first.
+// scales[g]; `pre` (when not 1) multiplies each value in fp32 first. Throws std::invalid_argument
+// naming `tensor` when a value is not finite (an input beyond the input format's range).
 template <class Size, class At>
 void quantize_groups(std::vector<double>& x, int64_t groups, Size size, At at, const Element& e,
-                     double pre, std::vector<double>& scales) {
+                     double pre, std::vector<double>& scales, const char* tensor) {
   scales.assign(groups, 1.0);
   for (int64_t g = 0; g < groups; ++g) {
     const int64_t n = size(g);
@@ -52,6 +53,12 @@ void quantize_groups(std::vector<double>& x, int64_t groups, Size size, At at, c
     for (int64_t i = 0; i < n; ++i) {
       double& v = x[at(g, i)];
       if (pre != 1.0) v = mul32(v, pre);
+      if (!std::isfinite(v)) {
+        throw std::invalid_argument(std::string("quantising ") + tensor + ": a value is " +
+                                    std::to_string(v) +
+                                    " after the input site; expected finite values (an input "
+                                    "beyond the input format's range?)");
+      }
       amax = std::max(amax, std::fabs(v));
     }
     const double s = div32(amax, e.largest());
@@ -60,17 +67,17 @@ void quantize_groups(std::vector<double>& x, int64_t groups, Size size, At at, c
   }
 }
 
-// Quantises a (problems x rows x cols) tensor by rows: groups of `block` rows of one problem
-// (block 0: the whole problem; whole_tensor: one group over every problem).
+// Quantises a (problems x rows x cols) tensor by rows: one group over every problem (tensor),
+// one per problem (head) or one per `block` rows of a problem (block).
 void quantize_rows(std::vector<double>& x, int64_t problems, int64_t rows, int64_t cols,
                    QuantScale scale, int64_t block, const Element& e, double pre,
-                   std::vector<double>& scales, int64_t& groups_per_problem) {
+                   std::vector<double>& scales, int64_t& groups_per_problem, const char* tensor) {
   if (scale == QuantScale::kTensor) {
     groups_per_problem = 1;
     std::vector<double> one;
     quantize_groups(
         x, 1, [&](int64_t) { return problems * rows * cols; }, [](int64_t, int64_t i) { return i; },
-        e, pre, one);
+        e, pre, one, tensor);
     scales.assign(problems, one[0]);
     return;
   }
@@ -88,7 +95,7 @@ void quantize_rows(std::vector<double>& x, int64_t problems, int64_t rows, int64
         const int64_t p = g / groups_per_problem, b = g % groups_per_problem;
         return (p * rows + b * per) * cols + i;
       },
-      e, pre, scales);
+      e, pre, scales, tensor);
 }
 
 }  // namespace
@@ -144,9 +151,9 @@ InputScales quantize_inputs(AttentionInputs& in, const AttentionConfig& config, 
     out.q_block = block ? config.block_rows : s.nq;
     out.k_block = block ? config.block_cols : s.nk;
     quantize_rows(in.q, problems, s.nq, s.d, qz.qk_scale, config.block_rows, e, block ? c : 1.0,
-                  out.q, out.q_groups);
+                  out.q, out.q_groups, "Q");
     quantize_rows(in.k, problems, s.nk, s.d, qz.qk_scale, config.block_cols, e, 1.0, out.k,
-                  out.k_groups);
+                  out.k_groups, "K");
   }
   if (qz.v) {
     const Element e{&*qz.v};
@@ -155,9 +162,9 @@ InputScales quantize_inputs(AttentionInputs& in, const AttentionConfig& config, 
       quantize_groups(
           in.v, problems * s.dv, [&](int64_t) { return s.nk; },
           [&](int64_t g, int64_t j) { return ((g / s.dv) * s.nk + j) * s.dv + g % s.dv; }, e, 1.0,
-          out.v);
+          out.v, "V");
     } else {
-      quantize_rows(in.v, problems, s.nk, s.dv, qz.v_scale, s.nk, e, 1.0, out.v, out.v_groups);
+      quantize_rows(in.v, problems, s.nk, s.dv, qz.v_scale, s.nk, e, 1.0, out.v, out.v_groups, "V");
     }
   }
   return out;
