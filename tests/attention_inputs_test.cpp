@@ -133,5 +133,30 @@ TEST(Generators, RepeatedMaxRowsHoldTheirMaxSeveralTimesAndValuesShareASign) {
   EXPECT_GT(negative, static_cast<int>(in.v.size() * 0.99));
 }
 
+TEST(Generators, OutliersAreNormalInputsWithABiasedKAnOutlierHeadAndLargeValues) {
+  // The same streams as normal: head 0 (normal) and head 1 (the outlier head) against them.
+  const attention::AttentionShape s{1, 2, 128, 128, 16, 16};
+  GeneratorParams prm;
+  prm.peak = 8;
+  const auto base = generate("normal", s, 5, false), out = generate("outliers", s, 5, false, prm);
+  for (int64_t h = 0; h < 2; ++h) {
+    const double head_factor = h == 1 ? 8.0 : 1.0;  // powers of two: exact
+    for (int64_t x = 0; x < 128 * 16; ++x) {
+      const int64_t at = h * 128 * 16 + x, j = x / 16;
+      EXPECT_EQ(out.q[at], base.q[at] / head_factor);
+      EXPECT_EQ(out.v[at], j >= 64 ? 8 * base.v[at] : base.v[at]) << "key " << j;
+    }
+    for (int64_t c = 0; c < 16; ++c) {
+      // K = (normal K + a bias of its channel) times the head's factor.
+      const double bias = out.k[(h * 128) * 16 + c] / head_factor - base.k[(h * 128) * 16 + c];
+      EXPECT_GT(std::fabs(bias), 1e-3);
+      for (int64_t j = 1; j < 128; ++j) {
+        const int64_t at = (h * 128 + j) * 16 + c;
+        EXPECT_NEAR(out.k[at] / head_factor - base.k[at], bias, 1e-12) << "key " << j;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace simprec::inputs

@@ -1,9 +1,8 @@
 // The FP8 attention numerics (docs/fp8_attention.md) against an independent scalar
-// implementation written from their description, one query row at a time: the fa3-fp8 preset
-// (wgmma fp8 chains over the key blocks, P times 256 cast to e4m3, O in fp32 then bf16), its
-// two-level variant (pv_promote), FlashAttention-4's lazy rescaling; and the query-row sample
-// that the long-context study runs on. The reference uses the emulation core (rounding, exact
-// products, correctly rounded exp, tensor_core_dot) and nothing of lib/attention.
+// implementation written from their description (tests/fp8_reference.hpp), one query row at a
+// time: the fa3-fp8 preset (wgmma fp8 chains over the key blocks, P times 256 cast to e4m3, O in
+// fp32 then bf16), its two-level variant (pv_promote), FlashAttention-4's lazy rescaling; and the
+// query-row sample that the long-context study runs on.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -15,118 +14,19 @@
 #include <string>
 #include <vector>
 
-#include "emulation/arithmetic.hpp"
-#include "emulation/elementary.hpp"
-#include "emulation/round.hpp"
-#include "emulation/tensor_core.hpp"
 #include "lib/attention/attention.hpp"
 #include "lib/attention/numerics_spec.hpp"
 #include "lib/attention/preset.hpp"
 #include "lib/inputs/generators.hpp"
 #include "lib/inputs/query_rows.hpp"
+#include "tests/fp8_reference.hpp"
 
 namespace {
 
 using namespace simprec;
 using namespace simprec::attention;
-
-double to_format(const Format& f, double x) {
-  return decode(f, round_to_format(f, unrounded_from_double(x), Rounding{}));
-}
-float fp32(double x) {
-  return static_cast<float>(to_format(formats::fp32, x));
-}
-
-// c + sum a[i] b[i * sb] by the H100 wgmma e4m3 model (a, b values of e4m3fn).
-float wgmma_dot(const double* a, const double* b, int64_t sb, int64_t n, float c) {
-  const TensorCoreModel& model = tensor_core_model("tc:sm90-wgmma-e4m3");
-  std::vector<uint16_t> ab(n), bb(n);
-  for (int64_t x = 0; x < n; ++x) {
-    ab[x] =
-        static_cast<uint16_t>(round_to_format(formats::e4m3fn, unrounded_from_double(a[x]), {}));
-    bb[x] = static_cast<uint16_t>(
-        round_to_format(formats::e4m3fn, unrounded_from_double(b[x * sb]), {}));
-  }
-  return std::bit_cast<float>(tensor_core_dot(model, ab.data(), 1, bb.data(), 1,
-                                              static_cast<int>(n), std::bit_cast<uint32_t>(c)));
-}
-
-struct Fp8Spec {
-  int block_cols = 128;
-  double scale = 0;  // the softmax scale (expect_matches_reference sets it)
-  int promote = 0;   // two-level: key blocks per chain; 0: one chain
-  double lazy = 0;   // lazy rescaling threshold in log2 units; 0: none
-  double p_scale = 256;
-};
-
-// O (values of bf16) of one problem, q, k, v row-major e4m3 values (nq x d, nk x d, nk x d):
-// the fa3-fp8 numerics as docs/fp8_attention.md states them.
-std::vector<double> fp8_forward(const Fp8Spec& spec, int64_t nq, int64_t nk, int64_t d,
-                                const double* q, const double* k, const double* v) {
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  const float c = fp32(spec.scale * std::numbers::log2e);
-  std::vector<double> o(nq * d), s(spec.block_cols), p_cast(spec.block_cols);
-  for (int64_t i = 0; i < nq; ++i) {
-    double m = -kInf;
-    float shift = 0, l = 0;
-    std::vector<float> acc(d, 0.0f), chain(d, 0.0f);
-    bool open = false;
-    int64_t tile = 0;
-    for (int64_t j0 = 0; j0 < nk; j0 += spec.block_cols, ++tile) {
-      const int64_t bc = std::min<int64_t>(spec.block_cols, nk - j0);
-      double block_max = -kInf;
-      for (int64_t j = 0; j < bc; ++j) {
-        s[j] = wgmma_dot(q + i * d, k + (j0 + j) * d, 1, d, 0.0f);
-        block_max = std::max(block_max, s[j]);
-      }
-      double m_new = std::max(m, block_max);
-      if (spec.lazy > 0 && m != -kInf &&
-          (m_new - m) * spec.scale * std::numbers::log2e <= spec.lazy) {
-        m_new = m;  // growth within the threshold: keep the max, P may exceed 1
-      }
-      const float new_shift = fp32(m_new * static_cast<double>(c));  // exact product, rounded
-      if (m != -kInf && m_new != m) {
-        RoundingContext ctx(formats::fp32);
-        const float alpha =
-            static_cast<float>(decode(formats::fp32, exp_of(ctx, spec.scale * (m - m_new))));
-        l *= alpha;
-        for (float& x : acc) x *= alpha;
-        for (float& x : chain) x *= alpha;
-      }
-      m = m_new;
-      shift = new_shift;
-      for (int64_t j = 0; j < bc; ++j) {
-        const float arg = std::fma(static_cast<float>(s[j]), c, -shift);
-        RoundingContext ctx(formats::fp32);
-        const float p = static_cast<float>(decode(formats::fp32, exp2_of(ctx, arg)));
-        l += p;
-        p_cast[j] = to_format(formats::e4m3fn, p * spec.p_scale);
-      }
-      if (spec.promote == 0) {
-        for (int64_t x = 0; x < d; ++x)
-          acc[x] = wgmma_dot(p_cast.data(), v + j0 * d + x, d, bc, acc[x]);
-        continue;
-      }
-      const bool first = tile % spec.promote == 0;
-      for (int64_t x = 0; x < d; ++x)
-        chain[x] = wgmma_dot(p_cast.data(), v + j0 * d + x, d, bc, first ? 0.0f : chain[x]);
-      open = true;
-      if ((tile + 1) % spec.promote == 0) {
-        for (int64_t x = 0; x < d; ++x) acc[x] += chain[x];
-        open = false;
-      }
-    }
-    if (open) {
-      for (int64_t x = 0; x < d; ++x) acc[x] += chain[x];
-    }
-    const float inv = 1.0f / l;
-    for (int64_t x = 0; x < d; ++x) {
-      const float unscaled = acc[x] * static_cast<float>(1.0 / spec.p_scale);
-      o[i * d + x] = to_format(formats::bf16, unscaled * inv);
-    }
-  }
-  return o;
-}
+using fp8_reference::fp8_forward;
+using fp8_reference::Fp8Spec;
 
 // Normal inputs with the keys' scale growing along the sequence, so that the row max grows
 // over the key blocks by small and large steps (rescales taken and, lazily, skipped).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -13,6 +14,7 @@
 #include "lib/attention/engine.hpp"
 #include "lib/attention/float_flash.hpp"
 #include "lib/attention/head.hpp"
+#include "lib/attention/input_quantization.hpp"
 
 namespace simprec::attention {
 
@@ -54,9 +56,13 @@ AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const Attentio
   if (config.block_rows < 1 || config.block_cols < 1) {
     throw std::invalid_argument("tile sizes must be positive");
   }
-  const AttentionInputs inputs = round_inputs(raw_inputs, config);
+  check_quantization(config, raw_inputs.has_grad());
+  AttentionInputs inputs = round_inputs(raw_inputs, config);
   const AttentionShape& s = inputs.shape;
   const Engine engine(config, s);
+  const bool quantized = config.quant.active();
+  const InputScales scales =
+      quantized ? quantize_inputs(inputs, config, engine.scale_log2) : InputScales{};
   AttentionOutputs out;
   out.o.assign(s.problems() * s.nq * s.dv, 0.0);
   out.lse.assign(s.problems() * s.nq, 0.0);
@@ -73,7 +79,8 @@ AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const Attentio
   }
   std::vector<std::array<tracing::SiteTrace, kSiteCount>> traces(config.trace ? s.problems() : 0);
   std::vector<std::vector<uint32_t>> misses(s.problems());
-  const bool float_flash = fast_path == FastPath::kAllowed && float_flash_applies(config);
+  const bool float_flash =
+      fast_path == FastPath::kAllowed && !quantized && float_flash_applies(config);
   // Problem p's slice of an output laid out [problem][n].
   const auto slice = [](std::vector<double>& v, int64_t p, int64_t n) {
     return std::span<double>(v.data() + p * n, static_cast<size_t>(n));
@@ -109,7 +116,10 @@ AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const Attentio
         }
       }
     }
-    Head head(engine, inputs, out, p, config.trace ? &traces[p] : nullptr, &misses[p]);
+    // Quantised inputs: an engine of the problem's own scales (Engine::for_quantized_problem).
+    std::optional<Engine> own;
+    if (quantized) own.emplace(config, s).for_quantized_problem(scales, p);
+    Head head(own ? *own : engine, inputs, out, p, config.trace ? &traces[p] : nullptr, &misses[p]);
     if (!inputs.has_forward()) head.forward();
     if (inputs.has_grad()) head.backward();
     std::sort(misses[p].begin(), misses[p].end());

@@ -242,6 +242,26 @@ enum class KeyOrder : uint8_t { kAscending, kDescending };
 // lib/attention/dispatch.hpp. kNone: the backward tile is the forward one, one split.
 enum class Dispatch : uint8_t { kNone, kTorchFlash, kTorchEfficient };
 
+// The granularity of a quantisation scale (lib/attention/input_quantization.hpp): one scale for
+// the whole tensor (every batch and head), one per problem (batch x head: FlashAttention-3's
+// descale factors), one per block of rows (Q: block_rows query rows, K: block_cols keys), or one
+// per channel (a column of V over every key, SageAttention2).
+enum class QuantScale : uint8_t { kTensor, kHead, kBlock, kChannel };
+
+// Q, K and V quantised after the input site, each group of values with its own fp32 scale from
+// its largest magnitude (docs/fp8_attention.md, "Scaled inputs"). qk: the element format of Q and
+// K (none: not quantised), or int8 (SageAttention's symmetric INT8); v: V's element format.
+struct InputQuantization {
+  std::optional<Format> qk;
+  bool qk_int8 = false;
+  QuantScale qk_scale = QuantScale::kHead;
+  std::optional<Format> v;
+  QuantScale v_scale = QuantScale::kHead;
+  bool k_smooth = false;  // K minus its per-channel mean over the keys first (SageAttention)
+  bool quantizes_qk() const { return qk.has_value() || qk_int8; }
+  bool active() const { return quantizes_qk() || v.has_value() || k_smooth; }
+};
+
 struct AttentionConfig {
   std::string preset = "fp64";
   Format low_precision = formats::fp64;  // the preset's format parameter; also the I/O format
@@ -284,6 +304,7 @@ struct AttentionConfig {
   // exact arithmetic, the row keeps the max it uses (m_used) and nothing is rescaled, so P may
   // exceed 1 (up to 2^threshold). 0: rescale whenever the max grows.
   double lazy_rescale = 0.0;
+  InputQuantization quant;
   // rowsum_block=quad-fma over this many warps (1 or 2): with 2, warp w holds the key block's
   // columns j with (j / 8) % 2 == w (an mma.sync layout with two warps along the keys), each warp's
   // lanes are combined as with one, and the block sum is W0 + W1.

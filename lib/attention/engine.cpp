@@ -47,6 +47,19 @@ Engine::Engine(const AttentionConfig& config, const AttentionShape& s) : cfg(con
   steps_max = static_cast<uint64_t>(tiles) * (std::max<int64_t>({s.nq, s.nk, s.d, s.dv}) + 2) + 16;
 }
 
+void Engine::for_quantized_problem(const InputScales& s, int64_t p) {
+  scales = &s;
+  if (!cfg.quant.quantizes_qk()) return;
+  if (cfg.quant.qk_scale == QuantScale::kBlock) {
+    scale_log2 = 1.0;
+    scale = std::numbers::ln2;
+    return;
+  }
+  const double descale = rd(Site::kExpArg, s.q_scale(p, 0) * s.k_scale(p, 0));
+  scale_log2 = rd(Site::kExpArg, scale_log2 * descale);
+  scale = scale_log2 * std::numbers::ln2;
+}
+
 void Engine::check_structure(const AttentionConfig& c) {
   if (c.rowsum_warps != 1 && c.rowsum_warps != 2) {
     throw std::invalid_argument("rowsum_warps must be 1 or 2, not " +

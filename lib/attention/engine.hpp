@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lib/attention/config.hpp"
+#include "lib/attention/input_quantization.hpp"
 #include "lib/attention/product.hpp"
 #include "lib/attention/tensors.hpp"
 
@@ -29,12 +30,22 @@ struct Engine {
   bool device_exp2 = false;  // exp2 values come from cfg.exp2_table where it applies
   int tiled_p_bits = 0;      // > 0: p_cast rounds with tiled_random::p_draw bits
   int lanes = 1;             // partial row sums
+  // Quantised inputs' scales (input_quantization.hpp), or nullptr. An engine for one problem
+  // (for_quantized_problem) then carries that problem's softmax scale and exponent constant.
+  const InputScales* scales = nullptr;
 
   // Throws std::invalid_argument on a combination of structural options the engine does not
   // compute (check_structure).
   Engine(const AttentionConfig& config, const AttentionShape& s);
 
   static void check_structure(const AttentionConfig& c);
+
+  // This engine made problem p's of a run with quantised inputs: with qk_scale tensor or head,
+  // the descale folded into the exponent constant, c' = fp32(c fp32(q_s k_s)) (FlashAttention-3's
+  // softmax_scale_log2 *= q_descale * k_descale) and the softmax scale c' ln 2 (in double, for the
+  // exact rescale, the LSE and lazy_rescale's threshold); with qk_scale=block, the scores are
+  // dequantised in log2 units (Head::scores), so c = 1 and the softmax scale ln 2.
+  void for_quantized_problem(const InputScales& s, int64_t p);
 
   double rd(Site s, double x, uint64_t idx = 0) const { return r[static_cast<int>(s)](x, idx); }
   double rd_exact(Site s, double hi, double lo, uint64_t idx = 0) const {

@@ -90,9 +90,14 @@ void Head::forward_flash() {
   const auto normalise = [&](int64_t i, int64_t gi, double li, double* out) {
     const bool divide = e_.cfg.norm_mode == NormMode::kDivide;
     const double inv = divide ? 0.0 : reciprocal_at(Site::kONorm, li, e_.idx(p_, gi, 0, 0));
+    // Quantised V: O times fp32(fp32(1/l) v_s) (FlashAttention-3's finalize(v_descale)), or
+    // O/l then times v_s with norm=divide.
     for (int64_t c = 0; c < dv; ++c) {
-      out[c] = divide ? div_at(Site::kONorm, acc[i * dv + c], li, e_.idx(p_, gi, c, 1))
-                      : mul_at(Site::kONorm, acc[i * dv + c], inv, e_.idx(p_, gi, c, 1));
+      const uint64_t index = e_.idx(p_, gi, c, 1);
+      out[c] = divide ? v_descaled(div_at(Site::kONorm, acc[i * dv + c], li, index), c,
+                                   e_.idx(p_, gi, c, 3))
+                      : mul_at(Site::kONorm, acc[i * dv + c],
+                               v_descaled(inv, c, e_.idx(p_, gi, c, 3)), index);
     }
   };
   for (int64_t i0 = 0; i0 < nq; i0 += br_max) {

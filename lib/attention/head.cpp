@@ -55,11 +55,27 @@ void Head::scores(int64_t i0, int64_t i1, int64_t j0, int64_t j1, double* out, i
   e_.product(Site::kS).gemm(br, bc, s_.d, q_ + i0 * s_.d, s_.d, kt_.data() + j0, s_.nk, out, bc,
                             false, e_.imap(p_, i0, j0, tile * (s_.d + 1)), trace(Site::kS),
                             f32(q32_, i0 * s_.d), f32(kt32_, j0));
+  // Per-block scales: each score dequantised, s = fp32(s~ fp32(q_s k_s)) at s (in log2 units:
+  // Q's scale carries the exponent constant).
+  const bool dequantize =
+      e_.scales && e_.cfg.quant.quantizes_qk() && e_.cfg.quant.qk_scale == QuantScale::kBlock;
   for (int64_t i = 0; i < br; ++i) {
     for (int64_t j = 0; j < bc; ++j) {
-      if (masked(i0 + i, j0 + j)) out[i * bc + j] = -kInf;
+      double& x = out[i * bc + j];
+      if (dequantize) {
+        const uint64_t index = e_.idx(p_, i0 + i, j0 + j, tile * (s_.d + 1) + s_.d);
+        const double descale =
+            e_.rd(Site::kS, e_.scales->q_scale(p_, i0 + i) * e_.scales->k_scale(p_, j0 + j));
+        x = mul_at(Site::kS, x, descale, index);
+      }
+      if (masked(i0 + i, j0 + j)) x = -kInf;
     }
   }
+}
+
+double Head::v_descaled(double o, int64_t c, uint64_t index) const {
+  if (!e_.scales || !e_.cfg.quant.v) return o;
+  return mul_at(Site::kONorm, o, e_.scales->v_scale(p_, c), index);
 }
 
 double Head::dscore(double p, double dp, double d, uint64_t index) const {

@@ -51,6 +51,9 @@ class Head : private SiteArithmetic {
 
   // Scores of rows [i0, i1) against keys [j0, j1), causal mask applied.
   void scores(int64_t i0, int64_t i1, int64_t j0, int64_t j1, double* out, int64_t tile) const;
+  // O (or 1/l) of column c times V's scale at o_norm where V was quantised
+  // (input_quantization.hpp); o unchanged otherwise.
+  double v_descaled(double o, int64_t c, uint64_t index) const;
   // dS = P o (dP - D), rounded at ds (the difference, then the product; with grad_scale=ds
   // then its product with the softmax scale), then cast at ds_cast.
   double dscore(double p, double dp, double d, uint64_t index) const;

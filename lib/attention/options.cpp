@@ -19,33 +19,52 @@ std::string join(std::span<const std::string_view> items, std::string_view sep) 
   return out;
 }
 
-// An option whose values name the values of one enum member of the configuration.
-template <class T>
-StructuralOption enum_option(std::string_view key, std::string_view doc, T AttentionConfig::*member,
-                             std::vector<std::pair<std::string_view, T>> values,
-                             bool always_in_json = false) {
+// An option whose values name the values of one member of the configuration, reached by
+// `ref` (a generic callable: AttentionConfig& to T&, const AttentionConfig& to const T&).
+template <class T, class Ref>
+StructuralOption choice_option(std::string_view key, std::string_view doc, Ref ref,
+                               std::vector<std::pair<std::string_view, T>> values,
+                               bool always_in_json = false) {
   StructuralOption o;
   o.key = key;
   o.doc = doc;
   for (const auto& [name, value] : values) o.choices.push_back(name);
   o.always_in_json = always_in_json;
-  o.set = [key, member, values, choices = o.choices](AttentionConfig& c, std::string_view text) {
+  o.set = [key, ref, values, choices = o.choices](AttentionConfig& c, std::string_view text) {
     for (const auto& [name, value] : values) {
       if (name == text) {
-        c.*member = value;
+        ref(c) = value;
         return;
       }
     }
     throw std::invalid_argument("unknown " + std::string(key) + " '" + std::string(text) +
                                 "' (known: " + join(choices, ", ") + ")");
   };
-  o.get = [member, values](const AttentionConfig& c) {
+  o.get = [ref, values](const AttentionConfig& c) {
     for (const auto& [name, value] : values) {
-      if (c.*member == value) return std::string(name);
+      if (ref(c) == value) return std::string(name);
     }
     return std::string("?");
   };
   return o;
+}
+
+template <class T>
+StructuralOption enum_option(std::string_view key, std::string_view doc, T AttentionConfig::*member,
+                             std::vector<std::pair<std::string_view, T>> values,
+                             bool always_in_json = false) {
+  return choice_option<T>(
+      key, doc, [member](auto& c) -> auto& { return c.*member; }, std::move(values),
+      always_in_json);
+}
+
+// A choice of the input quantisation (config.hpp, InputQuantization).
+template <class T>
+StructuralOption quant_option(std::string_view key, std::string_view doc,
+                              T InputQuantization::*member,
+                              std::vector<std::pair<std::string_view, T>> values) {
+  return choice_option<T>(
+      key, doc, [member](auto& c) -> auto& { return c.quant.*member; }, std::move(values));
 }
 
 // An option with a free-form value, described by `syntax`.
@@ -307,11 +326,59 @@ std::vector<StructuralOption> make_structural_options() {
         c.lazy_rescale = x;
       },
       [](const AttentionConfig& c) { return number_text(c.lazy_rescale); }));
+  t.push_back(value_option(
+      "qk_quant",
+      "Q and K quantised after the input site with scales (qk_scale): none, int8 "
+      "(SageAttention's symmetric INT8, scale = amax/127) or a format (scale = amax/its "
+      "largest finite value)",
+      "none, int8 or a format name (e4m3fn, ...)",
+      [](AttentionConfig& c, std::string_view v) {
+        c.quant.qk_int8 = v == "int8";
+        c.quant.qk = v == "none" || v == "int8" ? std::nullopt : std::optional(parse_format(v));
+      },
+      [](const AttentionConfig& c) {
+        return c.quant.qk_int8 ? std::string("int8")
+               : c.quant.qk    ? c.quant.qk->name()
+                               : std::string("none");
+      }));
+  t.push_back(quant_option(
+      "qk_scale",
+      "the groups of Q and K that share a scale: tensor or head (descale folded into the "
+      "softmax scale, FlashAttention-3's q_descale, k_descale) or block (block_rows queries, "
+      "block_cols keys; scores dequantised in fp32, SageAttention)",
+      &InputQuantization::qk_scale,
+      {{"tensor", QuantScale::kTensor},
+       {"head", QuantScale::kHead},
+       {"block", QuantScale::kBlock}}));
+  t.push_back(value_option(
+      "v_quant",
+      "V quantised after the input site with scales (v_scale): none or a format; O is "
+      "multiplied by the scale with the normalisation",
+      "none or a format name (e4m3fn, ...)",
+      [](AttentionConfig& c, std::string_view v) {
+        c.quant.v = v == "none" ? std::nullopt : std::optional(parse_format(v));
+      },
+      [](const AttentionConfig& c) {
+        return c.quant.v ? c.quant.v->name() : std::string("none");
+      }));
+  t.push_back(quant_option(
+      "v_scale",
+      "the groups of V that share a scale: tensor, head (FlashAttention-3's v_descale) or "
+      "channel (one per column of V, SageAttention2)",
+      &InputQuantization::v_scale,
+      {{"tensor", QuantScale::kTensor},
+       {"head", QuantScale::kHead},
+       {"channel", QuantScale::kChannel}}));
+  t.push_back(quant_option("k_smooth",
+                           "K minus its per-channel mean over the keys before "
+                           "quantisation (SageAttention's smoothing): off or on",
+                           &InputQuantization::k_smooth, {{"off", false}, {"on", true}}));
   {
     StructuralOption o;
     o.key = "tile";
-    o.doc = "flash attention's tile: Br query rows by Bc key columns (auto: the dispatch's; sets "
-            "sram to 0)";
+    o.doc =
+        "flash attention's tile: Br query rows by Bc key columns (auto: the dispatch's; sets "
+        "sram to 0)";
     o.value_syntax = "BRxBC (integers in [1, 65536]) or auto";
     o.set = [](AttentionConfig& c, std::string_view v) {
       std::tie(c.block_rows, c.block_cols) = v == "auto" ? std::pair(0, 0) : parse_tile(v);

@@ -61,6 +61,19 @@ constexpr PresetInfo kPresets[] = {
      "softmax with exp2 by one FMA, P times 256 cast to F, O normalised in fp32 and cast to "
      "bf16 (F when F is at least as wide); 128x128 tiles; pv_promote=K for two-level "
      "accumulation. Inputs are cast without per-head or per-block scales. Backward as fa2"},
+    {"sage",
+     "SageAttention (docs/numerics.md §9; F = fp16): K minus its mean over the keys, Q times "
+     "fp32(scale log2 e), Q and K in INT8 with one scale per block of 128 queries or 64 keys "
+     "(amax/127, round half away), the integer scores exact, dequantised in fp32 in log2 units; "
+     "exp2(x - m); alpha = exp2(m_old - m_new); the row sum in fp32 in column order; P in fp16 "
+     "times V in fp16 by mma.sync with an fp16 accumulator per "
+     "64-key block, added to an fp32 O; O / l; forward only"},
+    {"sage2",
+     "SageAttention2's H100 kernel (docs/numerics.md §9): sage's smoothing and INT8 Q and K "
+     "with Q scales per 16 rows (its per-warp granularity) and K scales per 128 keys; V in "
+     "e4m3 with one scale per channel (amax/448); P times 256 cast to e4m3; P.V by the wgmma "
+     "fp8 model (13 kept fraction bits per 32 products) per 128-key block, promoted to an fp32 "
+     "O after each block; O times fp32(fp32(1/l) v_scale), cast to F; forward only"},
     {"torch-efficient",
      "PyTorch's SDPA memory-efficient backend (xformers/CUTLASS; tiles by head dimension, "
      "dispatch=torch-efficient: 64x64 forward and backward for d <= 64, 64x128 forward and "
@@ -233,6 +246,43 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
     // subnormals; a power of two, so the descale of O is exact.
     c.p_scale = 256;
     if (f.precision() < formats::bf16.precision()) set(Site::kOOut, spec(formats::bf16));
+  } else if (name == "sage" || name == "sage2") {
+    // SageAttention's kernels (docs/numerics.md §9): sage the Triton per-block kernel
+    // (quant_per_block.py, attn_qk_int8_per_block.py), sage2 the sm90 CUDA kernel
+    // (qk_int_sv_f8_cuda_sm90.cu) with qk_quant_gran=per_warp.
+    const bool sage1 = name == "sage";
+    if (sage1 && f != formats::fp16) {
+      throw std::invalid_argument(
+          "sage: its P.V is an fp16 product of fp16 V (the kernel "
+          "converts bf16 V to fp16 first, which is not modelled): "
+          "format must be fp16, not " +
+          f.name());
+    }
+    c = make_preset("fa2", f);
+    c.preset = std::string(name);
+    c.quant.k_smooth = true;
+    c.quant.qk_int8 = true;
+    c.quant.qk_scale = QuantScale::kBlock;
+    // INT8 products summed exactly: every partial sum is an integer below 127^2 d < 2^24 for
+    // d <= 1040, so the int32 accumulator converts to fp32 exactly.
+    set(Site::kS, spec(formats::fp32, "exact"));
+    c.rescale = RescaleImpl::kExp2Diff;  // exp2(m_prev - m_new), the maxima in log2 units
+    if (sage1) {
+      c.block_rows = 128;
+      c.block_cols = 64;
+      c.pv_mode = PvMode::kPerBlock;  // tl.dot(p, v, out_dtype=fp16), added to acc
+      set(Site::kPvAcc, spec(formats::fp16, "tc:sm90-mma-fp16acc"));
+      c.norm_mode = NormMode::kDivide;  // acc / l_i
+    } else {
+      c.block_rows = 16;  // WARP_Q: one Q scale per warp's 16 rows
+      c.block_cols = 128;
+      c.quant.v = formats::e4m3fn;
+      c.quant.v_scale = QuantScale::kChannel;
+      set(Site::kPCast, spec(formats::e4m3fn));
+      c.p_scale = 256;
+      set(Site::kPvAcc, spec(formats::fp32, "tc:sm90-wgmma-e4m3"));
+      c.pv_promote_blocks = 1;  // RO_temp from zero per block, then RO += RO_temp in fp32
+    }
   } else if (name == "torch-efficient") {
     // PyTorch's memory-efficient kernels (kernel_forward.h, kernel_backward.h, 64x64 for
     // d <= 64): CUTLASS GEMMs with mma.sync m16n8k8 (gemm_kernel_utils.h), the forward pass's

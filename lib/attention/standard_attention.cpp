@@ -45,7 +45,9 @@ void Head::forward_standard() {
         .gemm(br, dv, nk, pn.data(), nk, v_, dv, acc.data(), dv, false, e_.imap(p_, i0, 0, 0),
               trace(Site::kPvAcc), nullptr, f32(v32_, 0));
     for (int64_t x = 0; x < br * dv; ++x) {
-      o_[i0 * dv + x] = at(Site::kOOut, acc[x], e_.idx(p_, i0 + x / dv, x % dv, 0));
+      const int64_t gi = i0 + x / dv, c = x % dv;
+      o_[i0 * dv + x] =
+          at(Site::kOOut, v_descaled(acc[x], c, e_.idx(p_, gi, c, 3)), e_.idx(p_, gi, c, 0));
     }
   }
 }

@@ -361,7 +361,7 @@ const RegisterCommand kRegistration([](CLI::App& app) {
   command->add_option("--input-format", opt->input_format,
                       "the .npy files hold bit patterns (uint16/uint8) of this format");
   command->add_option("--generate", opt->generate,
-                      "generate inputs: normal, peaky, repeated-max, low-rank, sinks");
+                      "generate inputs: normal, peaky, repeated-max, low-rank, sinks, outliers");
   command->add_option(
       "--gen-param", opt->gen_params,
       "generator parameter: peak=X (peaky), prototypes=N, concentration=X (repeated-max)");
@@ -376,7 +376,8 @@ const RegisterCommand kRegistration([](CLI::App& app) {
   command->add_option(
       "--preset", opt->preset,
       "fp64, fp32, torch-math, fa2, paper-a, baseline-lp, flash-lp, paper-b, torch-flash, "
-      "torch-efficient, cuda-fa2, fa3-fp8 (default fa2); the same as --numerics PRESET");
+      "torch-efficient, torch-flex, cuda-fa2, fa3-fp8, sage, sage2 (default fa2); the same as "
+      "--numerics PRESET");
   command->add_option("--format", opt->format,
                       "the preset's low-precision format unless the spec names one (default bf16)");
   command->add_option("--set", opt->sets,

@@ -165,9 +165,10 @@ const RegisterCommand registration{[](CLI::App& app) {
                   "compare with this emulation model instead of the declared one");
   cmd->add_flag("--require-bit-exact", o->require_bit_exact,
                 "fail on any difference, whatever the kernel claims");
-  cmd->add_option("--generate", o->generate,
-                  "attention kernels: Q, K, V (and dO) from an input generator: normal, peaky, "
-                  "repeated-max, low-rank, sinks (shape from --dim B=,H=,Sq=,D=; Sk = Sq)");
+  cmd->add_option(
+      "--generate", o->generate,
+      "attention kernels: Q, K, V (and dO) from an input generator: normal, peaky, "
+      "repeated-max, low-rank, sinks, outliers (shape from --dim B=,H=,Sq=,D=; Sk = Sq)");
   cmd->add_option("--save", o->save,
                   "write every input (NAME.npy) and every kernel and emulated output "
                   "(NAME.kernel.npy, NAME.emulated.npy) to this directory");

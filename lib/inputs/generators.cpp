@@ -45,7 +45,7 @@ Normal stream(uint64_t seed, Tensor t, int64_t b, int64_t h) {
 }  // namespace
 
 std::vector<std::string> generator_kinds() {
-  return {"normal", "peaky", "repeated-max", "low-rank", "sinks"};
+  return {"normal", "peaky", "repeated-max", "low-rank", "sinks", "outliers"};
 }
 
 GeneratorParams generator_params(const std::map<std::string, double>& values) {
@@ -105,7 +105,7 @@ AttentionInputs generate(std::string_view kind, const AttentionShape& shape_in, 
       double* k = in.k.data() + problem * nk * d;
       double* v = in.v.data() + problem * nk * d;
       double* dout = with_grad ? in.d_out.data() + problem * nq * d : nullptr;
-      if (kind == "normal" || kind == "peaky" || kind == "sinks") {
+      if (kind == "normal" || kind == "peaky" || kind == "sinks" || kind == "outliers") {
         const double qscale = kind == "peaky" ? prm.peak : 1.0;
         for (int64_t x = 0; x < nq * d; ++x) q[x] = qscale * n_q();
         for (int64_t x = 0; x < nk * d; ++x) {
@@ -114,6 +114,22 @@ AttentionInputs generate(std::string_view kind, const AttentionShape& shape_in, 
         }
         if (dout) {
           for (int64_t x = 0; x < nq * d; ++x) dout[x] = n_do();
+        }
+        if (kind == "outliers") {
+          // What quantisation scales meet in real models, with every head's scores and O on one
+          // scale: a per-channel bias of K shared by every key (what SageAttention's smoothing
+          // removes), an outlier head (the last of each draw: K `peak` times larger, Q `peak`
+          // times smaller) and a block of outlier values (V of the 64 keys from Nk/2 on `peak`
+          // times larger).
+          for (int64_t c = 0; c < d; ++c) {
+            const double bias = 2.0 * aux();
+            for (int64_t j = 0; j < nk; ++j) k[j * d + c] += bias;
+          }
+          if (s.heads > 1 && h == s.heads - 1) {
+            for (int64_t x = 0; x < nq * d; ++x) q[x] /= prm.peak;
+            for (int64_t x = 0; x < nk * d; ++x) k[x] *= prm.peak;
+          }
+          for (int64_t x = nk / 2 * d; x < std::min(nk, nk / 2 + 64) * d; ++x) v[x] *= prm.peak;
         }
         if (kind == "sinks") {
           // A direction u every query leans on, and key 0 strongly aligned with it.

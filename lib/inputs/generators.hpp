@@ -26,6 +26,10 @@ namespace simprec::inputs {
 //               ~ N(1, 0.25), dO ~ N(0, 1).
 // sinks:        as normal, with key 0 aligned to a direction every query shares (an attention
 //               sink holding most of the weight) and V_0 small.
+// outliers:     as normal, with K's channels shifted by a bias N(0, 4) shared by every key, the
+//               last head of each draw (when H > 1) an outlier head (K times `peak`, Q divided
+//               by it: the same scores) and V of the 64 keys from Nk/2 on times `peak`: inputs
+//               for quantisation scales (docs/fp8_attention.md).
 struct GeneratorParams {
   double peak = 4.0;
   int prototypes = 32;
