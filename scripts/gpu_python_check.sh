@@ -10,6 +10,7 @@
 #   BUILD_DIR      build folder (default: build-python-gpu)
 #   SIMPREC_DEPS_DEBS  a folder of Debian's build dependencies as .deb files, for a machine
 #                  without them (scripts/gpu_deps.sh download DIR, run on Debian)
+#   SIMPREC_BUILD_ONLY=1  stop after the build (for other scripts that use the package)
 # pybind11 comes from Debian's pybind11-dev or from the interpreter (pip install pybind11).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,6 +45,7 @@ grep "Python package ON" "$out/cmake.txt" || {
 }
 cmake --build "$build" -j "$(nproc)" --target simprec simprec-plugin-runner simprec_python \
   >"$out/build.txt"
+[ "${SIMPREC_BUILD_ONLY:-0}" = 1 ] && exit 0
 
 export PYTHONPATH="$build/python:$PWD/examples/python"
 export SIMPREC_CLI="$build/bin/simprec" SIMPREC_SOURCE_DIR="$PWD"
