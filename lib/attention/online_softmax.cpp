@@ -164,7 +164,7 @@ double OnlineSoftmax::log2_sum_exp(int64_t i, double l) const {
   if (!shift.valid) return -kInf;
   const uint64_t index = a_.idx(i0_ + i, 0, 0);
   // A row whose keys are all masked has l = 0, which the kernel replaces by 1.
-  const double log2_l = a_.at(Site::kLse, std::log2(l == 0 ? 1.0 : l), index + 1);
+  const double log2_l = a_.log2_at(Site::kLse, l == 0 ? 1.0 : l, index + 1);
   return a_.add_at(Site::kLse, shift.offset, log2_l, index + 2);
 }
 
@@ -200,7 +200,7 @@ double OnlineSoftmax::log_sum_exp(int64_t i, double l) const {
     case LseImpl::kShiftDivLog2e:
       if (shift.valid && (shift.impl == ExpImpl::kExp2 || shift.impl == ExpImpl::kExp2Fma)) {
         const double natural = a_.div_at(Site::kLse, shift.offset, e_.log2e, index + 1);
-        return a_.add_at(Site::kLse, natural, a_.log_at(Site::kLse, l, index + 2), index);
+        return a_.add_at(Site::kLse, natural, a_.logf_at(Site::kLse, l, index + 2), index);
       }
       break;
   }

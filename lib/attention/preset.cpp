@@ -46,7 +46,8 @@ constexpr PresetInfo kPresets[] = {
      "a run of fewer heads than the real problem); backward: D by 8 threads per row and a "
      "butterfly, query "
      "blocks last to first, dQ per key block added in fp32, lse * fp32(log2 e), dQ and dK scaled "
-     "in fp32 then cast; the H100's ex2.approx and __logf (device_math=sm90). Agreement with "
+     "in fp32 then cast; the H100's ex2.approx and __logf, and libdevice's expf and logf in the "
+     "combine kernel (device_math=sm90). Agreement with "
      "PyTorch 2.11 on an H100 per shape: docs/torch_kernels.md"},
     {"cuda-fa2",
      "simprec's own CUDA FlashAttention-2 kernels (plugin flash_gpu): fa2 with mma.sync "
@@ -69,7 +70,8 @@ constexpr PresetInfo kPresets[] = {
      "the shift difference, row sums per warp of 32 columns, LSE = shift / log2 e + log l; "
      "backward: P = exp(round(S*scale) - LSE) cast to F and used cast in dS, dS scaled before "
      "its cast, D by 2 threads per row, split keys (key block s starts at query block s, dQ "
-     "chained in the order the blocks reach it). Agreement with PyTorch 2.11 on an H100 per "
+     "chained in the order the blocks reach it); the H100's ex2.approx and libdevice's expf "
+     "and logf (device_math=sm90). Agreement with PyTorch 2.11 on an H100 per "
      "shape: docs/torch_kernels.md"},
     {"torch-flex",
      "PyTorch's FlexAttention (the Triton kernels torch.compile generates, PyTorch 2.11 and "
@@ -190,9 +192,10 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
     c.dq_mode = DqMode::kBlockPartials;
     c.grad_scale = GradScale::kFp32ThenCast;
     c.lse_log2e = LseLog2e::kFp32Log2e;
-    // The H100's ex2.approx.ftz and __logf, measured exhaustively (emulation/device_math/):
-    // bit-identical O, LSE and gradients on tests/data/torch_sdpa, O on every one-split shape
-    // of tests/data/torch_kernels.
+    // The H100's ex2.approx.ftz and __logf, measured exhaustively, and libdevice's expf and
+    // logf in the split-KV combine kernel (PyTorch builds it without --use_fast_math), from
+    // emulation/device_math/: bit-identical O and LSE on every shape of
+    // tests/data/torch_kernels but two (docs/torch_kernels.md).
     c.device_math = DeviceMath::kSm90;
   } else if (name == "torch-flex") {
     // The Triton templates of torch/_inductor/kernel/flex (flex_attention.py and
@@ -251,6 +254,9 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
     c.grad_scale = GradScale::kScaleDs;
     c.query_order = QueryOrder::kSplitKeys;
     c.delta_sum = DeltaSum::kMemEff;
+    // exp2f is the H100's ex2.approx; expf (the backward's P) and logf (the LSE) libdevice's,
+    // the kernels being built without --use_fast_math (emulation/device_math/).
+    c.device_math = DeviceMath::kSm90;
   } else if (name == "paper-a") {
     c.exp_impl = ExpImpl::kNatural;
     c.pv_mode = PvMode::kPerBlock;
