@@ -84,9 +84,10 @@ enum class RowsumBlock : uint8_t { kRunning, kWarpGroups, kQuadFma };
 // rounding at lse:
 //   kExact:        round(m*scale + log l) (log in double).
 //   kFmaLog:       round(m*scale + round(log l)): FlashAttention-2's fma(m, scale, __logf(l)).
-//   kShiftDivLog2e: round(round(shift / log2e') + round(log l)) with shift = round(m*c) the exp2
-//                  shift and log2e' = log2(e) rounded at exp_arg: the memory-efficient kernel's
-//                  mi / kLog2e + logf(s_prime). Needs an exp2 exp_impl (else kExact).
+//   kShiftDivLog2e: round(round(shift / log2e') + round(log l)) with shift the exp2 shift
+//                  (round(m*c), or u(m) for exp2-scaled) and log2e' = log2(e) rounded at exp_arg:
+//                  the memory-efficient kernel's mi / kLog2e + logf(s_prime). Needs an exp2
+//                  exp_impl (else kExact).
 //   kLog2:         the base-2 LSE lse2 = round(u(m) + round(log2 l)) (u(m) the row shift of
 //                  exp2-scaled), reported as round(lse2 * ln2') with ln2' = ln 2 rounded at lse:
 //                  FlexAttention's m_i + log2(l_i), which torch multiplies by ln 2 in fp32. The

@@ -66,7 +66,8 @@ constexpr PresetInfo kPresets[] = {
      "PyTorch's SDPA memory-efficient backend (xformers/CUTLASS; tiles by head dimension, "
      "dispatch=torch-efficient: 64x64 forward and backward for d <= 64, 64x128 forward and "
      "128x128 backward up to 128): "
-     "mma.sync m16n8k8 for every product, exp2 of round(S*c) - round(shift), alpha = exp2 of "
+     "mma.sync m16n8k8 for every product, S times the fp32 scale, then times fp32 log2 e, each "
+     "rounded, minus the row max, exp2; alpha = exp2 of "
      "the shift difference, row sums per warp of 32 columns, LSE = shift / log2 e + log l; "
      "backward: P = exp(round(S*scale) - LSE) cast to F and used cast in dS, dS scaled before "
      "its cast, D by 2 threads per row, split keys (key block s starts at query block s, dQ "
@@ -243,7 +244,9 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
     c = make_preset("fa2", f);
     c.preset = "torch-efficient";
     set_products(mem_eff_tensor_core_accumulation(f));
-    c.exp_impl = ExpImpl::kExp2;
+    // The bias-capable kernels scale the scores first (accum = p.scale * accum), then
+    // iterative_softmax multiplies by kLog2e: two fp32 roundings (exact at d = 64).
+    c.exp_impl = ExpImpl::kExp2Scaled;
     c.rescale = RescaleImpl::kExp2Shift;
     c.rowsum_block = RowsumBlock::kWarpGroups;
     c.lse_impl = LseImpl::kShiftDivLog2e;
