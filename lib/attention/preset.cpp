@@ -79,11 +79,11 @@ constexpr PresetInfo kPresets[] = {
      "Triton 3.6 on sm_90): fp32 tensor-core products, the score times the fp32 scale, then "
      "times fp32 log2 e, each rounded, the max subtracted, exp2; alpha = exp2 of the difference of "
      "the maxima; each key block's row sum in the quad's 4 lanes, added to l by fma(l, alpha, "
-     "sum); O / l rounded once; LSE = m + log2 l in base 2 (reported times ln 2); tiles by "
+     "sum); O / l as div.full.f32; LSE = m + log2 l in base 2 (reported times ln 2); tiles by "
      "head dimension (128x128 for d <= 64, 64x64 for d <= 96, else 128x64); causal through the "
      "128x128 block mask (the diagonal block first); backward: P recomputed from the base-2 "
      "LSE, D = rowsum(dO o O), dQ, dK, dV chained in increasing order, dQ and dK scaled in fp32 "
-     "then cast; the H100's ex2.approx (device_math=sm90)"},
+     "then cast; the H100's ex2.approx and libdevice's log2f (device_math=sm90)"},
 };
 
 // paper B gives no SRAM size; 16384 elements (64 KiB of fp32) gives FlashAttention-1's 64 x 64
@@ -207,7 +207,8 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
     c.exp_impl = ExpImpl::kExp2Scaled;
     c.rescale = RescaleImpl::kExp2Shift;
     c.rowsum_block = RowsumBlock::kQuadFma;
-    c.norm_mode = NormMode::kDivide;
+    // acc / l_i: Triton's fp32 division, div.full.f32 (x * rcp.approx(y), emulation/device_math).
+    c.norm_mode = NormMode::kDivFull;
     c.lse_impl = LseImpl::kLog2;
     c.block_mask = BlockMask::kDiagonalFirst;
     c.tile_rule = TileRule::kFlexSm90;
