@@ -171,9 +171,9 @@ std::vector<StructuralOption> make_structural_options() {
        {"quad-fma", RowsumBlock::kQuadFma}}));
   t.push_back(enum_option<DeviceMath>(
       "device_math",
-      "exp2 and the LSE's log: correctly-rounded (at their sites) or sm90 (the H100's "
-      "ex2.approx.ftz and lg2.approx.ftz, measured exhaustively, and libdevice's log2f, for fp32 "
-      "sites)",
+      "exp2, exp and log: correctly-rounded (at their sites) or sm90 (the H100's "
+      "ex2.approx.ftz and lg2.approx.ftz, measured exhaustively, and libdevice's expf, logf and "
+      "log2f, for fp32 sites)",
       &AttentionConfig::device_math,
       {{"correctly-rounded", DeviceMath::kCorrectlyRounded}, {"sm90", DeviceMath::kSm90}}));
   t.push_back(enum_option<LseImpl>(
@@ -310,8 +310,9 @@ std::vector<StructuralOption> make_structural_options() {
   {
     StructuralOption o;
     o.key = "tile";
-    o.doc = "flash attention's tile: Br query rows by Bc key columns (auto: the dispatch's; sets "
-            "sram to 0)";
+    o.doc =
+        "flash attention's tile: Br query rows by Bc key columns (auto: the dispatch's; sets "
+        "sram to 0)";
     o.value_syntax = "BRxBC (integers in [1, 65536]) or auto";
     o.set = [](AttentionConfig& c, std::string_view v) {
       std::tie(c.block_rows, c.block_cols) = v == "auto" ? std::pair(0, 0) : parse_tile(v);
