@@ -10,7 +10,7 @@ recorded head's bf16 inputs exactly as the recording did (head_inputs, PCG64; th
 float64 -> bf16 that PyTorch's CPU .to(torch.bfloat16) performs) and checks them against the
 recorded digest_inputs (a mismatch stops the script: the comparison would be meaningless). It
 runs the emulation through the Python package for that one head (B = 1, H = 1, the shape's Sq,
-Sk, d and causal mask, scale 1/sqrt(d)) and prints per shape the share of bit-identical elements
+Sk, d and causal mask, scale 1/sqrt(d) rounded to float32 as the kernels receive it) and prints per shape the share of bit-identical elements
 of O, LSE, dQ, dK and dV on the recorded rows, whether the whole head's O (and dQ, dK, dV)
 digests match, and the recorded run-to-run agreement of each output (the bound where the kernel
 is not deterministic).
@@ -94,6 +94,12 @@ def spec_with_dispatch(numerics, shape, multiprocessors, simprec):
     return spec
 
 
+def kernel_scale(d):
+    """The softmax scale the kernels compute with: PyTorch passes 1/sqrt(d), computed in double,
+    to the flash, memory-efficient and FlexAttention kernels as a float32."""
+    return float(np.float32(1.0 / math.sqrt(d)))
+
+
 def compare_shape(name, kernel, numerics, data, summary, threads, simprec, recorded_lse=False):
     shape = SHAPES[name]
     b_, h_, sq, sk, d, causal, kind = shape
@@ -106,7 +112,7 @@ def compare_shape(name, kernel, numerics, data, summary, threads, simprec, recor
     spec = spec_with_dispatch(numerics, shape, summary["multiprocessors"], simprec)
     r = simprec.attention(q.reshape(1, 1, sq, d), k.reshape(1, 1, sk, d), v.reshape(1, 1, sk, d),
                           do.reshape(1, 1, sq, d), numerics=spec, input_format="bf16",
-                          causal=causal, scale=1.0 / math.sqrt(d), threads=threads,
+                          causal=causal, scale=kernel_scale(d), threads=threads,
                           reference=False, baseline=False)
     emulated = {
         "o": bits_of_bf16_values(r.o[0, 0]),
@@ -127,7 +133,7 @@ def compare_shape(name, kernel, numerics, data, summary, threads, simprec, recor
         again = simprec.attention(
             q.reshape(1, 1, sq, d), k.reshape(1, 1, sk, d), v.reshape(1, 1, sk, d),
             do.reshape(1, 1, sq, d), numerics=spec, input_format="bf16", causal=causal,
-            scale=1.0 / math.sqrt(d), threads=threads, reference=False, baseline=False,
+            scale=kernel_scale(d), threads=threads, reference=False, baseline=False,
             o=r.o, lse=recorded["lse"].astype(np.float64).reshape(1, 1, sq))
         for out in ("dq", "dk", "dv"):
             kept = recorded[rows[out]]

@@ -24,7 +24,6 @@ pass's exp2 and log2 are the GPU's.
 """
 import argparse
 import json
-import math
 import os
 import sys
 
@@ -43,7 +42,7 @@ def emulate(simprec, spec, inputs, shape):
     q, k, v, do = inputs
     r = simprec.attention(q.reshape(1, 1, sq, d), k.reshape(1, 1, sk, d), v.reshape(1, 1, sk, d),
                           do.reshape(1, 1, sq, d), numerics=spec, input_format="bf16",
-                          causal=causal, scale=1.0 / math.sqrt(d), reference=False,
+                          causal=causal, scale=recordings.kernel_scale(d), reference=False,
                           baseline=False)
     return {out: recordings.bits_of_bf16_values(getattr(r, out)[0, 0]) for out in ROWS}
 
@@ -55,7 +54,7 @@ def backward_from_recording(simprec, spec, inputs, shape, recorded):
     o = (recorded["o"].astype(np.uint32) << 16).view(np.float32).astype(np.float64)
     r = simprec.attention(q.reshape(1, 1, sq, d), k.reshape(1, 1, sk, d), v.reshape(1, 1, sk, d),
                           do.reshape(1, 1, sq, d), numerics=spec, input_format="bf16",
-                          causal=causal, scale=1.0 / math.sqrt(d), reference=False,
+                          causal=causal, scale=recordings.kernel_scale(d), reference=False,
                           baseline=False, o=o.reshape(1, 1, sq, d),
                           lse=recorded["lse"].astype(np.float64).reshape(1, 1, sq))
     return {out: recordings.bits_of_bf16_values(getattr(r, out)[0, 0]) for out in ("dq", "dk", "dv")}

@@ -17,8 +17,8 @@
 
 namespace simprec::device_math {
 
-// ex2.approx.ftz.f32 of x on the H100 (always a value; optional for the callers' uniformity).
-std::optional<float> sm90_ex2_approx_ftz(float x);
+// ex2.approx.ftz.f32 of x on the H100, every fp32 x (NaN gives NaN).
+float sm90_ex2_approx_ftz(float x);
 
 // rcp.approx.ftz.f32 of y on the H100: rcp(1.m * 2^e) = rcp(1.m) * 2^-e with results below
 // 2^-126 flushed (0 mismatches over every normal y of both signs), rcp(1.m) from the measured
@@ -34,8 +34,9 @@ std::optional<float> sm90_div_full(float x, float y);
 std::optional<float> sm90_lg2_approx_ftz(float x);
 
 // CUDA's fast-math __expf and __logf as they compile for sm_90: ex2.approx.ftz(x * log2(e)_f32)
-// and lg2.approx.ftz(x) * ln(2)_f32, each product rounded to nearest even in fp32.
-std::optional<float> sm90_fast_expf(float x);
+// and lg2.approx.ftz(x) * ln(2)_f32, each product rounded to nearest even in fp32. __expf has a
+// value for every x; __logf none where lg2.approx has none (x < 1).
+float sm90_fast_expf(float x);
 std::optional<float> sm90_fast_logf(float x);
 
 }  // namespace simprec::device_math

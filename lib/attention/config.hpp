@@ -84,9 +84,10 @@ enum class RowsumBlock : uint8_t { kRunning, kWarpGroups, kQuadFma };
 // rounding at lse:
 //   kExact:        round(m*scale + log l) (log in double).
 //   kFmaLog:       round(m*scale + round(log l)): FlashAttention-2's fma(m, scale, __logf(l)).
-//   kShiftDivLog2e: round(round(shift / log2e') + round(log l)) with shift = round(m*c) the exp2
-//                  shift and log2e' = log2(e) rounded at exp_arg: the memory-efficient kernel's
-//                  mi / kLog2e + logf(s_prime). Needs an exp2 exp_impl (else kExact).
+//   kShiftDivLog2e: round(round(shift / log2e') + round(log l)) with shift the exp2 shift
+//                  (round(m*c), or u(m) for exp2-scaled) and log2e' = log2(e) rounded at exp_arg:
+//                  the memory-efficient kernel's mi / kLog2e + logf(s_prime). Needs an exp2
+//                  exp_impl (else kExact).
 //   kLog2:         the base-2 LSE lse2 = round(u(m) + round(log2 l)) (u(m) the row shift of
 //                  exp2-scaled), reported as round(lse2 * ln2') with ln2' = ln 2 rounded at lse:
 //                  FlexAttention's m_i + log2(l_i), which torch multiplies by ln 2 in fp32. The
@@ -99,8 +100,9 @@ enum class RowsumBlock : uint8_t { kRunning, kWarpGroups, kQuadFma };
 //   kFmaLog2DivFull: kFmaLog2Div with the division as the H100's div.full.f32, which Triton
 //                  emits for fp32 `/`: round(x * rcp.approx(log2e')) (emulation/device_math).
 // The device's __logf, logf and lg2.approx are approximations; log and log2 here are libm's,
-// rounded at lse, except with device_math=sm90 at an fp32 lse site: log is __logf, and the log2
-// of fma-log2-div(-full) libdevice's log2f (what tl.log2 compiles to), both bit-exact.
+// rounded at lse, except with device_math=sm90 at an fp32 lse site: log is __logf for fma-log
+// and libdevice's logf for shift-div-log2e, and the log2 of log2 and fma-log2-div(-full)
+// libdevice's log2f (what tl.log2 compiles to), all bit-exact.
 enum class LseImpl : uint8_t {
   kExact,
   kFmaLog,
@@ -210,9 +212,12 @@ enum class LseLog2e : uint8_t { kExact, kFp32Log2e };
 
 // The device functions a kernel calls: kCorrectlyRounded, exp2 and log rounded at their sites;
 // kSm90, the H100's ex2.approx.ftz.f32 for every exp2 of an fp32 argument at an fp32
-// round-to-nearest-even site, and its lg2.approx.ftz.f32 times ln 2 (CUDA's __logf) for the
-// LSE's log, from the measured tables of emulation/device_math/sm90_mufu.hpp. Where the tables
-// give no value (the log below 1) the site's rounding applies.
+// round-to-nearest-even site, its lg2.approx.ftz.f32 times ln 2 (CUDA's __logf) for the LSE's
+// log where the kernel calls __logf (LseImpl kFmaLog), from the measured tables of
+// emulation/device_math/sm90_mufu.hpp, and libdevice's expf and logf (their fp32 instruction
+// sequences around ex2.approx, emulation/device_math/libdevice_expf_logf.hpp) where it calls
+// expf and logf: the split-KV combine, the memory-efficient LSE and backward exp. Where the
+// tables give no value (the log below 1) the site's rounding applies.
 enum class DeviceMath : uint8_t { kCorrectlyRounded, kSm90 };
 
 // How flash attention's forward pass carries its state across key/value tiles:

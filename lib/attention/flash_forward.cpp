@@ -160,7 +160,7 @@ void Head::combine_splits(int64_t gi, int64_t splits, const double* o_part, int6
     const double lse = lse_of(sp);
     if (lse == -kInf) return 0.0;
     const double arg = add_at(Site::kLse, lse, -shift, e_.idx(p_, gi, sp, step));
-    return exp_rounded(Site::kLse, arg, e_.idx(p_, gi, sp, step + 1), false);
+    return expf_at(Site::kLse, arg, e_.idx(p_, gi, sp, step + 1));
   };
   std::vector<double> lane(lanes, 0.0), next(lanes);
   for (int64_t r = 0; r < lanes; ++r) {
@@ -178,7 +178,7 @@ void Head::combine_splits(int64_t gi, int64_t splits, const double* o_part, int6
   const double sum = lane[0];
   const double lse = sum == 0.0 || sum != sum
                          ? kInf
-                         : add_at(Site::kLse, at(Site::kLse, std::log(sum), e_.idx(p_, gi, 0, 6)),
+                         : add_at(Site::kLse, logf_at(Site::kLse, sum, e_.idx(p_, gi, 0, 6)),
                                   lse_max, e_.idx(p_, gi, 0, 7));
   lse_[gi] = lse;
   // O = sum over the splits, in order, of exp(lse_split - lse) * O_split, each term one fused

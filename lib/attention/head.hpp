@@ -73,8 +73,9 @@ class Head : private SiteArithmetic {
   // Query row gi's O and LSE from its split-KV partials (split sp's O row at o_part + sp *
   // o_stride, its LSE at lse_part[sp * lse_stride]), as FlashAttention-2's combine kernel merges
   // them: lse = log(sum exp(lse_sp - max)) + max, O = sum exp(lse_sp - lse) O_sp in order, at
-  // the lse and o_norm sites, exp and log correctly rounded there (the device's expf and logf
-  // are not; see docs/torch_kernels.md).
+  // the lse and o_norm sites; exp and log are correctly rounded there, or with
+  // device_math=sm90 libdevice's expf and logf (the kernel calls expf and logf and PyTorch
+  // builds it without --use_fast_math: docs/torch_kernels.md).
   void combine_splits(int64_t gi, int64_t splits, const double* o_part, int64_t o_stride,
                       const double* lse_part, int64_t lse_stride);
 

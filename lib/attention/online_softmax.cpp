@@ -199,9 +199,9 @@ double OnlineSoftmax::log_sum_exp(int64_t i, double l) const {
       }
       return -kInf;
     case LseImpl::kShiftDivLog2e:
-      if (shift.valid && (shift.impl == ExpImpl::kExp2 || shift.impl == ExpImpl::kExp2Fma)) {
+      if (shift.valid && is_exp2(shift.impl)) {
         const double natural = a_.div_at(Site::kLse, shift.offset, e_.log2e, index + 1);
-        return a_.add_at(Site::kLse, natural, a_.log_at(Site::kLse, l, index + 2), index);
+        return a_.add_at(Site::kLse, natural, a_.logf_at(Site::kLse, l, index + 2), index);
       }
       break;
   }

@@ -36,7 +36,8 @@ class OnlineSoftmax {
 
   // Row i's LSE from its max (its shift) and its row sum l (config.hpp, LseImpl).
   double log_sum_exp(int64_t i, double l) const;
-  // Row i's base-2 LSE of lse_impl=log2: round(shift + round(log2 l)) at lse.
+  // Row i's base-2 LSE of lse_impl=log2: round(shift + round(log2 l)) at lse, log2 libdevice's
+  // log2f (tl.math.log2) with device_math=sm90.
   double log2_sum_exp(int64_t i, double l) const;
 
  private:

@@ -190,9 +190,9 @@ std::vector<StructuralOption> make_structural_options() {
        {"quad-fma", RowsumBlock::kQuadFma}}));
   t.push_back(enum_option<DeviceMath>(
       "device_math",
-      "exp2 and the LSE's log: correctly-rounded (at their sites) or sm90 (the H100's "
-      "ex2.approx.ftz and lg2.approx.ftz, measured exhaustively, and libdevice's log2f, for fp32 "
-      "sites)",
+      "exp2, exp and log: correctly-rounded (at their sites) or sm90 (the H100's "
+      "ex2.approx.ftz and lg2.approx.ftz, measured exhaustively, and libdevice's expf, logf and "
+      "log2f, for fp32 sites)",
       &AttentionConfig::device_math,
       {{"correctly-rounded", DeviceMath::kCorrectlyRounded}, {"sm90", DeviceMath::kSm90}}));
   t.push_back(enum_option<LseImpl>(

@@ -46,7 +46,8 @@ constexpr PresetInfo kPresets[] = {
      "a run of fewer heads than the real problem); backward: D by 8 threads per row and a "
      "butterfly, query "
      "blocks last to first, dQ per key block added in fp32, lse * fp32(log2 e), dQ and dK scaled "
-     "in fp32 then cast; the H100's ex2.approx and __logf (device_math=sm90). Agreement with "
+     "in fp32 then cast; the H100's ex2.approx and __logf, and libdevice's expf and logf in the "
+     "combine kernel (device_math=sm90). Agreement with "
      "PyTorch 2.11 on an H100 per shape: docs/torch_kernels.md"},
     {"cuda-fa2",
      "simprec's own CUDA FlashAttention-2 kernels (plugin flash_gpu): fa2 with mma.sync "
@@ -78,22 +79,24 @@ constexpr PresetInfo kPresets[] = {
      "PyTorch's SDPA memory-efficient backend (xformers/CUTLASS; tiles by head dimension, "
      "dispatch=torch-efficient: 64x64 forward and backward for d <= 64, 64x128 forward and "
      "128x128 backward up to 128): "
-     "mma.sync m16n8k8 for every product, exp2 of round(S*c) - round(shift), alpha = exp2 of "
+     "mma.sync m16n8k8 for every product, S times the fp32 scale, then times fp32 log2 e, each "
+     "rounded, minus the row max, exp2; alpha = exp2 of "
      "the shift difference, row sums per warp of 32 columns, LSE = shift / log2 e + log l; "
      "backward: P = exp(round(S*scale) - LSE) cast to F and used cast in dS, dS scaled before "
      "its cast, D by 2 threads per row, split keys (key block s starts at query block s, dQ "
-     "chained in the order the blocks reach it). Agreement with PyTorch 2.11 on an H100 per "
+     "chained in the order the blocks reach it); the H100's ex2.approx and libdevice's expf "
+     "and logf (device_math=sm90). Agreement with PyTorch 2.11 on an H100 per "
      "shape: docs/torch_kernels.md"},
     {"torch-flex",
      "PyTorch's FlexAttention (the Triton kernels torch.compile generates, PyTorch 2.11 and "
      "Triton 3.6 on sm_90): fp32 tensor-core products, the score times the fp32 scale, then "
      "times fp32 log2 e, each rounded, the max subtracted, exp2; alpha = exp2 of the difference of "
      "the maxima; each key block's row sum in the quad's 4 lanes, added to l by fma(l, alpha, "
-     "sum); O / l rounded once; LSE = m + log2 l in base 2 (reported times ln 2); tiles by "
+     "sum); O / l as div.full.f32; LSE = m + log2 l in base 2 (reported times ln 2); tiles by "
      "head dimension (128x128 for d <= 64, 64x64 for d <= 96, else 128x64); causal through the "
      "128x128 block mask (the diagonal block first); backward: P recomputed from the base-2 "
      "LSE, D = rowsum(dO o O), dQ, dK, dV chained in increasing order, dQ and dK scaled in fp32 "
-     "then cast; the H100's ex2.approx (device_math=sm90)"},
+     "then cast; the H100's ex2.approx and libdevice's log2f (device_math=sm90)"},
 };
 
 // paper B gives no SRAM size; 16384 elements (64 KiB of fp32) gives FlashAttention-1's 64 x 64
@@ -203,9 +206,10 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
     c.dq_mode = DqMode::kBlockPartials;
     c.grad_scale = GradScale::kFp32ThenCast;
     c.lse_log2e = LseLog2e::kFp32Log2e;
-    // The H100's ex2.approx.ftz and __logf, measured exhaustively (emulation/device_math/):
-    // bit-identical O, LSE and gradients on tests/data/torch_sdpa, O on every one-split shape
-    // of tests/data/torch_kernels.
+    // The H100's ex2.approx.ftz and __logf, measured exhaustively, and libdevice's expf and
+    // logf in the split-KV combine kernel (PyTorch builds it without --use_fast_math), from
+    // emulation/device_math/: bit-identical O and LSE on every shape of
+    // tests/data/torch_kernels but two (docs/torch_kernels.md).
     c.device_math = DeviceMath::kSm90;
   } else if (name == "torch-flex") {
     // The Triton templates of torch/_inductor/kernel/flex (flex_attention.py and
@@ -216,7 +220,8 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
     c.exp_impl = ExpImpl::kExp2Scaled;
     c.rescale = RescaleImpl::kExp2Shift;
     c.rowsum_block = RowsumBlock::kQuadFma;
-    c.norm_mode = NormMode::kDivide;
+    // acc / l_i: Triton's fp32 division, div.full.f32 (x * rcp.approx(y), emulation/device_math).
+    c.norm_mode = NormMode::kDivFull;
     c.lse_impl = LseImpl::kLog2;
     c.block_mask = BlockMask::kDiagonalFirst;
     c.tile_rule = TileRule::kFlexSm90;
@@ -290,7 +295,9 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
     c = make_preset("fa2", f);
     c.preset = "torch-efficient";
     set_products(mem_eff_tensor_core_accumulation(f));
-    c.exp_impl = ExpImpl::kExp2;
+    // The bias-capable kernels scale the scores first (accum = p.scale * accum), then
+    // iterative_softmax multiplies by kLog2e: two fp32 roundings (exact at d = 64).
+    c.exp_impl = ExpImpl::kExp2Scaled;
     c.rescale = RescaleImpl::kExp2Shift;
     c.rowsum_block = RowsumBlock::kWarpGroups;
     c.lse_impl = LseImpl::kShiftDivLog2e;
@@ -301,6 +308,9 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
     c.grad_scale = GradScale::kScaleDs;
     c.query_order = QueryOrder::kSplitKeys;
     c.delta_sum = DeltaSum::kMemEff;
+    // exp2f is the H100's ex2.approx; expf (the backward's P) and logf (the LSE) libdevice's,
+    // the kernels being built without --use_fast_math (emulation/device_math/).
+    c.device_math = DeviceMath::kSm90;
   } else if (name == "paper-a") {
     c.exp_impl = ExpImpl::kNatural;
     c.pv_mode = PvMode::kPerBlock;

@@ -6,6 +6,7 @@
 #include <numbers>
 #include <optional>
 
+#include "emulation/device_math/libdevice_expf_logf.hpp"
 #include "emulation/device_math/libdevice_log2f.hpp"
 #include "emulation/device_math/sm90_mufu.hpp"
 #include "emulation/elementary.hpp"
@@ -96,7 +97,7 @@ bool SiteArithmetic::sm90_at(Site site) const {
 double SiteArithmetic::exp2_at(Site site, double arg, uint64_t index) const {
   const std::optional<float> f = exact_float(arg);
   if (f && sm90_at(site)) {
-    const float y = *device_math::sm90_ex2_approx_ftz(*f);
+    const float y = device_math::sm90_ex2_approx_ftz(*f);
     if (traces_) (*traces_)[static_cast<int>(site)].record(formats::fp32, std::exp2(arg), 0, y);
     return y;
   }
@@ -111,6 +112,22 @@ double SiteArithmetic::exp2_at(Site site, double arg, uint64_t index) const {
     exp2_misses_->push_back(bits);
   }
   return exp_rounded(site, arg, index, /*base2=*/true);
+}
+
+double SiteArithmetic::expf_at(Site site, double arg, uint64_t index) const {
+  if (const std::optional<float> f = exact_float(arg); f && sm90_at(site)) {
+    const float y = device_math::libdevice_expf(*f);
+    if (traces_) (*traces_)[static_cast<int>(site)].record(formats::fp32, std::exp(arg), 0, y);
+    return y;
+  }
+  return exp_rounded(site, arg, index, /*base2=*/false);
+}
+
+double SiteArithmetic::logf_at(Site site, double l, uint64_t index) const {
+  if (const std::optional<float> f = exact_float(l); f && sm90_at(site)) {
+    return device_math::libdevice_logf(*f);
+  }
+  return at(site, std::log(l), index);
 }
 
 double SiteArithmetic::log_at(Site site, double l, uint64_t index) const {
@@ -180,7 +197,7 @@ double SiteArithmetic::prob(double s, const RowShift& shift, uint64_t index) con
     case ExpImpl::kNatural: {
       const double xs = mul_at(Site::kExpArg, s, e_.scale, index);
       const double arg = add_at(Site::kExpArg, xs, -shift.offset, index + 1);
-      return exp_rounded(Site::kExp, arg, index, /*base2=*/false);
+      return expf_at(Site::kExp, arg, index);
     }
     case ExpImpl::kExp2Fma: {
       // fma(s, c, -mc): s*c exactly, minus mc, one rounding. With an infinite or NaN operand the

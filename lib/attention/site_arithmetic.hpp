@@ -98,6 +98,11 @@ class SiteArithmetic {
   // device_math=sm90 and an fp32 round-to-nearest-even site: the device's functions apply.
   bool sm90_at(Site site) const;
   double exp2_at(Site site, double arg, uint64_t index) const;
+  // expf(arg) and logf(l) at `site` as a kernel built without --use_fast_math calls them:
+  // libdevice's __nv_expf and __nv_logf (emulation/device_math/libdevice_expf_logf.hpp) where
+  // config.device_math says so and the argument is an fp32 value, else rounded at the site.
+  double expf_at(Site site, double arg, uint64_t index) const;
+  double logf_at(Site site, double l, uint64_t index) const;
   // log(l) at `site`: the device's __logf where config.device_math says so, else rounded.
   double log_at(Site site, double l, uint64_t index) const;
   // log2(l) at `site`: libdevice's log2f (Triton's tl.log2) where config.device_math says so,
