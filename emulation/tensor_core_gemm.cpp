@@ -15,6 +15,9 @@
 #include "emulation/round.hpp"
 #include "emulation/tensor_core.hpp"
 #include "emulation/tensor_core_gemm_kernels.hpp"
+#if SIMPREC_AVX512_KERNELS
+#include <immintrin.h>
+#endif
 
 namespace simprec {
 namespace {
@@ -120,31 +123,91 @@ bool is_special(float x) {
   return (std::bit_cast<uint32_t>(x) & 0x7f800000u) == 0x7f800000u;
 }
 
-// Packs A (m x k, a_at(i, kk) a float) and B (k x n, b_at(kk, j)) for the kernels, k padded to
-// whole instructions with zeros; `bits_or` gets the OR of every value's bits.
+// Lays out A (m x k, a_at(i, kk) a float) and B (k x n, b_at(kk, j)) as Packed describes, k
+// padded to kp with zeros.
 template <class AAt, class BAt>
-tensor_core_fast::Packed pack(const TensorCoreModel& model, int m, int n, int k, AAt a_at, BAt b_at,
-                              Workspace& w, uint32_t& bits_or) {
-  const int kp = (k + model.k - 1) / model.k * model.k;
-  const int groups = (m + kRows - 1) / kRows, panels = (n + kCols - 1) / kCols;
-  w.a.resize(static_cast<size_t>(groups) * kp * kRows);
-  w.a_exp.resize(w.a.size());
-  for (int g = 0; g < groups; ++g) {
-    float* out = w.a.data() + static_cast<size_t>(g) * kp * kRows;
+void lay_out(int m, int n, int k, int kp, AAt a_at, BAt b_at, float* a_out, float* b_out) {
+  for (int g = 0; g < (m + kRows - 1) / kRows; ++g) {
+    float* out = a_out + static_cast<size_t>(g) * kp * kRows;
     const int rows = std::min(kRows, m - g * kRows);
     if (rows < kRows || kp > k) std::fill(out, out + static_cast<size_t>(kp) * kRows, 0.0f);
     for (int r = 0; r < rows; ++r)
       for (int kk = 0; kk < k; ++kk) out[kk * kRows + r] = a_at(g * kRows + r, kk);
   }
-  w.b.resize(static_cast<size_t>(panels) * kp * kCols);
-  w.b_exp.resize(w.b.size());
-  for (int p = 0; p < panels; ++p) {
-    float* out = w.b.data() + static_cast<size_t>(p) * kp * kCols;
+  for (int p = 0; p < (n + kCols - 1) / kCols; ++p) {
+    float* out = b_out + static_cast<size_t>(p) * kp * kCols;
     const int cols = std::min(kCols, n - p * kCols);
     if (cols < kCols || kp > k) std::fill(out, out + static_cast<size_t>(kp) * kCols, 0.0f);
     for (int kk = 0; kk < k; ++kk)
       for (int j = 0; j < cols; ++j) out[kk * kCols + j] = b_at(kk, p * kCols + j);
   }
+}
+
+// Operands held as floats: a(i, kk) = a[i * a_row + kk * a_col], b(kk, j) = b[kk * ldb + j].
+struct StridedFloats {
+  const float* a;
+  std::ptrdiff_t a_row, a_col;
+  const float* b;
+  std::ptrdiff_t ldb;
+  float a_at(int i, int kk) const { return a[i * a_row + kk * a_col]; }
+  float b_at(int kk, int j) const { return b[kk * ldb + j]; }
+};
+using LayOutFloats = void (*)(const StridedFloats&, int, int, int, int, float*, float*);
+void lay_out_floats(const StridedFloats& s, int m, int n, int k, int kp, float* a_out,
+                    float* b_out) {
+  lay_out(
+      m, n, k, kp, [&s](int i, int kk) { return s.a_at(i, kk); },
+      [&s](int kk, int j) { return s.b_at(kk, j); }, a_out, b_out);
+}
+[[SIMPREC_TARGET_V3]] void lay_out_floats_v3(const StridedFloats& s, int m, int n, int k, int kp,
+                                             float* a_out, float* b_out) {
+  lay_out_floats(s, m, n, k, kp, a_out, b_out);
+}
+// With rows of A contiguous (a_col = 1), each group's 4 x 16 blocks are transposed in registers.
+[[SIMPREC_TARGET_V4]] void lay_out_floats_v4(const StridedFloats& s, int m, int n, int k, int kp,
+                                             float* a_out, float* b_out) {
+  lay_out_floats(s, m, n, k, kp, a_out, b_out);
+#if SIMPREC_AVX512_KERNELS
+  if (s.a_col != 1) return;
+  for (int g = 0; g < m / kRows; ++g) {
+    const float* row = s.a + g * kRows * s.a_row;
+    float* out = a_out + static_cast<size_t>(g) * kp * kRows;
+    for (int kk = 0; kk + 16 <= k; kk += 16) {
+      const __m512 v0 = _mm512_loadu_ps(row + kk), v1 = _mm512_loadu_ps(row + s.a_row + kk),
+                   v2 = _mm512_loadu_ps(row + 2 * s.a_row + kk),
+                   v3 = _mm512_loadu_ps(row + 3 * s.a_row + kk);
+      // Within each 128-bit lane l: u_q holds column 4l + q of the four rows.
+      const __m512 t0 = _mm512_unpacklo_ps(v0, v1), t1 = _mm512_unpackhi_ps(v0, v1),
+                   t2 = _mm512_unpacklo_ps(v2, v3), t3 = _mm512_unpackhi_ps(v2, v3);
+      const __m512
+          u0 = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t0), _mm512_castps_pd(t2))),
+          u1 = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t0), _mm512_castps_pd(t2))),
+          u2 = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t1), _mm512_castps_pd(t3))),
+          u3 = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t1), _mm512_castps_pd(t3)));
+      // Then a 4 x 4 transpose of the 128-bit lanes.
+      const __m512 x0 = _mm512_shuffle_f32x4(u0, u1, 0x44), x1 = _mm512_shuffle_f32x4(u0, u1, 0xee),
+                   x2 = _mm512_shuffle_f32x4(u2, u3, 0x44), x3 = _mm512_shuffle_f32x4(u2, u3, 0xee);
+      _mm512_storeu_ps(out + kk * kRows, _mm512_shuffle_f32x4(x0, x2, 0x88));
+      _mm512_storeu_ps(out + kk * kRows + 16, _mm512_shuffle_f32x4(x0, x2, 0xdd));
+      _mm512_storeu_ps(out + kk * kRows + 32, _mm512_shuffle_f32x4(x1, x3, 0x88));
+      _mm512_storeu_ps(out + kk * kRows + 48, _mm512_shuffle_f32x4(x1, x3, 0xdd));
+    }
+  }
+#endif
+}
+
+// Packs A and B for the kernels, laid out by lay(kp, a_out, b_out) from a_at and b_at (see
+// lay_out); `bits_or` gets the OR of every value's bits.
+template <class Lay, class AAt, class BAt>
+tensor_core_fast::Packed pack(const TensorCoreModel& model, int m, int n, int k, Lay lay, AAt a_at,
+                              BAt b_at, Workspace& w, uint32_t& bits_or) {
+  const int kp = (k + model.k - 1) / model.k * model.k;
+  const int groups = (m + kRows - 1) / kRows, panels = (n + kCols - 1) / kCols;
+  w.a.resize(static_cast<size_t>(groups) * kp * kRows);
+  w.a_exp.resize(w.a.size());
+  w.b.resize(static_cast<size_t>(panels) * kp * kCols);
+  w.b_exp.resize(w.b.size());
+  lay(kp, w.a.data(), w.b.data());
   const int emin = model.input.emin();
   const Scan sa = for_this_cpu<AExponents>(exponents<int32_t>, a_exponents_v3, a_exponents_v4)(
       w.a.data(), w.a.size(), emin, 127, w.a_exp.data());
@@ -163,8 +226,17 @@ tensor_core_fast::Packed pack(const TensorCoreModel& model, int m, int n, int k,
         w.col_special[j / kCols] |= static_cast<uint32_t>(is_special(b_at(kk, j))) << (j % kCols);
   }
   w.redo.resize(static_cast<size_t>(m) * panels);
-  return {&model,         m,       n, kp,      w.a.data(), w.a_exp.data(), w.b.data(),
-          w.b_exp.data(), nullptr, 0, nullptr, 0,          w.redo.data()};
+  tensor_core_fast::Packed packed{};
+  packed.model = &model;
+  packed.m = m;
+  packed.n = n;
+  packed.k = kp;
+  packed.a = w.a.data();
+  packed.a_exp = w.a_exp.data();
+  packed.b = w.b.data();
+  packed.b_exp = w.b_exp.data();
+  packed.redo = w.redo.data();
+  return packed;
 }
 
 // Runs fn(begin, end) on contiguous ranges of [0, count), one per thread.
@@ -251,9 +323,12 @@ std::vector<uint32_t> tensor_core_gemm(const TensorCoreModel& model, std::span<c
   Workspace& w = workspace();
   const float* values = value_table(model.input);
   uint32_t bits_or = 0;
+  const auto a_at = [&](int i, int kk) { return values[a[static_cast<size_t>(i) * k + kk]]; };
+  const auto b_at = [&](int kk, int j) { return values[b[static_cast<size_t>(kk) * n + j]]; };
   tensor_core_fast::Packed packed = pack(
-      model, m, n, k, [&](int i, int kk) { return values[a[static_cast<size_t>(i) * k + kk]]; },
-      [&](int kk, int j) { return values[b[static_cast<size_t>(kk) * n + j]]; }, w, bits_or);
+      model, m, n, k,
+      [&](int kp, float* a_out, float* b_out) { lay_out(m, n, k, kp, a_at, b_at, a_out, b_out); },
+      a_at, b_at, w, bits_or);
   packed.c = c.data();
   packed.ldc = n;
   packed.d = d.data();
@@ -307,8 +382,14 @@ void tensor_core_gemm_in_place(const TensorCoreModel& model, int m, int n, int k
     return;
   }
   // A bf16 value is a float whose low 16 bits are zero, its encoding the high 16 bits.
+  const StridedFloats floats{a, a_row, a_col, b, ldb};
+  const LayOutFloats lay_out_here =
+      for_this_cpu<LayOutFloats>(lay_out_floats, lay_out_floats_v3, lay_out_floats_v4);
   uint32_t bits_or = 0;
-  tensor_core_fast::Packed packed = pack(model, m, n, k, a_at, b_at, w, bits_or);
+  tensor_core_fast::Packed packed = pack(
+      model, m, n, k,
+      [&](int kp, float* a_out, float* b_out) { lay_out_here(floats, m, n, k, kp, a_out, b_out); },
+      a_at, b_at, w, bits_or);
   const bool high_halves = (bits_or & 0xffffu) == 0;
   bool encoded = false;
   if (!high_halves) {  // throws naming a value that is not bf16's, or encodes NaN payloads
@@ -316,25 +397,38 @@ void tensor_core_gemm_in_place(const TensorCoreModel& model, int m, int n, int k
     encode(k, n, b_at, w.b_bits, "B", false);
     encoded = true;
   }
-  // C is read where it is, D written beside it and copied over it once the reference has read
-  // the C of the outputs it recomputes.
-  w.d.resize(static_cast<size_t>(m) * n);
-  packed.c = reinterpret_cast<const uint32_t*>(c);
+  // D is written over C; the reference reads the C of the outputs the kernels flag from c_kept,
+  // and where a NaN or an infinity sends others to it as well, D goes beside C first.
+  const bool specials =
+      std::any_of(w.row_special.begin(), w.row_special.end(), [](uint8_t x) { return x != 0; }) ||
+      std::any_of(w.col_special.begin(), w.col_special.end(), [](uint32_t x) { return x != 0; });
+  auto* c_bits = reinterpret_cast<uint32_t*>(c);
+  packed.c = c_bits;
   packed.ldc = ldc;
-  packed.d = w.d.data();
-  packed.ldd = n;
+  if (specials) {
+    w.d.resize(static_cast<size_t>(m) * n);
+    packed.d = w.d.data();
+    packed.ldd = n;
+  } else {
+    w.c.resize(static_cast<size_t>(m) * n);
+    packed.d = c_bits;
+    packed.ldd = ldc;
+    packed.c_kept = w.c.data();
+  }
   run_fast(packed, w, 1, [&](int i, int j) {
     if (!encoded) {
       encode(m, k, a_at, w.a_bits, "A", true);
       encode(k, n, b_at, w.b_bits, "B", true);
       encoded = true;
     }
-    w.d[static_cast<size_t>(i) * n + j] =
-        tensor_core_dot(model, w.a_bits.data() + static_cast<size_t>(i) * k, 1, w.b_bits.data() + j,
-                        n, k, std::bit_cast<uint32_t>(c[i * ldc + j]));
+    const uint32_t c_ij = specials ? c_bits[i * ldc + j] : w.c[static_cast<size_t>(i) * n + j];
+    packed.d[i * packed.ldd + j] = tensor_core_dot(
+        model, w.a_bits.data() + static_cast<size_t>(i) * k, 1, w.b_bits.data() + j, n, k, c_ij);
   });
-  for (int i = 0; i < m; ++i)
-    std::memcpy(c + i * ldc, w.d.data() + static_cast<size_t>(i) * n, sizeof(float) * n);
+  if (specials) {
+    for (int i = 0; i < m; ++i)
+      std::memcpy(c + i * ldc, w.d.data() + static_cast<size_t>(i) * n, sizeof(float) * n);
+  }
 }
 
 }  // namespace simprec

@@ -87,6 +87,9 @@ void tile_portable(const Packed& o, int g, int p) {
     }
     uint32_t redo = 0;
     for (int j = 0; j < cols; ++j) {
+      if (bad[j] && o.c_kept) {
+        o.c_kept[static_cast<size_t>(i0 + r) * o.n + j0 + j] = o.c[(i0 + r) * o.ldc + j0 + j];
+      }
       const auto f = static_cast<float>(acc[j]);
       std::memcpy(&o.d[(i0 + r) * o.ldd + j0 + j], &f, 4);
       redo |= static_cast<uint32_t>(bad[j]) << j;
@@ -171,9 +174,9 @@ void tile_portable(const Packed& o, int g, int p) {
                               _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(emax16[r], 1))};
 #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
-        __m512i e = _mm512_max_epi32(e16[h], c_exp[r][h]);
-        bad[r][h] |= _mm512_cmplt_epi32_mask(e, lowest) | _mm512_cmpgt_epi32_mask(e, highest);
-        e = _mm512_min_epi32(_mm512_max_epi32(e, lowest), highest);
+        const __m512i e_unclamped = _mm512_max_epi32(e16[h], c_exp[r][h]);
+        const __m512i e = _mm512_min_epi32(_mm512_max_epi32(e_unclamped, lowest), highest);
+        bad[r][h] |= _mm512_cmpneq_epi32_mask(e, e_unclamped);
         scale[r][h] = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_sub_epi32(scale_base, e), 23));
         sum[r][h] = _mm512_setzero_si512();
       }
@@ -212,6 +215,15 @@ void tile_portable(const Packed& o, int g, int p) {
   for (int r = 0; r < R; ++r) {
     if (r >= rows) break;
     uint32_t* d = o.d + (i0 + r) * o.ldd + j0;
+    if (o.c_kept && (bad[r][0] | bad[r][1])) {
+      const uint32_t* c = o.c + (i0 + r) * o.ldc + j0;
+      uint32_t* kept = o.c_kept + static_cast<size_t>(i0 + r) * o.n + j0;
+      for (int h = 0; h < 2; ++h) {
+        const __mmask16 flagged = bad[r][h] & col_mask[h];
+        _mm512_mask_storeu_epi32(kept + 16 * h, flagged,
+                                 _mm512_maskz_loadu_epi32(flagged, c + 16 * h));
+      }
+    }
     _mm512_mask_storeu_ps(d, col_mask[0], acc[r][0]);
     _mm512_mask_storeu_ps(d + 16, col_mask[1], acc[r][1]);
     o.redo[static_cast<size_t>(i0 + r) * o.panels() + p] =

@@ -49,8 +49,10 @@ struct Packed {
   const int16_t* b_exp;
   const uint32_t* c;  // m x n, fp32 encodings, row stride ldc
   std::ptrdiff_t ldc;
-  uint32_t* d;  // m x n, row stride ldd
+  uint32_t* d;  // m x n, row stride ldd; may be c itself (ldd = ldc)
   std::ptrdiff_t ldd;
+  // Where D overwrites C: the C of each flagged output, at i * n + j, for the reference.
+  uint32_t* c_kept;
   // Bit j of redo[i * panels + p]: output (i, p * kCols + j) is to be recomputed.
   uint32_t* redo;
   int panels() const { return (n + kCols - 1) / kCols; }
