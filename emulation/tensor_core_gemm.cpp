@@ -123,17 +123,21 @@ bool is_special(float x) {
   return (std::bit_cast<uint32_t>(x) & 0x7f800000u) == 0x7f800000u;
 }
 
-// Lays out A (m x k, a_at(i, kk) a float) and B (k x n, b_at(kk, j)) as Packed describes, k
+// Lays out groups [first_group, ...) of A (m x k, a_at(i, kk) a float) as Packed describes, k
 // padded to kp with zeros.
-template <class AAt, class BAt>
-void lay_out(int m, int n, int k, int kp, AAt a_at, BAt b_at, float* a_out, float* b_out) {
-  for (int g = 0; g < (m + kRows - 1) / kRows; ++g) {
+template <class AAt>
+void lay_out_a(int first_group, int m, int k, int kp, AAt a_at, float* a_out) {
+  for (int g = first_group; g < (m + kRows - 1) / kRows; ++g) {
     float* out = a_out + static_cast<size_t>(g) * kp * kRows;
     const int rows = std::min(kRows, m - g * kRows);
     if (rows < kRows || kp > k) std::fill(out, out + static_cast<size_t>(kp) * kRows, 0.0f);
     for (int r = 0; r < rows; ++r)
       for (int kk = 0; kk < k; ++kk) out[kk * kRows + r] = a_at(g * kRows + r, kk);
   }
+}
+// The same for B (k x n, b_at(kk, j)).
+template <class BAt>
+void lay_out_b(int n, int k, int kp, BAt b_at, float* b_out) {
   for (int p = 0; p < (n + kCols - 1) / kCols; ++p) {
     float* out = b_out + static_cast<size_t>(p) * kp * kCols;
     const int cols = std::min(kCols, n - p * kCols);
@@ -141,6 +145,11 @@ void lay_out(int m, int n, int k, int kp, AAt a_at, BAt b_at, float* a_out, floa
     for (int kk = 0; kk < k; ++kk)
       for (int j = 0; j < cols; ++j) out[kk * kCols + j] = b_at(kk, p * kCols + j);
   }
+}
+template <class AAt, class BAt>
+void lay_out(int m, int n, int k, int kp, AAt a_at, BAt b_at, float* a_out, float* b_out) {
+  lay_out_a(0, m, k, kp, a_at, a_out);
+  lay_out_b(n, k, kp, b_at, b_out);
 }
 
 // Operands held as floats: a(i, kk) = a[i * a_row + kk * a_col], b(kk, j) = b[kk * ldb + j].
@@ -166,9 +175,15 @@ void lay_out_floats(const StridedFloats& s, int m, int n, int k, int kp, float* 
 // With rows of A contiguous (a_col = 1), each group's 4 x 16 blocks are transposed in registers.
 [[SIMPREC_TARGET_V4]] void lay_out_floats_v4(const StridedFloats& s, int m, int n, int k, int kp,
                                              float* a_out, float* b_out) {
-  lay_out_floats(s, m, n, k, kp, a_out, b_out);
 #if SIMPREC_AVX512_KERNELS
-  if (s.a_col != 1) return;
+  if (s.a_col != 1) {
+    lay_out_floats(s, m, n, k, kp, a_out, b_out);
+    return;
+  }
+  const auto a_at = [&s](int i, int kk) { return s.a_at(i, kk); };
+  lay_out_b(
+      n, k, kp, [&s](int kk, int j) { return s.b_at(kk, j); }, b_out);
+  lay_out_a(m / kRows, m, k, kp, a_at, a_out);  // the last group, when it has fewer rows
   for (int g = 0; g < m / kRows; ++g) {
     const float* row = s.a + g * kRows * s.a_row;
     float* out = a_out + static_cast<size_t>(g) * kp * kRows;
@@ -192,7 +207,11 @@ void lay_out_floats(const StridedFloats& s, int m, int n, int k, int kp, float* 
       _mm512_storeu_ps(out + kk * kRows + 32, _mm512_shuffle_f32x4(x1, x3, 0x88));
       _mm512_storeu_ps(out + kk * kRows + 48, _mm512_shuffle_f32x4(x1, x3, 0xdd));
     }
+    for (int kk = k / 16 * 16; kk < kp; ++kk)
+      for (int r = 0; r < kRows; ++r) out[kk * kRows + r] = kk < k ? a_at(g * kRows + r, kk) : 0.0f;
   }
+#else
+  lay_out_floats(s, m, n, k, kp, a_out, b_out);
 #endif
 }
 
