@@ -78,7 +78,7 @@ struct Scan {
   bool special = false;
 };
 
-// out[x] = the operand exponent of x[x] plus 127 (a value of a 16-bit format, held exactly as a
+// out[x] = the operand exponent of x[x] plus `bias` (a value of a 16-bit format, held exactly as a
 // float: its exponent, the format's emin for the format's subnormals, kZeroExponent for zeros),
 // as an int16 in both halves of an int32 (A) or as an int16 (B). Branch-free to vectorise.
 template <class Out>
@@ -229,7 +229,7 @@ tensor_core_fast::Packed pack(const TensorCoreModel& model, int m, int n, int k,
   lay(kp, w.a.data(), w.b.data());
   const int emin = model.input.emin();
   const Scan sa = for_this_cpu<AExponents>(exponents<int32_t>, a_exponents_v3, a_exponents_v4)(
-      w.a.data(), w.a.size(), emin, 127, w.a_exp.data());
+      w.a.data(), w.a.size(), emin, tensor_core_fast::kExponentBias, w.a_exp.data());
   const Scan sb = for_this_cpu<BExponents>(exponents<int16_t>, b_exponents_v3, b_exponents_v4)(
       w.b.data(), w.b.size(), emin, 0, w.b_exp.data());
   bits_or = sa.bits_or | sb.bits_or;

@@ -12,12 +12,12 @@
 namespace simprec::tensor_core_fast {
 namespace {
 
-// C's operand exponent plus 127: its fp32 exponent field, 1 for subnormals (emin), far below
-// every product for zeros.
+// C's operand exponent plus kExponentBias: its fp32 exponent field minus one, 0 for subnormals
+// (emin), far below every product for zeros.
 constexpr int kZeroBiasedExponent = -8000;
 inline int biased_operand_exponent(uint32_t bits) {
   if ((bits & 0x7fffffffu) == 0) return kZeroBiasedExponent;
-  return std::max(static_cast<int>((bits >> 23) & 0xff), 1);
+  return std::max(static_cast<int>((bits >> 23) & 0xff), 1) - 1;
 }
 
 inline double pow2(int e) {  // 2^e for -1022 <= e <= 1023, built from its bits
@@ -63,7 +63,8 @@ void tile_portable(const Packed& o, int g, int p) {
       }
       for (int j = 0; j < kCols; ++j) {
         bad[j] |= emax[j] < kLowestBiasedAlignment || emax[j] > kHighestBiasedAlignment;
-        const int e = std::clamp(emax[j], kLowestBiasedAlignment, kHighestBiasedAlignment) - 127;
+        const int e =
+            std::clamp(emax[j], kLowestBiasedAlignment, kHighestBiasedAlignment) - kExponentBias;
         emax[j] = e;
         scale[j] = pow2(F - e);
         sum[j] = std::trunc(acc[j] * scale[j]);
@@ -106,12 +107,23 @@ void tile_portable(const Packed& o, int g, int p) {
 // The tile in 16 int32/float lanes, two vectors per row. Exact for the reasons in the header, and:
 //   - the alignment exponents are maxima of int16 sums, 32 columns a vector;
 //   - a product of 16-bit inputs is exact in float, and so is its scaling within the kernel's
-//     range of alignment exponents; cvttps2dq truncates toward zero, and the at most 16
-//     truncated products (each below 3.97 * 2^F, F <= 25) add up in int32 without overflow;
-//   - C's truncated term (below 2^(F+1)) joins them in int32, where a wrap-around is detected;
+//     range of alignment exponents, and cvttps2dq truncates toward zero;
+//   - C's truncated term is below 2^(F+1) and the at most 16 truncated products each below
+//     3.997 * 2^F (F <= 25): their true sum is below 2^32 - (2^31 - 2^26) in magnitude, so when
+//     the int32 sum wraps around its magnitude is at least 2^31 - 2^26, which is flagged;
 //   - converting the int32 sum to float rounding toward zero truncates it to 24 bits, and
 //     scaling that by 2^(emax - F) rounding toward zero is exact for a normal result and gives
-//     a zero or subnormal otherwise, which is flagged.
+//     a zero or subnormal otherwise, whose biased exponent (255) is flagged by the next block's
+//     range check or after the last block.
+// `good` holds the outputs not flagged, updated by masked compares.
+//
+// Biased exponent of normal floats: their exponent field minus one (255 for zeros and
+// subnormals, 254 for infinities and NaN).
+[[SIMPREC_TARGET_V4]] inline __m512i biased_exponent(__m512 x) {
+  const __m512i field = _mm512_set1_epi32(0xff);
+  return _mm512_and_si512(_mm512_add_epi32(_mm512_srli_epi32(_mm512_castps_si512(x), 23), field),
+                          field);
+}
 [[SIMPREC_TARGET_V4]] void tile_v4(const Packed& o, int g, int p) {
   constexpr int R = kRows;
   const TensorCoreModel& model = *o.model;
@@ -129,16 +141,15 @@ void tile_portable(const Packed& o, int g, int p) {
 
   const __m512i lowest = _mm512_set1_epi32(kLowestBiasedAlignment);
   const __m512i highest = _mm512_set1_epi32(kHighestBiasedAlignment);
-  const __m512i scale_base = _mm512_set1_epi32(254 + F);  // (127 + F - emax) + 127
+  // 2^(F - e) for e = emax + kExponentBias: exponent field 127 + F - emax.
+  const __m512i scale_base = _mm512_set1_epi32(127 + kExponentBias + F);
   const __m512i unscale_from_scale = _mm512_set1_epi32(254 << 23);
   const __m512i exponent_field = _mm512_set1_epi32(0xff);
+  const __m512i wrapped = _mm512_set1_epi32((1u << 31) - (1u << 26));
   constexpr int kTowardZero = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
-  // fpclass: NaN, zeros, infinities, subnormals.
-  constexpr int kNotNormal = 0x01 | 0x02 | 0x04 | 0x08 | 0x10 | 0x20 | 0x80;
-
   __m512 acc[R][2];
-  __m512i c_exp[R][2];
-  __mmask16 bad[R][2];
+  __m512i c_exp_first[R][2];  // C's, for the first block: zeros far below, subnormals emin
+  __mmask16 good[R][2];
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 2
@@ -147,11 +158,13 @@ void tile_portable(const Packed& o, int g, int p) {
       const __m512i bits =
           r < rows ? _mm512_maskz_loadu_epi32(col_mask[h], c) : _mm512_setzero_si512();
       acc[r][h] = _mm512_castsi512_ps(bits);
+      good[r][h] = 0xffff;
       const __m512i field = _mm512_and_si512(_mm512_srli_epi32(bits, 23), exponent_field);
-      bad[r][h] = _mm512_cmpeq_epi32_mask(field, exponent_field);  // NaN or infinity
       const __mmask16 zero = _mm512_testn_epi32_mask(bits, _mm512_set1_epi32(0x7fffffff));
-      c_exp[r][h] = _mm512_mask_blend_epi32(zero, _mm512_max_epi32(field, _mm512_set1_epi32(1)),
-                                            _mm512_set1_epi32(kZeroBiasedExponent));
+      c_exp_first[r][h] = _mm512_mask_blend_epi32(
+          zero,
+          _mm512_sub_epi32(_mm512_max_epi32(field, _mm512_set1_epi32(1)), _mm512_set1_epi32(1)),
+          _mm512_set1_epi32(kZeroBiasedExponent));
     }
   }
   for (int kb = 0; kb < k; kb += bs) {
@@ -166,6 +179,7 @@ void tile_portable(const Packed& o, int g, int p) {
         emax16[r] = _mm512_max_epi16(emax16[r], _mm512_add_epi16(ea, eb));
       }
     }
+    // Scales, and the sums started from C's truncated term.
     __m512 scale[R][2];
     __m512i sum[R][2];
 #pragma GCC unroll 4
@@ -174,11 +188,12 @@ void tile_portable(const Packed& o, int g, int p) {
                               _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(emax16[r], 1))};
 #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
-        const __m512i e_unclamped = _mm512_max_epi32(e16[h], c_exp[r][h]);
+        const __m512i c_exp = kb == 0 ? c_exp_first[r][h] : biased_exponent(acc[r][h]);
+        const __m512i e_unclamped = _mm512_max_epi32(e16[h], c_exp);
         const __m512i e = _mm512_min_epi32(_mm512_max_epi32(e_unclamped, lowest), highest);
-        bad[r][h] |= _mm512_cmpneq_epi32_mask(e, e_unclamped);
+        good[r][h] = _mm512_mask_cmpeq_epi32_mask(good[r][h], e, e_unclamped);
         scale[r][h] = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_sub_epi32(scale_base, e), 23));
-        sum[r][h] = _mm512_setzero_si512();
+        sum[r][h] = _mm512_cvttps_epi32(_mm512_mul_ps(acc[r][h], scale[r][h]));
       }
     }
     for (int kk = kb; kk < kb + bs; ++kk) {
@@ -196,39 +211,37 @@ void tile_portable(const Packed& o, int g, int p) {
     for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
-        const __m512i c_term = _mm512_cvttps_epi32(_mm512_mul_ps(acc[r][h], scale[r][h]));
-        const __m512i total = _mm512_add_epi32(sum[r][h], c_term);
-        // Wrapped around: both addends of one sign, the total of the other ((s^t) & (c^t) < 0).
-        bad[r][h] |=
-            _mm512_movepi32_mask(_mm512_ternarylogic_epi32(sum[r][h], c_term, total, 0x42));
-        const __m512 truncated = _mm512_cvt_roundepi32_ps(total, kTowardZero);
+        // abs(INT32_MIN) stays 2^31 as an unsigned number.
+        good[r][h] = _mm512_mask_cmplt_epu32_mask(good[r][h], _mm512_abs_epi32(sum[r][h]), wrapped);
+        const __m512 truncated = _mm512_cvt_roundepi32_ps(sum[r][h], kTowardZero);
         const __m512 unscale = _mm512_castsi512_ps(
             _mm512_sub_epi32(unscale_from_scale, _mm512_castps_si512(scale[r][h])));
         acc[r][h] = _mm512_mul_round_ps(truncated, unscale, kTowardZero);
-        bad[r][h] |= _mm512_fpclass_ps_mask(acc[r][h], kNotNormal);
-        c_exp[r][h] =
-            _mm512_and_si512(_mm512_srli_epi32(_mm512_castps_si512(acc[r][h]), 23), exponent_field);
       }
     }
   }
+  const __m512i normal_end = _mm512_set1_epi32(254);
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) {
     if (r >= rows) break;
+    __mmask16 bad[2];
+    for (int h = 0; h < 2; ++h) {
+      good[r][h] = _mm512_mask_cmplt_epi32_mask(good[r][h], biased_exponent(acc[r][h]), normal_end);
+      bad[h] = static_cast<__mmask16>(~good[r][h] & col_mask[h]);
+    }
     uint32_t* d = o.d + (i0 + r) * o.ldd + j0;
-    if (o.c_kept && (bad[r][0] | bad[r][1])) {
+    if (o.c_kept && (bad[0] | bad[1])) {
       const uint32_t* c = o.c + (i0 + r) * o.ldc + j0;
       uint32_t* kept = o.c_kept + static_cast<size_t>(i0 + r) * o.n + j0;
       for (int h = 0; h < 2; ++h) {
-        const __mmask16 flagged = bad[r][h] & col_mask[h];
-        _mm512_mask_storeu_epi32(kept + 16 * h, flagged,
-                                 _mm512_maskz_loadu_epi32(flagged, c + 16 * h));
+        _mm512_mask_storeu_epi32(kept + 16 * h, bad[h],
+                                 _mm512_maskz_loadu_epi32(bad[h], c + 16 * h));
       }
     }
     _mm512_mask_storeu_ps(d, col_mask[0], acc[r][0]);
     _mm512_mask_storeu_ps(d + 16, col_mask[1], acc[r][1]);
     o.redo[static_cast<size_t>(i0 + r) * o.panels() + p] =
-        (static_cast<uint32_t>(bad[r][0] & col_mask[0]) |
-         static_cast<uint32_t>(bad[r][1] & col_mask[1]) << 16);
+        static_cast<uint32_t>(bad[0]) | static_cast<uint32_t>(bad[1]) << 16;
   }
 }
 #else

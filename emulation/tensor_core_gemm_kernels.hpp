@@ -29,18 +29,23 @@ constexpr int kCols = 32;
 
 // Operand exponent of a zero: below every real product's, also when two are added.
 constexpr int16_t kZeroExponent = -2000;
-// The alignment exponent plus 127 (an fp32 exponent field) the kernels accept; beyond it the
-// output goes to the reference. Within it every product that can reach the window is a normal
-// float, exact, no product overflows and 2^(F - emax) is a normal float.
-constexpr int kLowestBiasedAlignment = 127 - 80;
-constexpr int kHighestBiasedAlignment = 127 + 100;
+// The kernels hold exponents plus kExponentBias: then a normal fp32 number's exponent field minus
+// one is its exponent so biased, and zero and subnormal numbers (field 0) and infinities and NaN
+// (field 255) come out as 255 and 254, above every exponent the kernels accept.
+constexpr int kExponentBias = 126;
+// The alignment exponents the kernels accept (biased); beyond them the output goes to the
+// reference. Within them every product that can reach the window is a normal float, exact, no
+// product overflows and 2^(F - emax) is a normal float.
+constexpr int kLowestBiasedAlignment = kExponentBias - 80;
+constexpr int kHighestBiasedAlignment = kExponentBias + 100;
 
 struct Packed {
   const TensorCoreModel* model;
   int m, n;
   int k;  // padded with zeros to whole instructions
   // A in groups of kRows rows, k-major within a group: element (g * kRows + r, kk) is at
-  // (g * k + kk) * kRows + r. Its operand exponent plus 127 is in both int16 halves of a_exp.
+  // (g * k + kk) * kRows + r. Its operand exponent plus kExponentBias is in both int16 halves
+  // of a_exp.
   const float* a;
   const int32_t* a_exp;
   // B in panels of kCols columns, k-major within a panel: element (kk, p * kCols + j) is at
