@@ -58,9 +58,6 @@ struct Workspace {
   std::vector<float> a, b;
   std::vector<int32_t> a_exp;
   std::vector<int16_t> b_exp;
-  std::vector<int32_t> a_exp8;
-  std::vector<int8_t> b_exp8;
-  std::vector<int16_t> a_offset, b_offset;
   std::vector<uint32_t> c, d, redo;
   // Rows of A and columns of B (bit j of col_special[p]: column p * kCols + j) with a NaN or an
   // infinity: every output they reach goes to the reference.
@@ -258,18 +255,6 @@ tensor_core_fast::Packed pack(const TensorCoreModel& model, int m, int n, int k,
   packed.b = w.b.data();
   packed.b_exp = w.b_exp.data();
   packed.redo = w.redo.data();
-  if (cpu_level() == CpuLevel::kV4) {
-    w.a_exp8.resize(static_cast<size_t>(groups) * kp * 2);
-    w.b_exp8.resize(static_cast<size_t>(panels) * kp * kCols * 2);
-    w.a_offset.resize(groups);
-    w.b_offset.resize(panels);
-    tensor_core_fast::relative_exponents(packed, w.a_exp8.data(), w.b_exp8.data(),
-                                         w.a_offset.data(), w.b_offset.data());
-    packed.a_exp8 = w.a_exp8.data();
-    packed.b_exp8 = w.b_exp8.data();
-    packed.a_offset = w.a_offset.data();
-    packed.b_offset = w.b_offset.data();
-  }
   return packed;
 }
 

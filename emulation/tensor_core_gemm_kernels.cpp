@@ -12,8 +12,6 @@
 namespace simprec::tensor_core_fast {
 namespace {
 
-constexpr int kRelativeFloor = -64;
-
 // C's operand exponent plus kExponentBias: its fp32 exponent field minus one, 0 for subnormals
 // (emin), far below every product for zeros.
 constexpr int kZeroBiasedExponent = -8000;
@@ -140,15 +138,6 @@ void tile_portable(const Packed& o, int g, int p) {
   const int32_t* a_exp = o.a_exp + static_cast<size_t>(g) * k * R;
   const float* b = o.b + static_cast<size_t>(p) * k * kCols;
   const int16_t* b_exp = o.b_exp + static_cast<size_t>(p) * k * kCols;
-  const int32_t* a_exp8 = o.a_exp8 + static_cast<size_t>(g) * k * 2;
-  const int8_t* b_exp8 = o.b_exp8 + static_cast<size_t>(p) * k * kCols * 2;
-  const __m512i offset = _mm512_set1_epi16(static_cast<int16_t>(o.a_offset[g] + o.b_offset[p]));
-  const __m512i floor8 = _mm512_set1_epi8(kRelativeFloor);
-  // The int8 lanes of each pair of rows that hold outputs.
-  const uint64_t columns = cols >= 32 ? ~uint64_t{0} : (uint64_t{1} << (2 * cols)) - 1;
-  const __mmask64 pair_lanes[2] = {
-      columns & (rows > 1 ? ~uint64_t{0} : 0x5555555555555555u),
-      rows > 2 ? columns & (rows > 3 ? ~uint64_t{0} : 0x5555555555555555u) : 0};
 
   const __m512i lowest = _mm512_set1_epi32(kLowestBiasedAlignment);
   const __m512i highest = _mm512_set1_epi32(kHighestBiasedAlignment);
@@ -179,34 +168,15 @@ void tile_portable(const Packed& o, int g, int p) {
     }
   }
   for (int kb = 0; kb < k; kb += bs) {
-    // The alignment exponents of two rows at a time in int8 lanes (bytes 2j and 2j + 1: column
-    // j of each row), exact where above the floor (relative_exponents); a pair with a lane on
-    // the floor takes them in int16.
-    __m512i emax8[2] = {_mm512_set1_epi8(INT8_MIN), _mm512_set1_epi8(INT8_MIN)};
-    for (int kk = kb; kk < kb + bs; ++kk) {
-      const __m512i eb = _mm512_loadu_si512(b_exp8 + kk * 2 * kCols);
-#pragma GCC unroll 2
-      for (int q = 0; q < 2; ++q) {
-        const __m512i ea = _mm512_set1_epi32(a_exp8[kk * 2 + q]);
-        emax8[q] = _mm512_max_epi8(emax8[q], _mm512_add_epi8(ea, eb));
-      }
-    }
     __m512i emax16[R];
-#pragma GCC unroll 2
-    for (int q = 0; q < 2; ++q) {
-      if (_mm512_mask_cmple_epi8_mask(pair_lanes[q], emax8[q], floor8) == 0) {
-        emax16[2 * q] =
-            _mm512_add_epi16(_mm512_srai_epi16(_mm512_slli_epi16(emax8[q], 8), 8), offset);
-        emax16[2 * q + 1] = _mm512_add_epi16(_mm512_srai_epi16(emax8[q], 8), offset);
-        continue;
-      }
-      for (int r = 2 * q; r < 2 * q + 2; ++r) {
-        emax16[r] = _mm512_set1_epi16(INT16_MIN);
-        for (int kk = kb; kk < kb + bs; ++kk) {
-          const __m512i eb = _mm512_loadu_si512(b_exp + kk * kCols);
-          const __m512i ea = _mm512_set1_epi32(a_exp[kk * R + r]);
-          emax16[r] = _mm512_max_epi16(emax16[r], _mm512_add_epi16(ea, eb));
-        }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) emax16[r] = _mm512_set1_epi16(INT16_MIN);
+    for (int kk = kb; kk < kb + bs; ++kk) {
+      const __m512i eb = _mm512_loadu_si512(b_exp + kk * kCols);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        const __m512i ea = _mm512_set1_epi32(a_exp[kk * R + r]);
+        emax16[r] = _mm512_max_epi16(emax16[r], _mm512_add_epi16(ea, eb));
       }
     }
     // Scales, and the sums started from C's truncated term.
@@ -281,45 +251,6 @@ void tile_portable(const Packed& o, int g, int p) {
 #endif
 
 }  // namespace
-
-namespace {
-// An exponent relative to `offset` for the int8 kernel: clamped to [-64, 0], zeros -64.
-inline int relative(int e, int offset) {
-  return e < kZeroExponent / 2 ? kRelativeFloor : std::clamp(e - offset, kRelativeFloor, 0);
-}
-}  // namespace
-
-[[SIMPREC_TARGET_V4]] void relative_exponents(const Packed& o, int32_t* a_exp8, int8_t* b_exp8,
-                                              int16_t* a_offset, int16_t* b_offset) {
-  const int groups = (o.m + kRows - 1) / kRows;
-  const size_t group_size = static_cast<size_t>(o.k) * kRows;
-  for (int g = 0; g < groups; ++g) {
-    const int32_t* e = o.a_exp + g * group_size;
-    int top = INT16_MIN;
-    for (size_t x = 0; x < group_size; ++x)
-      top = std::max(top, static_cast<int>(static_cast<int16_t>(e[x])));
-    a_offset[g] = static_cast<int16_t>(top);
-    for (int kk = 0; kk < o.k; ++kk)
-      for (int q = 0; q < 2; ++q) {
-        const uint32_t r0 =
-            static_cast<uint8_t>(relative(static_cast<int16_t>(e[kk * kRows + 2 * q]), top));
-        const uint32_t r1 =
-            static_cast<uint8_t>(relative(static_cast<int16_t>(e[kk * kRows + 2 * q + 1]), top));
-        a_exp8[(static_cast<size_t>(g) * o.k + kk) * 2 + q] =
-            static_cast<int32_t>((r0 | r1 << 8) * 0x10001u);
-      }
-  }
-  const size_t panel_size = static_cast<size_t>(o.k) * kCols;
-  for (int p = 0; p < o.panels(); ++p) {
-    const int16_t* e = o.b_exp + p * panel_size;
-    int top = INT16_MIN;
-    for (size_t x = 0; x < panel_size; ++x) top = std::max(top, static_cast<int>(e[x]));
-    b_offset[p] = static_cast<int16_t>(top);
-    int8_t* out = b_exp8 + p * panel_size * 2;
-    for (size_t x = 0; x < panel_size; ++x)
-      out[2 * x] = out[2 * x + 1] = static_cast<int8_t>(relative(e[x], top));
-  }
-}
 
 TileKernel tile_kernel_for_this_cpu() {
   return for_this_cpu<TileKernel>(tile_portable, tile_v3, tile_v4);

@@ -52,14 +52,6 @@ struct Packed {
   // (p * k + kk) * kCols + j, with its operand exponent in b_exp. Padding columns are zeros.
   const float* b;
   const int16_t* b_exp;
-  // The same exponents in int8, for the AVX-512 kernel (empty elsewhere): relative to the
-  // largest of their group (a_offset[g]) or panel (b_offset[p]), clamped to [-64, 0], zeros
-  // -64. a_exp8[(g * k + kk) * 2 + q] holds the bytes of rows 2q, 2q + 1, twice;
-  // b_exp8[((p * k + kk) * kCols + j) * 2 + {0, 1}] both hold column j's.
-  const int32_t* a_exp8;
-  const int8_t* b_exp8;
-  const int16_t* a_offset;
-  const int16_t* b_offset;
   const uint32_t* c;  // m x n, fp32 encodings, row stride ldc
   std::ptrdiff_t ldc;
   uint32_t* d;  // m x n, row stride ldd; may be c itself (ldd = ldc)
@@ -70,11 +62,6 @@ struct Packed {
   uint32_t* redo;
   int panels() const { return (n + kCols - 1) / kCols; }
 };
-
-// Fills the int8 exponents (a_exp8, b_exp8, a_offset, b_offset: groups * k * 2, panels * k *
-// kCols * 2, groups and panels elements) from a_exp and b_exp. Only where cpu_level() is kV4.
-void relative_exponents(const Packed& o, int32_t* a_exp8, int8_t* b_exp8, int16_t* a_offset,
-                        int16_t* b_offset);
 
 // Computes the tile (rows of group g, columns of panel p) of D and its redo bits.
 using TileKernel = void (*)(const Packed&, int group, int panel);
