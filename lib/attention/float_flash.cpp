@@ -178,8 +178,8 @@ struct Problem {
 
   // c (m x n, row stride ldc) += A B with a(i, kk) = a[i * a_row + kk * a_col] and B row-major
   // (k x n, ldb), at a product site: one fmaf per term in order of k, or the tensor-core model
-  // on the operands' bf16 encodings (every operand here is a bf16 value: an input, P or dS
-  // cast, and c an fp32 value), which computes element (i, j) from row i of A, column j of B
+  // (tensor_core_gemm_in_place; every operand here is a bf16 value: an input, P or dS cast, and
+  // c an fp32 value), which computes element (i, j) from row i of A, column j of B
   // and c(i, j) alone, as the site-by-site path's gemm does from the same operands in whatever
   // layout it holds them.
   void product(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_row, int64_t a_col,
