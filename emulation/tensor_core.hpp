@@ -101,6 +101,14 @@ std::vector<uint32_t> tensor_core_gemm(const TensorCoreModel& model, std::span<c
                                        std::span<const uint16_t> b, std::span<const uint32_t> c,
                                        int m, int n, int k, unsigned threads = 1);
 
+// The same on values held as floats, in place: c (m x n, row stride ldc) becomes A*B + c, where
+// a(i, kk) = a[i * a_row + kk * a_col] and b(kk, j) = b[kk * ldb + j] are values of model.input
+// and the model accumulates in fp32 (std::invalid_argument otherwise, naming the value). One
+// thread; what attention's tiles call, without encoding and decoding every operand.
+void tensor_core_gemm_in_place(const TensorCoreModel& model, int m, int n, int k, const float* a,
+                               std::ptrdiff_t a_row, std::ptrdiff_t a_col, const float* b,
+                               std::ptrdiff_t ldb, float* c, std::ptrdiff_t ldc);
+
 // A preset as an accumulation model: dot(a, b, c) takes a and b exactly representable in the
 // input format and c in the accumulator format (std::invalid_argument otherwise), computes the
 // instruction chain over the whole length and rounds the result into ctx's format (no change

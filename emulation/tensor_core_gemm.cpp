@@ -1,33 +1,30 @@
-// tensor_core_gemm: the block-FMA model over whole matrices.
-//
-// The fast path (16-bit inputs, fp32 accumulator, C in the first block, truncation toward zero:
-// every sm_90 bf16/fp16 preset) computes each block in doubles where that is exact:
-//   - a product of two 16-bit values has at most 22 significant bits: exact in a double;
-//   - scaling by 2^(F - emax) is exact, and truncating the scaled term (std::trunc, one
-//     vector instruction) drops exactly the bits below the window;
-//   - each truncated term is an integer below 2^(F+2) = 2^27, so 17 of them add exactly;
-//   - the sum times 2^(emax - F) is exact, and clearing its low 29 bits truncates it to fp32's
-//     24-bit significand (toward zero) as long as it is a normal fp32 number.
-// Outputs that leave that ground (NaN/infinity operands, a zero, subnormal or overflowing
-// block result anywhere in the chain) are recomputed by tensor_core_dot, the integer reference.
-// So both paths give identical bits; tests/tensor_core_test.cpp checks it.
+// tensor_core_gemm: the block-FMA model over whole matrices. Where the model allows it the
+// operands are packed for the fast kernels (tensor_core_gemm_kernels.hpp, which say why they are
+// exact), and every output a kernel flags, or whose row or column holds a NaN or an infinity, is
+// recomputed by tensor_core_dot, the integer reference. So both paths give identical bits;
+// tests/tensor_core_test.cpp checks it.
 #include <algorithm>
-#include <cmath>
+#include <bit>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
+#include "emulation/bulk.hpp"
 #include "emulation/cpu_level.hpp"
 #include "emulation/parallel.hpp"
+#include "emulation/round.hpp"
 #include "emulation/tensor_core.hpp"
+#include "emulation/tensor_core_gemm_kernels.hpp"
 #if SIMPREC_AVX512_KERNELS
 #include <immintrin.h>
-#define SIMPREC_TC_AVX512 1
 #endif
 
 namespace simprec {
 namespace {
 
-constexpr int kZeroExponent = -2000;  // operand exponent of a zero: below every real product
+using tensor_core_fast::kCols;
+using tensor_core_fast::kRows;
+using tensor_core_fast::kZeroExponent;
 
 bool fast_path_applies(const TensorCoreModel& m) {
   return (m.input == formats::bf16 || m.input == formats::fp16) && m.accumulator == formats::fp32 &&
@@ -35,319 +32,292 @@ bool fast_path_applies(const TensorCoreModel& m) {
          m.alignment == AlignmentExponent::kOperandSum &&
          m.truncation == TermTruncation::kTowardZero &&
          m.block_rounding == RoundingMode::kTowardZero && m.block_result_precision == 24 &&
-         !m.datapath_input && m.k % m.block_size == 0 && m.kept_fraction_bits <= 27;
+         !m.datapath_input && m.k % m.block_size == 0 && m.block_size <= 16 &&
+         m.kept_fraction_bits <= 25;
 }
 
-// Exact value and operand exponent of a 16-bit encoding; finite = false for NaN/infinity.
-struct Unpacked16 {
-  double value;
-  int exponent;
-  bool finite;
-};
-Unpacked16 unpack16(const Format& f, uint16_t bits) {
-  const uint64_t mag = bits & f.magnitude_mask();
-  const int field = static_cast<int>(mag >> f.mantissa_bits);
-  const double sign = (bits & f.sign_mask()) ? -1.0 : 1.0;
-  if (field == static_cast<int>(f.exponent_field_max())) return {0.0, kZeroExponent, false};
-  const double frac = static_cast<double>(mag & f.mantissa_mask());
-  if (field == 0) {
-    if (frac == 0) return {sign * 0.0, kZeroExponent, true};
-    return {sign * std::ldexp(frac, f.emin() - f.mantissa_bits), f.emin(), true};
-  }
-  return {
-      sign * std::ldexp(frac + std::ldexp(1.0, f.mantissa_bits), field - f.bias - f.mantissa_bits),
-      field - f.bias, true};
-}
-
-// unpack16 for every encoding of bf16 and fp16, built once: attention calls the GEMM once per
-// pair of tiles, so the operands of a head are unpacked many times over, and ldexp per element
-// cost more than the block arithmetic itself.
-const Unpacked16* unpack16_table(const Format& f) {
+// Every encoding of a 16-bit format as a float (exact), built once.
+const float* value_table(const Format& f) {
   const auto build = [](const Format& format) {
-    std::vector<Unpacked16> table(65536);
+    std::vector<float> table(65536);
     for (uint32_t bits = 0; bits < 65536; ++bits)
-      table[bits] = unpack16(format, static_cast<uint16_t>(bits));
+      table[bits] = static_cast<float>(decode(format, static_cast<uint16_t>(bits)));
     return table;
   };
   if (f == formats::bf16) {
-    static const std::vector<Unpacked16> table = build(formats::bf16);
+    static const std::vector<float> table = build(formats::bf16);
     return table.data();
   }
-  if (f == formats::fp16) {
-    static const std::vector<Unpacked16> table = build(formats::fp16);
-    return table.data();
-  }
-  return nullptr;
+  static const std::vector<float> table = build(formats::fp16);  // the fast path's other input
+  return table.data();
 }
 
-inline double pow2(int e) {  // 2^e for -1022 <= e <= 1023, built from its bits
-  const uint64_t bits = static_cast<uint64_t>(e + 1023) << 52;
-  double d;
-  std::memcpy(&d, &bits, 8);
-  return d;
+// The fast path's operands and outputs, kept per thread between calls: attention multiplies
+// small tiles many times over.
+struct Workspace {
+  std::vector<float> a, b;
+  std::vector<int32_t> a_exp;
+  std::vector<int16_t> b_exp;
+  std::vector<uint32_t> c, d, redo;
+  // Rows of A and columns of B (bit j of col_special[p]: column p * kCols + j) with a NaN or an
+  // infinity: every output they reach goes to the reference.
+  std::vector<uint8_t> row_special;
+  std::vector<uint32_t> col_special;
+  // tensor_core_gemm_in_place: its operands as encodings, for the outputs the reference computes
+  std::vector<float> values;
+  std::vector<uint16_t> a_bits, b_bits;
+};
+Workspace& workspace() {
+  thread_local Workspace w;
+  return w;
 }
 
-// Operand exponent of an fp32 value held in a double: emin for subnormals, very low for zero.
-inline int fp32_operand_exponent(double x) {
-  uint64_t bits;
-  std::memcpy(&bits, &x, 8);
-  const int e = static_cast<int>((bits >> 52) & 0x7ff) - 1023;
-  if (x == 0) return kZeroExponent;
-  return e < -126 ? -126 : e;
-}
-
-constexpr int kChunk = 64;  // columns processed together by the portable loop
-
-// The portable loop over columns [j0, j0 + w) of rows [row_begin, row_end).
-void fast_columns(const TensorCoreModel& model, int row_begin, int row_end, int j0, int w, int n,
-                  int k, const std::vector<double>& av, const std::vector<int32_t>& ae,
-                  const std::vector<double>& bv, const std::vector<int32_t>& be,
-                  std::span<const uint32_t> c, std::vector<uint32_t>& d,
-                  std::vector<uint8_t>& redo) {
-  const int bs = model.block_size;
-  const int F = model.kept_fraction_bits;
-  double acc[kChunk], sum[kChunk], scale[kChunk], unscale[kChunk];
-  int32_t emax[kChunk];
-  uint8_t bad[kChunk];
-  for (int i = row_begin; i < row_end; ++i) {
-    for (int j = 0; j < w; ++j) {
-      float cf;
-      std::memcpy(&cf, &c[static_cast<size_t>(i) * n + j0 + j], 4);
-      acc[j] = cf;
-      bad[j] = !std::isfinite(cf);
-    }
-    for (int kb = 0; kb < k; kb += bs) {
-      for (int j = 0; j < w; ++j) emax[j] = fp32_operand_exponent(acc[j]);
-      for (int kk = kb; kk < kb + bs; ++kk) {
-        const int32_t ea = ae[static_cast<size_t>(i) * k + kk];
-        const int32_t* eb = &be[static_cast<size_t>(kk) * n + j0];
-        for (int j = 0; j < w; ++j) emax[j] = std::max(emax[j], ea + eb[j]);
-      }
-      for (int j = 0; j < w; ++j) {
-        const int e = std::max(emax[j], -900);
-        scale[j] = pow2(F - e);
-        unscale[j] = pow2(e - F);
-        sum[j] = std::trunc(acc[j] * scale[j]);
-      }
-      for (int kk = kb; kk < kb + bs; ++kk) {
-        const double a = av[static_cast<size_t>(i) * k + kk];
-        const double* b = &bv[static_cast<size_t>(kk) * n + j0];
-        for (int j = 0; j < w; ++j) sum[j] += std::trunc(a * b[j] * scale[j]);
-      }
-      for (int j = 0; j < w; ++j) {
-        const double r = sum[j] * unscale[j];  // exact: a power of two
-        uint64_t bits;
-        std::memcpy(&bits, &r, 8);
-        bits &= ~((uint64_t{1} << 29) - 1);  // truncate to 24 significant bits
-        double t;
-        std::memcpy(&t, &bits, 8);
-        const double mag = std::fabs(t);
-        bad[j] |= !(mag >= 0x1p-126 && mag < 0x1p128);
-        acc[j] = t;
-      }
-    }
-    for (int j = 0; j < w; ++j) {
-      const auto f = static_cast<float>(acc[j]);
-      std::memcpy(&d[static_cast<size_t>(i) * n + j0 + j], &f, 4);
-      redo[static_cast<size_t>(i) * n + j0 + j] = bad[j];
-    }
-  }
-}
-
-#if defined(SIMPREC_TC_AVX512)
-// The same computation for 4 rows x 32 columns at a time, in 16 float/int32 lanes. Exact
-// because, in addition to the reasons above (file comment):
-//   - a product of 16-bit inputs is exact in float, and so is its scaling, as long as the
-//     alignment exponent stays in [-80, 100] (other outputs are recomputed by the reference):
-//     then no product that could reach the window underflows float, and 2^(F - emax) is a
-//     normal float;
-//   - cvttps2dq truncates toward zero, and 16 truncated products (each below 3.997 * 2^F,
-//     F <= 25) add up in int32 without overflow; C's truncated term joins them in double.
-constexpr int kVectorColumns = 32;
-constexpr int kVectorRows = 4;
-
-[[SIMPREC_TARGET_V4]] inline __m512i float_operand_exponent(
-    __m512 x) {  // fp32_operand_exponent, 16 lanes
-  const __m512i bits = _mm512_castps_si512(x);
-  const __m512i field = _mm512_and_si512(_mm512_srli_epi32(bits, 23), _mm512_set1_epi32(0xff));
-  const __m512i e =
-      _mm512_max_epi32(_mm512_sub_epi32(field, _mm512_set1_epi32(127)), _mm512_set1_epi32(-126));
-  const __mmask16 zero = _mm512_test_epi32_mask(bits, _mm512_set1_epi32(0x7fffffff)) ^ 0xffff;
-  return _mm512_mask_blend_epi32(zero, e, _mm512_set1_epi32(kZeroExponent));
-}
-
-// bf_panel / be_panel: the 32 columns from j0 of B, packed row after row (k x 32), so that
-// the inner loops walk memory contiguously instead of one page per row of B.
-// Kept out of line, as flatten would inline it into fast_rows_v4: inlined, the fa2 forward with
-// the tensor-core model ran about 10% slower (attention_bench).
-[[SIMPREC_TARGET_V4, gnu::noinline]] void fast_block_avx512(
-    const TensorCoreModel& model, int i0, int j0, int n, int k, const std::vector<float>& af,
-    const std::vector<int32_t>& ae, const float* bf_panel, const int32_t* be_panel,
-    std::span<const uint32_t> c, std::vector<uint32_t>& d, std::vector<uint8_t>& redo) {
-  constexpr int R = kVectorRows;
-  const int bs = model.block_size;
-  const int F = model.kept_fraction_bits;
-  const __m512i exp_lo = _mm512_set1_epi32(-80), exp_hi = _mm512_set1_epi32(100);
-  const __m512d smallest = _mm512_set1_pd(0x1p-126), overflow = _mm512_set1_pd(0x1p128);
-  const __m512d abs_mask = _mm512_castsi512_pd(_mm512_set1_epi64(0x7fffffffffffffff));
-  const __m512i truncate_mask = _mm512_set1_epi64(~((int64_t{1} << 29) - 1));
-  __m512 acc[R][2];
-  __mmask16 bad[R][2];
-  for (int r = 0; r < R; ++r)
-    for (int h = 0; h < 2; ++h) {
-      acc[r][h] = _mm512_castsi512_ps(
-          _mm512_loadu_si512(&c[static_cast<size_t>(i0 + r) * n + j0 + 16 * h]));
-      // NaN/infinity in C (exponent field all ones).
-      const __m512i bits = _mm512_castps_si512(acc[r][h]);
-      bad[r][h] = _mm512_cmpeq_epi32_mask(_mm512_and_si512(bits, _mm512_set1_epi32(0x7f800000)),
-                                          _mm512_set1_epi32(0x7f800000));
-    }
-  for (int kb = 0; kb < k; kb += bs) {
-    __m512i emax[R][2];
-    for (int r = 0; r < R; ++r)
-      for (int h = 0; h < 2; ++h) emax[r][h] = float_operand_exponent(acc[r][h]);
-    for (int kk = kb; kk < kb + bs; ++kk) {
-      const int32_t* eb = &be_panel[static_cast<size_t>(kk) * kVectorColumns];
-      const __m512i e0 = _mm512_loadu_si512(eb), e1 = _mm512_loadu_si512(eb + 16);
-      for (int r = 0; r < R; ++r) {
-        const __m512i ea = _mm512_set1_epi32(ae[static_cast<size_t>(i0 + r) * k + kk]);
-        emax[r][0] = _mm512_max_epi32(emax[r][0], _mm512_add_epi32(ea, e0));
-        emax[r][1] = _mm512_max_epi32(emax[r][1], _mm512_add_epi32(ea, e1));
-      }
-    }
-    __m512 scale[R][2];
-    __m512i sum[R][2];
-    for (int r = 0; r < R; ++r)
-      for (int h = 0; h < 2; ++h) {
-        bad[r][h] |= _mm512_cmplt_epi32_mask(emax[r][h], exp_lo) |
-                     _mm512_cmpgt_epi32_mask(emax[r][h], exp_hi);
-        const __m512i e = _mm512_min_epi32(_mm512_max_epi32(emax[r][h], exp_lo), exp_hi);
-        emax[r][h] = e;
-        scale[r][h] = _mm512_castsi512_ps(
-            _mm512_slli_epi32(_mm512_sub_epi32(_mm512_set1_epi32(127 + F), e), 23));
-        sum[r][h] = _mm512_setzero_si512();
-      }
-    for (int kk = kb; kk < kb + bs; ++kk) {
-      const float* b = &bf_panel[static_cast<size_t>(kk) * kVectorColumns];
-      const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
-      for (int r = 0; r < R; ++r) {
-        const __m512 a = _mm512_set1_ps(af[static_cast<size_t>(i0 + r) * k + kk]);
-        sum[r][0] = _mm512_add_epi32(
-            sum[r][0], _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_mul_ps(a, b0), scale[r][0])));
-        sum[r][1] = _mm512_add_epi32(
-            sum[r][1], _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_mul_ps(a, b1), scale[r][1])));
-      }
-    }
-    for (int r = 0; r < R; ++r)
-      for (int h = 0; h < 2; ++h) {
-        // C's term, exact in float, truncated; then the block sum in double (exact: < 2^33).
-        const __m512 c_term = _mm512_roundscale_ps(_mm512_mul_ps(acc[r][h], scale[r][h]),
-                                                   _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-        __m512 next_half[2];
-        for (int q = 0; q < 2; ++q) {
-          const __m256i s32 =
-              q == 0 ? _mm512_castsi512_si256(sum[r][h]) : _mm512_extracti64x4_epi64(sum[r][h], 1);
-          const __m256 c32 =
-              q == 0 ? _mm512_castps512_ps256(c_term)
-                     : _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(c_term), 1));
-          const __m256i e32 = q == 0 ? _mm512_castsi512_si256(emax[r][h])
-                                     : _mm512_extracti64x4_epi64(emax[r][h], 1);
-          const __m512d total = _mm512_add_pd(_mm512_cvtepi32_pd(s32), _mm512_cvtps_pd(c32));
-          const __m512i e64 = _mm512_cvtepi32_epi64(e32);
-          const __m512d unscale = _mm512_castsi512_pd(
-              _mm512_slli_epi64(_mm512_add_epi64(_mm512_sub_epi64(e64, _mm512_set1_epi64(F)),
-                                                 _mm512_set1_epi64(1023)),
-                                52));
-          const __m512d res = _mm512_mul_pd(total, unscale);
-          const __m512d t =
-              _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(res), truncate_mask));
-          const __m512d mag = _mm512_and_pd(t, abs_mask);
-          const __mmask8 ok = _mm512_cmp_pd_mask(mag, smallest, _CMP_GE_OQ) &
-                              _mm512_cmp_pd_mask(mag, overflow, _CMP_LT_OQ);
-          bad[r][h] |= static_cast<__mmask16>(static_cast<__mmask8>(~ok)) << (8 * q);
-          next_half[q] = _mm512_castps256_ps512(_mm512_cvtpd_ps(t));
-        }
-        acc[r][h] = _mm512_castpd_ps(
-            _mm512_insertf64x4(_mm512_castps_pd(next_half[0]),
-                               _mm256_castps_pd(_mm512_castps512_ps256(next_half[1])), 1));
-      }
-  }
-  for (int r = 0; r < R; ++r)
-    for (int h = 0; h < 2; ++h) {
-      _mm512_storeu_ps(reinterpret_cast<float*>(&d[static_cast<size_t>(i0 + r) * n + j0 + 16 * h]),
-                       acc[r][h]);
-      for (int l = 0; l < 16; ++l)
-        redo[static_cast<size_t>(i0 + r) * n + j0 + 16 * h + l] = (bad[r][h] >> l) & 1;
-    }
-}
-#endif
-
-// Rows [row_begin, row_end) of the fast path; kVector: with the AVX-512 block where it applies.
-// The unpacked operands of one GEMM (see tensor_core_gemm) and its outputs.
-struct FastOperands {
-  const TensorCoreModel& model;
-  int n, k;
-  const std::vector<double>&av, &bv;
-  const std::vector<int32_t>&ae, &be;
-  const std::vector<float>&af, &bf;
-  std::span<const uint32_t> c;
-  std::vector<uint32_t>& d;
-  std::vector<uint8_t>& redo;
+// What exponents() saw: the OR of every value's bits, and whether one was a NaN or an infinity.
+struct Scan {
+  uint32_t bits_or = 0;
+  bool special = false;
 };
 
-template <bool kVector>
-void fast_rows(const FastOperands& o, int row_begin, int row_end) {
-  const TensorCoreModel& model = o.model;
-  const int n = o.n, k = o.k;
-  const std::vector<double>&av = o.av, &bv = o.bv;
-  const std::vector<int32_t>&ae = o.ae, &be = o.be;
-  const std::vector<float>&af = o.af, &bf = o.bf;
-  const std::span<const uint32_t> c = o.c;
-  std::vector<uint32_t>& d = o.d;
-  std::vector<uint8_t>& redo = o.redo;
-  int j0 = 0;
-#if defined(SIMPREC_TC_AVX512)
-  if (kVector && model.block_size <= 16 && model.kept_fraction_bits <= 25) {
-    std::vector<float> bf_panel(static_cast<size_t>(k) * kVectorColumns);
-    std::vector<int32_t> be_panel(static_cast<size_t>(k) * kVectorColumns);
-    for (; j0 + kVectorColumns <= n; j0 += kVectorColumns) {
-      for (int kk = 0; kk < k; ++kk)
-        for (int j = 0; j < kVectorColumns; ++j) {
-          bf_panel[static_cast<size_t>(kk) * kVectorColumns + j] =
-              bf[static_cast<size_t>(kk) * n + j0 + j];
-          be_panel[static_cast<size_t>(kk) * kVectorColumns + j] =
-              be[static_cast<size_t>(kk) * n + j0 + j];
-        }
-      int i = row_begin;
-      for (; i + kVectorRows <= row_end; i += kVectorRows)
-        fast_block_avx512(model, i, j0, n, k, af, ae, bf_panel.data(), be_panel.data(), c, d, redo);
-      if (i < row_end)
-        fast_columns(model, i, row_end, j0, kVectorColumns, n, k, av, ae, bv, be, c, d, redo);
+// out[x] = the operand exponent of x[x] plus `bias` (a value of a 16-bit format, held exactly as a
+// float: its exponent, the format's emin for the format's subnormals, kZeroExponent for zeros),
+// as an int16 in both halves of an int32 (A) or as an int16 (B). Branch-free to vectorise.
+template <class Out>
+Scan exponents(const float* x, size_t count, int emin, int bias, Out* out) {
+  uint32_t bits_or = 0, special = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const auto u = std::bit_cast<uint32_t>(x[i]);
+    const int field = static_cast<int>((u >> 23) & 0xff);
+    int e = std::max(field - 127, emin);
+    e = (u & 0x7fffffffu) == 0 ? kZeroExponent : e;
+    e += bias;
+    bits_or |= u;
+    special |= field == 0xff;
+    if constexpr (sizeof(Out) == 4) {
+      out[i] = static_cast<Out>(static_cast<uint32_t>(e & 0xffff) * 0x10001u);
+    } else {
+      out[i] = static_cast<Out>(e);
     }
   }
+  return {bits_or, special != 0};
+}
+using AExponents = Scan (*)(const float*, size_t, int, int, int32_t*);
+using BExponents = Scan (*)(const float*, size_t, int, int, int16_t*);
+[[SIMPREC_TARGET_V3]] Scan a_exponents_v3(const float* x, size_t n, int emin, int bias,
+                                          int32_t* out) {
+  return exponents(x, n, emin, bias, out);
+}
+[[SIMPREC_TARGET_V4]] Scan a_exponents_v4(const float* x, size_t n, int emin, int bias,
+                                          int32_t* out) {
+  return exponents(x, n, emin, bias, out);
+}
+[[SIMPREC_TARGET_V3]] Scan b_exponents_v3(const float* x, size_t n, int emin, int bias,
+                                          int16_t* out) {
+  return exponents(x, n, emin, bias, out);
+}
+[[SIMPREC_TARGET_V4]] Scan b_exponents_v4(const float* x, size_t n, int emin, int bias,
+                                          int16_t* out) {
+  return exponents(x, n, emin, bias, out);
+}
+
+bool is_special(float x) {
+  return (std::bit_cast<uint32_t>(x) & 0x7f800000u) == 0x7f800000u;
+}
+
+// Lays out groups [first_group, ...) of A (m x k, a_at(i, kk) a float) as Packed describes, k
+// padded to kp with zeros.
+template <class AAt>
+void lay_out_a(int first_group, int m, int k, int kp, AAt a_at, float* a_out) {
+  for (int g = first_group; g < (m + kRows - 1) / kRows; ++g) {
+    float* out = a_out + static_cast<size_t>(g) * kp * kRows;
+    const int rows = std::min(kRows, m - g * kRows);
+    if (rows < kRows || kp > k) std::fill(out, out + static_cast<size_t>(kp) * kRows, 0.0f);
+    for (int r = 0; r < rows; ++r)
+      for (int kk = 0; kk < k; ++kk) out[kk * kRows + r] = a_at(g * kRows + r, kk);
+  }
+}
+// The same for B (k x n, b_at(kk, j)).
+template <class BAt>
+void lay_out_b(int n, int k, int kp, BAt b_at, float* b_out) {
+  for (int p = 0; p < (n + kCols - 1) / kCols; ++p) {
+    float* out = b_out + static_cast<size_t>(p) * kp * kCols;
+    const int cols = std::min(kCols, n - p * kCols);
+    if (cols < kCols || kp > k) std::fill(out, out + static_cast<size_t>(kp) * kCols, 0.0f);
+    for (int kk = 0; kk < k; ++kk)
+      for (int j = 0; j < cols; ++j) out[kk * kCols + j] = b_at(kk, p * kCols + j);
+  }
+}
+template <class AAt, class BAt>
+void lay_out(int m, int n, int k, int kp, AAt a_at, BAt b_at, float* a_out, float* b_out) {
+  lay_out_a(0, m, k, kp, a_at, a_out);
+  lay_out_b(n, k, kp, b_at, b_out);
+}
+
+// Operands held as floats: a(i, kk) = a[i * a_row + kk * a_col], b(kk, j) = b[kk * ldb + j].
+struct StridedFloats {
+  const float* a;
+  std::ptrdiff_t a_row, a_col;
+  const float* b;
+  std::ptrdiff_t ldb;
+  float a_at(int i, int kk) const { return a[i * a_row + kk * a_col]; }
+  float b_at(int kk, int j) const { return b[kk * ldb + j]; }
+};
+using LayOutFloats = void (*)(const StridedFloats&, int, int, int, int, float*, float*);
+void lay_out_floats(const StridedFloats& s, int m, int n, int k, int kp, float* a_out,
+                    float* b_out) {
+  lay_out(
+      m, n, k, kp, [&s](int i, int kk) { return s.a_at(i, kk); },
+      [&s](int kk, int j) { return s.b_at(kk, j); }, a_out, b_out);
+}
+[[SIMPREC_TARGET_V3]] void lay_out_floats_v3(const StridedFloats& s, int m, int n, int k, int kp,
+                                             float* a_out, float* b_out) {
+  lay_out_floats(s, m, n, k, kp, a_out, b_out);
+}
+// With rows of A contiguous (a_col = 1), each group's 4 x 16 blocks are transposed in registers.
+[[SIMPREC_TARGET_V4]] void lay_out_floats_v4(const StridedFloats& s, int m, int n, int k, int kp,
+                                             float* a_out, float* b_out) {
+#if SIMPREC_AVX512_KERNELS
+  if (s.a_col != 1) {
+    lay_out_floats(s, m, n, k, kp, a_out, b_out);
+    return;
+  }
+  const auto a_at = [&s](int i, int kk) { return s.a_at(i, kk); };
+  lay_out_b(
+      n, k, kp, [&s](int kk, int j) { return s.b_at(kk, j); }, b_out);
+  lay_out_a(m / kRows, m, k, kp, a_at, a_out);  // the last group, when it has fewer rows
+  for (int g = 0; g < m / kRows; ++g) {
+    const float* row = s.a + g * kRows * s.a_row;
+    float* out = a_out + static_cast<size_t>(g) * kp * kRows;
+    for (int kk = 0; kk + 16 <= k; kk += 16) {
+      const __m512 v0 = _mm512_loadu_ps(row + kk), v1 = _mm512_loadu_ps(row + s.a_row + kk),
+                   v2 = _mm512_loadu_ps(row + 2 * s.a_row + kk),
+                   v3 = _mm512_loadu_ps(row + 3 * s.a_row + kk);
+      // Within each 128-bit lane l: u_q holds column 4l + q of the four rows.
+      const __m512 t0 = _mm512_unpacklo_ps(v0, v1), t1 = _mm512_unpackhi_ps(v0, v1),
+                   t2 = _mm512_unpacklo_ps(v2, v3), t3 = _mm512_unpackhi_ps(v2, v3);
+      const __m512
+          u0 = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t0), _mm512_castps_pd(t2))),
+          u1 = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t0), _mm512_castps_pd(t2))),
+          u2 = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t1), _mm512_castps_pd(t3))),
+          u3 = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t1), _mm512_castps_pd(t3)));
+      // Then a 4 x 4 transpose of the 128-bit lanes.
+      const __m512 x0 = _mm512_shuffle_f32x4(u0, u1, 0x44), x1 = _mm512_shuffle_f32x4(u0, u1, 0xee),
+                   x2 = _mm512_shuffle_f32x4(u2, u3, 0x44), x3 = _mm512_shuffle_f32x4(u2, u3, 0xee);
+      _mm512_storeu_ps(out + kk * kRows, _mm512_shuffle_f32x4(x0, x2, 0x88));
+      _mm512_storeu_ps(out + kk * kRows + 16, _mm512_shuffle_f32x4(x0, x2, 0xdd));
+      _mm512_storeu_ps(out + kk * kRows + 32, _mm512_shuffle_f32x4(x1, x3, 0x88));
+      _mm512_storeu_ps(out + kk * kRows + 48, _mm512_shuffle_f32x4(x1, x3, 0xdd));
+    }
+    for (int kk = k / 16 * 16; kk < kp; ++kk)
+      for (int r = 0; r < kRows; ++r) out[kk * kRows + r] = kk < k ? a_at(g * kRows + r, kk) : 0.0f;
+  }
+#else
+  lay_out_floats(s, m, n, k, kp, a_out, b_out);
 #endif
-  for (; j0 < n; j0 += kChunk) {
-    fast_columns(model, row_begin, row_end, j0, std::min(kChunk, n - j0), n, k, av, ae, bv, be, c,
-                 d, redo);
+}
+
+// Packs A and B for the kernels, laid out by lay(kp, a_out, b_out) from a_at and b_at (see
+// lay_out); `bits_or` gets the OR of every value's bits.
+template <class Lay, class AAt, class BAt>
+tensor_core_fast::Packed pack(const TensorCoreModel& model, int m, int n, int k, Lay lay, AAt a_at,
+                              BAt b_at, Workspace& w, uint32_t& bits_or) {
+  const int kp = (k + model.k - 1) / model.k * model.k;
+  const int groups = (m + kRows - 1) / kRows, panels = (n + kCols - 1) / kCols;
+  w.a.resize(static_cast<size_t>(groups) * kp * kRows);
+  w.a_exp.resize(w.a.size());
+  w.b.resize(static_cast<size_t>(panels) * kp * kCols);
+  w.b_exp.resize(w.b.size());
+  lay(kp, w.a.data(), w.b.data());
+  const int emin = model.input.emin();
+  const Scan sa = for_this_cpu<AExponents>(exponents<int32_t>, a_exponents_v3, a_exponents_v4)(
+      w.a.data(), w.a.size(), emin, tensor_core_fast::kExponentBias, w.a_exp.data());
+  const Scan sb = for_this_cpu<BExponents>(exponents<int16_t>, b_exponents_v3, b_exponents_v4)(
+      w.b.data(), w.b.size(), emin, 0, w.b_exp.data());
+  bits_or = sa.bits_or | sb.bits_or;
+  w.row_special.assign(m, 0);
+  w.col_special.assign(panels, 0);
+  if (sa.special) {
+    for (int i = 0; i < m; ++i)
+      for (int kk = 0; kk < k; ++kk) w.row_special[i] |= is_special(a_at(i, kk));
+  }
+  if (sb.special) {
+    for (int kk = 0; kk < k; ++kk)
+      for (int j = 0; j < n; ++j)
+        w.col_special[j / kCols] |= static_cast<uint32_t>(is_special(b_at(kk, j))) << (j % kCols);
+  }
+  w.redo.resize(static_cast<size_t>(m) * panels);
+  tensor_core_fast::Packed packed{};
+  packed.model = &model;
+  packed.m = m;
+  packed.n = n;
+  packed.k = kp;
+  packed.a = w.a.data();
+  packed.a_exp = w.a_exp.data();
+  packed.b = w.b.data();
+  packed.b_exp = w.b_exp.data();
+  packed.redo = w.redo.data();
+  return packed;
+}
+
+// Runs fn(begin, end) on contiguous ranges of [0, count), one per thread.
+template <class Fn>
+void parallel_ranges(int count, unsigned threads, Fn&& fn) {
+  const unsigned t = std::min<unsigned>(resolve_threads(threads), std::max(1, count));
+  parallel_for(t, t, [&](int64_t part) {
+    fn(static_cast<int>(count * part / t), static_cast<int>(count * (part + 1) / t));
+  });
+}
+
+// The kernel over every tile, then reference(i, j) for every output that needs it.
+template <class Reference>
+void run_fast(const tensor_core_fast::Packed& o, const Workspace& w, unsigned threads,
+              Reference&& reference) {
+  const tensor_core_fast::TileKernel kernel = tensor_core_fast::tile_kernel_for_this_cpu();
+  const int groups = (o.m + kRows - 1) / kRows, panels = o.panels();
+  // 16 groups (64 rows) of A stay in the cache while the panels of B go by.
+  constexpr int kGroupsAtOnce = 16;
+  parallel_ranges(groups, threads, [&](int begin, int end) {
+    for (int g0 = begin; g0 < end; g0 += kGroupsAtOnce) {
+      const int g1 = std::min(end, g0 + kGroupsAtOnce);
+      for (int p = 0; p < panels; ++p)
+        for (int g = g0; g < g1; ++g) kernel(o, g, p);
+    }
+    for (int i = begin * kRows; i < std::min(o.m, end * kRows); ++i) {
+      for (int p = 0; p < panels; ++p) {
+        const int cols = std::min(kCols, o.n - p * kCols);
+        uint32_t redo = o.redo[static_cast<size_t>(i) * panels + p] | w.col_special[p];
+        if (w.row_special[i]) redo = cols == kCols ? ~0u : (1u << cols) - 1;
+        for (; redo != 0; redo &= redo - 1) reference(i, p * kCols + std::countr_zero(redo));
+      }
+    }
+  });
+}
+
+void check_sizes(const char* function, int m, int n, int k, size_t a, size_t b, size_t c) {
+  if (m < 0 || n < 0 || k < 0 || a != static_cast<size_t>(m) * k ||
+      b != static_cast<size_t>(k) * n || c != static_cast<size_t>(m) * n) {
+    throw std::invalid_argument(std::string(function) +
+                                ": operand sizes do not match M=" + std::to_string(m) +
+                                ", N=" + std::to_string(n) + ", K=" + std::to_string(k));
   }
 }
 
-// fast_rows for each x86-64 level (cpu_level.hpp); the AVX-512 block only in the v4 clone.
-using FastRows = void (*)(const FastOperands&, int, int);
-[[SIMPREC_TARGET_V3]] void fast_rows_v3(const FastOperands& o, int row_begin, int row_end) {
-  fast_rows<false>(o, row_begin, row_end);
-}
-[[SIMPREC_TARGET_V4]] void fast_rows_v4(const FastOperands& o, int row_begin, int row_end) {
-  fast_rows<SIMPREC_AVX512_KERNELS>(o, row_begin, row_end);
-}
-
-// Runs fn(begin, end) on contiguous ranges of rows, one per thread.
-template <class Fn>
-void parallel_rows(int m, unsigned threads, Fn&& fn) {
-  const unsigned t = std::min<unsigned>(resolve_threads(threads), std::max(1, m));
-  parallel_for(t, t, [&](int64_t part) {
-    fn(static_cast<int>(m * part / t), static_cast<int>(m * (part + 1) / t));
-  });
+// Encodings of `values` in `format`; throws std::invalid_argument naming the first value that
+// is not one of the format's.
+void encode_exactly(const Format& format, const std::vector<float>& values,
+                    std::vector<uint16_t>& bits, const char* what) {
+  bits.resize(values.size());
+  round_to_bits<float, uint16_t>(values, bits,
+                                 BulkRounding{format, Rounding{}, RandomStream{}, 0, 1});
+  std::vector<float> back(values.size());
+  decode_bits<uint16_t, float>(format, bits, back);
+  for (size_t x = 0; x < values.size(); ++x) {
+    if (std::bit_cast<uint32_t>(back[x]) != std::bit_cast<uint32_t>(values[x]) &&
+        !(back[x] != back[x] && values[x] != values[x])) {
+      throw std::invalid_argument(std::string("tensor_core_gemm_in_place: ") + what + " value " +
+                                  std::to_string(values[x]) + " is not a " + format.name() +
+                                  " value");
+    }
+  }
 }
 
 }  // namespace
@@ -355,59 +325,129 @@ void parallel_rows(int m, unsigned threads, Fn&& fn) {
 std::vector<uint32_t> tensor_core_gemm(const TensorCoreModel& model, std::span<const uint16_t> a,
                                        std::span<const uint16_t> b, std::span<const uint32_t> c,
                                        int m, int n, int k, unsigned threads) {
-  if (m < 0 || n < 0 || k < 0 || a.size() != static_cast<size_t>(m) * k ||
-      b.size() != static_cast<size_t>(k) * n || c.size() != static_cast<size_t>(m) * n) {
-    throw std::invalid_argument(
-        "tensor_core_gemm: operand sizes do not match M=" + std::to_string(m) +
-        ", N=" + std::to_string(n) + ", K=" + std::to_string(k));
-  }
+  check_sizes("tensor_core_gemm", m, n, k, a.size(), b.size(), c.size());
   std::vector<uint32_t> d(static_cast<size_t>(m) * n);
   const auto reference = [&](int i, int j) {
     d[static_cast<size_t>(i) * n + j] =
         tensor_core_dot(model, a.data() + static_cast<size_t>(i) * k, 1, b.data() + j, n, k,
                         c[static_cast<size_t>(i) * n + j]);
   };
-  if (!fast_path_applies(model) || k == 0) {
-    parallel_rows(m, threads, [&](int begin, int end) {
+  if (!fast_path_applies(model) || k == 0 || m == 0 || n == 0) {
+    parallel_ranges(m, threads, [&](int begin, int end) {
       for (int i = begin; i < end; ++i)
         for (int j = 0; j < n; ++j) reference(i, j);
     });
     return d;
   }
-  // K padded to whole instructions with zeros (what a kernel's zero-filled tile does).
-  const int kp = (k + model.k - 1) / model.k * model.k;
-  std::vector<double> av(static_cast<size_t>(m) * kp, 0.0), bv(static_cast<size_t>(kp) * n, 0.0);
-  std::vector<int32_t> ae(static_cast<size_t>(m) * kp, kZeroExponent),
-      be(static_cast<size_t>(kp) * n, kZeroExponent);
-  std::vector<uint8_t> row_special(m, 0), col_special(n, 0);
-  const Unpacked16* table = unpack16_table(model.input);  // the fast path's inputs are bf16/fp16
-  for (int i = 0; i < m; ++i)
-    for (int kk = 0; kk < k; ++kk) {
-      const Unpacked16 u = table[a[static_cast<size_t>(i) * k + kk]];
-      av[static_cast<size_t>(i) * kp + kk] = u.value;
-      ae[static_cast<size_t>(i) * kp + kk] = u.exponent;
-      row_special[i] |= !u.finite;
-    }
-  for (int kk = 0; kk < k; ++kk)
-    for (int j = 0; j < n; ++j) {
-      const Unpacked16 u = table[b[static_cast<size_t>(kk) * n + j]];
-      bv[static_cast<size_t>(kk) * n + j] = u.value;
-      be[static_cast<size_t>(kk) * n + j] = u.exponent;
-      col_special[j] |= !u.finite;
-    }
-  // float copies for the vector path (exact: 16-bit values)
-  const std::vector<float> af(av.begin(), av.end()), bf(bv.begin(), bv.end());
-  std::vector<uint8_t> redo(static_cast<size_t>(m) * n, 0);
-  const FastRows rows = for_this_cpu<FastRows>(fast_rows<false>, fast_rows_v3, fast_rows_v4);
-  const FastOperands operands{model, n, kp, av, bv, ae, be, af, bf, c, d, redo};
-  parallel_rows(m, threads, [&](int begin, int end) {
-    rows(operands, begin, end);
-    for (int i = begin; i < end; ++i)
-      for (int j = 0; j < n; ++j)
-        if (redo[static_cast<size_t>(i) * n + j] || row_special[i] || col_special[j])
-          reference(i, j);
-  });
+  Workspace& w = workspace();
+  const float* values = value_table(model.input);
+  uint32_t bits_or = 0;
+  const auto a_at = [&](int i, int kk) { return values[a[static_cast<size_t>(i) * k + kk]]; };
+  const auto b_at = [&](int kk, int j) { return values[b[static_cast<size_t>(kk) * n + j]]; };
+  tensor_core_fast::Packed packed = pack(
+      model, m, n, k,
+      [&](int kp, float* a_out, float* b_out) { lay_out(m, n, k, kp, a_at, b_at, a_out, b_out); },
+      a_at, b_at, w, bits_or);
+  packed.c = c.data();
+  packed.ldc = n;
+  packed.d = d.data();
+  packed.ldd = n;
+  run_fast(packed, w, threads, reference);
   return d;
+}
+
+void tensor_core_gemm_in_place(const TensorCoreModel& model, int m, int n, int k, const float* a,
+                               std::ptrdiff_t a_row, std::ptrdiff_t a_col, const float* b,
+                               std::ptrdiff_t ldb, float* c, std::ptrdiff_t ldc) {
+  if (m < 0 || n < 0 || k < 0) {
+    throw std::invalid_argument("tensor_core_gemm_in_place: negative size M=" + std::to_string(m) +
+                                ", N=" + std::to_string(n) + ", K=" + std::to_string(k));
+  }
+  if (model.accumulator != formats::fp32 || model.input.width() > 16) {
+    throw std::invalid_argument("tensor_core_gemm_in_place: " + model.name +
+                                " does not take 16-bit or narrower inputs into fp32");
+  }
+  Workspace& w = workspace();
+  const auto a_at = [&](int i, int kk) { return a[i * a_row + kk * a_col]; };
+  const auto b_at = [&](int kk, int j) { return b[kk * ldb + j]; };
+  // The encodings of A and B (for the reference), after checking that every value is one;
+  // bf16 values known to be floats with zero low halves are their high halves.
+  const auto encode = [&](int rows, int cols, auto&& at, std::vector<uint16_t>& bits,
+                          const char* what, bool high_halves) {
+    w.values.resize(static_cast<size_t>(rows) * cols);
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < cols; ++j) w.values[static_cast<size_t>(i) * cols + j] = at(i, j);
+    if (!high_halves) {
+      encode_exactly(model.input, w.values, bits, what);
+      return;
+    }
+    bits.resize(w.values.size());
+    for (size_t x = 0; x < w.values.size(); ++x)
+      bits[x] = static_cast<uint16_t>(std::bit_cast<uint32_t>(w.values[x]) >> 16);
+  };
+  const bool fast =
+      fast_path_applies(model) && model.input == formats::bf16 && k > 0 && m > 0 && n > 0;
+  if (!fast) {
+    encode(m, k, a_at, w.a_bits, "A", false);
+    encode(k, n, b_at, w.b_bits, "B", false);
+    w.c.resize(static_cast<size_t>(m) * n);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j)
+        w.c[static_cast<size_t>(i) * n + j] = std::bit_cast<uint32_t>(c[i * ldc + j]);
+    const std::vector<uint32_t> d = tensor_core_gemm(model, w.a_bits, w.b_bits, w.c, m, n, k, 1);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j)
+        c[i * ldc + j] = std::bit_cast<float>(d[static_cast<size_t>(i) * n + j]);
+    return;
+  }
+  // A bf16 value is a float whose low 16 bits are zero, its encoding the high 16 bits.
+  const StridedFloats floats{a, a_row, a_col, b, ldb};
+  const LayOutFloats lay_out_here =
+      for_this_cpu<LayOutFloats>(lay_out_floats, lay_out_floats_v3, lay_out_floats_v4);
+  uint32_t bits_or = 0;
+  tensor_core_fast::Packed packed = pack(
+      model, m, n, k,
+      [&](int kp, float* a_out, float* b_out) { lay_out_here(floats, m, n, k, kp, a_out, b_out); },
+      a_at, b_at, w, bits_or);
+  const bool high_halves = (bits_or & 0xffffu) == 0;
+  bool encoded = false;
+  if (!high_halves) {  // throws naming a value that is not bf16's, or encodes NaN payloads
+    encode(m, k, a_at, w.a_bits, "A", false);
+    encode(k, n, b_at, w.b_bits, "B", false);
+    encoded = true;
+  }
+  // D is written over C; the reference reads the C of the outputs the kernels flag from c_kept,
+  // and where a NaN or an infinity sends others to it as well, D goes beside C first.
+  const bool specials =
+      std::any_of(w.row_special.begin(), w.row_special.end(), [](uint8_t x) { return x != 0; }) ||
+      std::any_of(w.col_special.begin(), w.col_special.end(), [](uint32_t x) { return x != 0; });
+  auto* c_bits = reinterpret_cast<uint32_t*>(c);
+  packed.c = c_bits;
+  packed.ldc = ldc;
+  if (specials) {
+    w.d.resize(static_cast<size_t>(m) * n);
+    packed.d = w.d.data();
+    packed.ldd = n;
+  } else {
+    w.c.resize(static_cast<size_t>(m) * n);
+    packed.d = c_bits;
+    packed.ldd = ldc;
+    packed.c_kept = w.c.data();
+  }
+  run_fast(packed, w, 1, [&](int i, int j) {
+    if (!encoded) {
+      encode(m, k, a_at, w.a_bits, "A", true);
+      encode(k, n, b_at, w.b_bits, "B", true);
+      encoded = true;
+    }
+    const uint32_t c_ij = specials ? c_bits[i * ldc + j] : w.c[static_cast<size_t>(i) * n + j];
+    packed.d[i * packed.ldd + j] = tensor_core_dot(
+        model, w.a_bits.data() + static_cast<size_t>(i) * k, 1, w.b_bits.data() + j, n, k, c_ij);
+  });
+  if (specials) {
+    for (int i = 0; i < m; ++i)
+      std::memcpy(c + i * ldc, w.d.data() + static_cast<size_t>(i) * n, sizeof(float) * n);
+  }
 }
 
 }  // namespace simprec

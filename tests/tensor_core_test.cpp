@@ -199,6 +199,75 @@ TEST(TensorCoreGemm, FastPathEqualsReference) {
   }
 }
 
+// Values held as floats, A read row-wise or column-wise, shapes with partial tiles (rows not a
+// multiple of 4, columns of 32, K of 16), alignment exponents across the kernels' range and
+// specials in some trials: every output equals the integer reference's.
+TEST(TensorCoreGemm, InPlaceOnFloatsEqualsReference) {
+  std::mt19937_64 rng(7);
+  const TensorCoreModel& model = tensor_core_model("tc:sm90-mma-bf16");
+  const auto to_float = [](uint16_t bits) {
+    const uint32_t u = static_cast<uint32_t>(bits) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  };
+  const auto float_bits = [](float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+  };
+  for (int trial = 0; trial < 12; ++trial) {
+    const int m = 1 + static_cast<int>(rng() % 70), n = 1 + static_cast<int>(rng() % 70);
+    const int k = 1 + static_cast<int>(rng() % 90);
+    const bool specials = trial % 3 == 2;
+    const bool columns = trial % 2 == 1;  // A read through its transpose (a_row = 1)
+    // Exponents spread over [-spread, spread]: 100 reaches beyond the kernels' range.
+    const int spread = trial < 6 ? 8 : 100;
+    auto draw = [&]() -> uint16_t {
+      const uint64_t r = rng();
+      if (specials && r % 101 == 0) return r & 2 ? 0x7f80 : 0xffc0;  // infinity, NaN
+      if (r % 11 == 0) return (r & 4) ? 0x8000 : 0;
+      const int e = static_cast<int>((r >> 20) % (2 * spread + 1)) - spread;
+      return static_cast<uint16_t>(((e + 127) << 7) | ((r >> 32) & 0x7f) | ((r & 1) << 15));
+    };
+    std::vector<uint16_t> a(m * k), b(k * n);
+    std::vector<uint32_t> c(m * n);
+    for (auto& x : a) x = draw();
+    for (auto& x : b) x = draw();
+    for (auto& x : c) x = static_cast<uint32_t>(draw()) << 16 | static_cast<uint32_t>(rng() >> 48);
+    // A stored row-major (a_row = k) or column-major (a_row = 1); B and C with padded rows.
+    const int ldb = n + 3, ldc = n + 5;
+    std::vector<float> af(m * k), bf(k * ldb, 0.0f), cf(m * ldc, 0.0f);
+    for (int i = 0; i < m; ++i)
+      for (int kk = 0; kk < k; ++kk)
+        af[columns ? kk * m + i : i * k + kk] = to_float(a[i * k + kk]);
+    for (int kk = 0; kk < k; ++kk)
+      for (int j = 0; j < n; ++j) bf[kk * ldb + j] = to_float(b[kk * n + j]);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) std::memcpy(&cf[i * ldc + j], &c[i * n + j], 4);
+    tensor_core_gemm_in_place(model, m, n, k, af.data(), columns ? 1 : k, columns ? m : 1,
+                              bf.data(), ldb, cf.data(), ldc);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j)
+        ASSERT_EQ(float_bits(cf[i * ldc + j]),
+                  tensor_core_dot(model, &a[i * k], 1, &b[j], n, k, c[i * n + j]))
+            << "trial " << trial << " m=" << m << " n=" << n << " k=" << k << " i=" << i
+            << " j=" << j;
+  }
+}
+
+TEST(TensorCoreGemm, InPlaceRejectsValuesOfAnotherFormat) {
+  const TensorCoreModel& model = tensor_core_model("tc:sm90-mma-bf16");
+  std::vector<float> a(16, 1.0f), b(16, 1.0f), c(1, 0.0f);
+  b[3] = 1.0f + 0x1p-10f;  // not a bf16 value
+  try {
+    tensor_core_gemm_in_place(model, 1, 1, 16, a.data(), 16, 1, b.data(), 1, c.data(), 1);
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("B value 1.000977"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TensorCoreAccumulation, RegistryKnowsEveryPreset) {
   const std::vector<std::string> names = accumulation_names();
   for (const TensorCoreModel& m : tensor_core_models()) {

@@ -178,8 +178,8 @@ struct Problem {
 
   // c (m x n, row stride ldc) += A B with a(i, kk) = a[i * a_row + kk * a_col] and B row-major
   // (k x n, ldb), at a product site: one fmaf per term in order of k, or the tensor-core model
-  // on the operands' bf16 encodings (every operand here is a bf16 value: an input, P or dS
-  // cast, and c an fp32 value), which computes element (i, j) from row i of A, column j of B
+  // (tensor_core_gemm_in_place; every operand here is a bf16 value: an input, P or dS cast, and
+  // c an fp32 value), which computes element (i, j) from row i of A, column j of B
   // and c(i, j) alone, as the site-by-site path's gemm does from the same operands in whatever
   // layout it holds them.
   void product(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_row, int64_t a_col,
@@ -188,30 +188,8 @@ struct Problem {
       float_sequential_strided(m, n, k, a, a_row, a_col, b, ldb, c_out, ldc);
       return;
     }
-    thread_local std::vector<uint16_t> abits, bbits;
-    thread_local std::vector<uint32_t> cbits;
-    const auto top = [](float x) {
-      return static_cast<uint16_t>(std::bit_cast<uint32_t>(x) >> 16);
-    };
-    abits.resize(m * k);
-    bbits.resize(k * n);
-    cbits.resize(m * n);
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t kk = 0; kk < k; ++kk) abits[i * k + kk] = top(a[i * a_row + kk * a_col]);
-    }
-    for (int64_t kk = 0; kk < k; ++kk) {
-      for (int64_t j = 0; j < n; ++j) bbits[kk * n + j] = top(b[kk * ldb + j]);
-    }
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < n; ++j)
-        cbits[i * n + j] = std::bit_cast<uint32_t>(c_out[i * ldc + j]);
-    }
-    const std::vector<uint32_t> result =
-        tensor_core_gemm(*tensor_core, abits, bbits, cbits, static_cast<int>(m),
-                         static_cast<int>(n), static_cast<int>(k), 1);
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < n; ++j) c_out[i * ldc + j] = std::bit_cast<float>(result[i * n + j]);
-    }
+    tensor_core_gemm_in_place(*tensor_core, static_cast<int>(m), static_cast<int>(n),
+                              static_cast<int>(k), a, a_row, a_col, b, ldb, c_out, ldc);
   }
 
   // The row shift of the exponent from the row max m (forward pass): round(m scale), or for fa2
