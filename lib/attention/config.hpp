@@ -119,6 +119,18 @@ enum class LseImpl : uint8_t {
 //                   full sparse blocks in increasing order; in the backward pass dQ sees the key
 //                   blocks in that order and dK, dV the query blocks in increasing order.
 enum class BlockMask : uint8_t { kNone, kDiagonalFirst };
+// Where exp_impl = exp2-scaled-fma fuses the exponent argument's last product and subtraction.
+// FlexAttention's Triton kernels multiply the scores by log2 e, then subtract the max; Triton
+// contracts the two into an fma unless a mask's select stands between them (it folds the select
+// into the product, leaving no product to fuse). Blocks with a select take exp2-scaled's
+// separate product and subtraction instead (measured on an H100, docs/torch_kernels.md):
+//   kNone: none; exp_impl holds in every key block;
+//   kStatic: compiled for the shape (torch.compile's first compilation): the block mask's
+//            partial (diagonal) sparse blocks and, where a length is not a multiple of the tile,
+//            every block of the forward pass and the last query or key block of the backward;
+//   kDynamic: compiled for symbolic lengths (torch.compile's dynamic shapes, after a
+//             recompilation for a new length): every block checks the bounds, so none fuses.
+enum class FlexCompile : uint8_t { kNone, kStatic, kDynamic };
 inline constexpr int64_t kSparseBlock = 128;  // FlexAttention's default BLOCK_SIZE
 
 // How the tile is chosen: kFixed, block_rows x block_cols as given; kFlexSm90, as PyTorch 2.11's
@@ -315,6 +327,7 @@ struct AttentionConfig {
   // lanes are combined as with one, and the block sum is W0 + W1.
   int rowsum_warps = 1;
   BlockMask block_mask = BlockMask::kNone;
+  FlexCompile flex_compile = FlexCompile::kNone;
   TileRule tile_rule = TileRule::kFixed;
   std::array<SiteSpec, kSiteCount> sites{};
   int block_rows = 64;  // Br (0 with block_cols 0: the dispatch's tile)

@@ -53,9 +53,11 @@ void Head::forward_flash() {
       tile_end = tile + 1;
       const int64_t j0 = tile * bc_max, j1 = std::min(nk, j0 + bc_max), bc = j1 - j0;
       scores(i0, i1, j0, j1, s.data(), tile);
+      const bool unfused = unfused_exp_tile(i0, j0, false);
       for (int64_t i = 0; i < br; ++i) {
         softmax.add_block_row(i, s.data() + i * bc, j0, bc, tile, acc.data() + i * dv,
-                              promote > 0 ? chain.data() + i * dv : nullptr, pt.data() + i * bc);
+                              promote > 0 ? chain.data() + i * dv : nullptr, pt.data() + i * bc,
+                              unfused);
       }
       const double* vt = v_ + j0 * dv;
       if (e_.cfg.pv_mode == PvMode::kFused) {
@@ -191,6 +193,20 @@ void Head::combine_splits(int64_t gi, int64_t splits, const double* o_part, int6
     }
   }
   for (int64_t c = 0; c < dv; ++c) o_[gi * dv + c] = at(Site::kOOut, o[c], e_.idx(p_, gi, c, 0));
+}
+
+bool Head::unfused_exp_tile(int64_t i0, int64_t j0, bool backward) const {
+  if (e_.cfg.flex_compile == FlexCompile::kNone) return false;
+  if (e_.cfg.flex_compile == FlexCompile::kDynamic) return true;
+  if (e_.cfg.causal && e_.cfg.block_mask == BlockMask::kDiagonalFirst &&
+      i0 / kSparseBlock == j0 / kSparseBlock) {
+    return true;
+  }
+  const auto tile = backward ? backward_tile(e_.cfg)
+                             : std::pair<int64_t, int64_t>{e_.cfg.block_rows, e_.cfg.block_cols};
+  const bool ragged = s_.nq % tile.first != 0 || s_.nk % tile.second != 0;
+  if (!ragged) return false;
+  return !backward || i0 + tile.first >= s_.nq || j0 + tile.second >= s_.nk;
 }
 
 std::vector<int64_t> Head::key_tiles(int64_t i0, int64_t i1) const {

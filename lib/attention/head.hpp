@@ -66,6 +66,9 @@ class Head : private SiteArithmetic {
   // The key tiles query rows [i0, i1) visit, in order: all of them, or up to the diagonal when
   // causal; with block_mask=diagonal-first, the diagonal sparse block's tiles first.
   std::vector<int64_t> key_tiles(int64_t i0, int64_t i1) const;
+  // Whether the tile of query rows from i0 and keys from j0 forms its exponent argument
+  // unfused (config.hpp, FlexCompile).
+  bool unfused_exp_tile(int64_t i0, int64_t j0, bool backward) const;
 
   // flash_normalised_forward.cpp: FlashAttention-1's Algorithm 1 (config.hpp, FlashState).
   void forward_flash_normalised();

@@ -170,6 +170,17 @@ std::vector<StructuralOption> make_structural_options() {
       "then the full ones ascending; dQ in that order)",
       &AttentionConfig::block_mask,
       {{"none", BlockMask::kNone}, {"diagonal-first", BlockMask::kDiagonalFirst}}));
+  t.push_back(enum_option<FlexCompile>(
+      "flex_compile",
+      "the key blocks where exp_impl=exp2-scaled-fma does not fuse (a mask's select stands "
+      "between product and subtraction; there exp2-scaled): none; static (FlexAttention "
+      "compiled for the shape: the block mask's diagonal sparse blocks and, for a length not a "
+      "multiple of the tile, every forward block and the last query or key block of the "
+      "backward); dynamic (compiled for symbolic lengths: every block)",
+      &AttentionConfig::flex_compile,
+      {{"none", FlexCompile::kNone},
+       {"static", FlexCompile::kStatic},
+       {"dynamic", FlexCompile::kDynamic}}));
   t.push_back(enum_option<TileRule>(
       "tile_rule",
       "the tile: fixed (tile as given) or flex-sm90 (by head dimension as FlexAttention's "

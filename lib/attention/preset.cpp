@@ -89,8 +89,10 @@ constexpr PresetInfo kPresets[] = {
      "shape: docs/torch_kernels.md"},
     {"torch-flex",
      "PyTorch's FlexAttention (the Triton kernels torch.compile generates, PyTorch 2.11 and "
-     "Triton 3.6 on sm_90): fp32 tensor-core products, the score times the fp32 scale, then "
-     "times fp32 log2 e, each rounded, the max subtracted, exp2; alpha = exp2 of the difference of "
+     "Triton 3.6 on sm_90): fp32 tensor-core products, the score times the fp32 scale, rounded, "
+     "then fma(t, fp32 log2 e, -max) (a separate product and subtraction in blocks a mask "
+     "selects in: flex_compile=static; =dynamic for a kernel compiled for symbolic lengths), "
+     "exp2; alpha = exp2 of the difference of "
      "the maxima; each key block's row sum in the quad's 4 lanes, added to l by fma(l, alpha, "
      "sum); O / l as div.full.f32; LSE = m + log2 l in base 2 (reported times ln 2); tiles by "
      "head dimension (128x128 for d <= 64, 64x64 for d <= 96, else 128x64); causal through the "
@@ -217,13 +219,16 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
     // mask's order and the sm_90 tile choice.
     c = make_preset("fa2", f);
     c.preset = "torch-flex";
-    c.exp_impl = ExpImpl::kExp2Scaled;
     c.rescale = RescaleImpl::kExp2Shift;
     c.rowsum_block = RowsumBlock::kQuadFma;
     // acc / l_i: Triton's fp32 division, div.full.f32 (x * rcp.approx(y), emulation/device_math).
     c.norm_mode = NormMode::kDivFull;
     c.lse_impl = LseImpl::kLog2;
     c.block_mask = BlockMask::kDiagonalFirst;
+    // Triton contracts the multiply by log2 e with the subtraction of the max into an fma,
+    // except where a mask's select stands between them (FlexCompile): measured on an H100.
+    c.exp_impl = ExpImpl::kExp2ScaledFma;
+    c.flex_compile = FlexCompile::kStatic;
     c.tile_rule = TileRule::kFlexSm90;
     c.grad_scale = GradScale::kFp32ThenCast;
     c.delta_sum = DeltaSum::kTriton;
