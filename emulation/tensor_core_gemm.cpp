@@ -100,23 +100,19 @@ Scan exponents(const float* x, size_t count, int emin, int bias, Out* out) {
   }
   return {bits_or, special != 0};
 }
-using AExponents = Scan (*)(const float*, size_t, int, int, int32_t*);
-using BExponents = Scan (*)(const float*, size_t, int, int, int16_t*);
-[[SIMPREC_TARGET_V3]] Scan a_exponents_v3(const float* x, size_t n, int emin, int bias,
-                                          int32_t* out) {
+// exponents compiled for each x86-64 level (cpu_level.hpp), picked at run time.
+template <class Out>
+[[SIMPREC_TARGET_V3]] Scan exponents_v3(const float* x, size_t n, int emin, int bias, Out* out) {
   return exponents(x, n, emin, bias, out);
 }
-[[SIMPREC_TARGET_V4]] Scan a_exponents_v4(const float* x, size_t n, int emin, int bias,
-                                          int32_t* out) {
+template <class Out>
+[[SIMPREC_TARGET_V4]] Scan exponents_v4(const float* x, size_t n, int emin, int bias, Out* out) {
   return exponents(x, n, emin, bias, out);
 }
-[[SIMPREC_TARGET_V3]] Scan b_exponents_v3(const float* x, size_t n, int emin, int bias,
-                                          int16_t* out) {
-  return exponents(x, n, emin, bias, out);
-}
-[[SIMPREC_TARGET_V4]] Scan b_exponents_v4(const float* x, size_t n, int emin, int bias,
-                                          int16_t* out) {
-  return exponents(x, n, emin, bias, out);
+template <class Out>
+Scan exponents_for_cpu(const float* x, size_t n, int emin, int bias, Out* out) {
+  return for_this_cpu(&exponents<Out>, &exponents_v3<Out>, &exponents_v4<Out>)(x, n, emin, bias,
+                                                                               out);
 }
 
 bool is_special(float x) {
@@ -228,10 +224,9 @@ tensor_core_fast::Packed pack(const TensorCoreModel& model, int m, int n, int k,
   w.b_exp.resize(w.b.size());
   lay(kp, w.a.data(), w.b.data());
   const int emin = model.input.emin();
-  const Scan sa = for_this_cpu<AExponents>(exponents<int32_t>, a_exponents_v3, a_exponents_v4)(
-      w.a.data(), w.a.size(), emin, tensor_core_fast::kExponentBias, w.a_exp.data());
-  const Scan sb = for_this_cpu<BExponents>(exponents<int16_t>, b_exponents_v3, b_exponents_v4)(
-      w.b.data(), w.b.size(), emin, 0, w.b_exp.data());
+  const Scan sa = exponents_for_cpu(w.a.data(), w.a.size(), emin, tensor_core_fast::kExponentBias,
+                                    w.a_exp.data());
+  const Scan sb = exponents_for_cpu(w.b.data(), w.b.size(), emin, 0, w.b_exp.data());
   bits_or = sa.bits_or | sb.bits_or;
   w.row_special.assign(m, 0);
   w.col_special.assign(panels, 0);

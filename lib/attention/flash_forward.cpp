@@ -53,11 +53,11 @@ void Head::forward_flash() {
       tile_end = tile + 1;
       const int64_t j0 = tile * bc_max, j1 = std::min(nk, j0 + bc_max), bc = j1 - j0;
       scores(i0, i1, j0, j1, s.data(), tile);
-      const bool unfused = unfused_exp_tile(i0, j0, false);
+      const bool unfused_exp = unfused_exp_tile(i0, j0, false);
       for (int64_t i = 0; i < br; ++i) {
         softmax.add_block_row(i, s.data() + i * bc, j0, bc, tile, acc.data() + i * dv,
                               promote > 0 ? chain.data() + i * dv : nullptr, pt.data() + i * bc,
-                              unfused);
+                              unfused_exp);
       }
       const double* vt = v_ + j0 * dv;
       if (e_.cfg.pv_mode == PvMode::kFused) {

@@ -20,7 +20,7 @@ void OnlineSoftmax::start(int64_t i0, int64_t br) {
 
 void OnlineSoftmax::add_block_row(int64_t i, const double* srow, int64_t j0, int64_t bc,
                                   int64_t tile, double* orow, double* chain, double* prow,
-                                  bool unfused) {
+                                  bool unfused_exp) {
   const int64_t gi = i0_ + i;
   const double m_block = a_.block_max(srow, bc);
   double m_new = std::max(m_[i], m_block);
@@ -40,8 +40,7 @@ void OnlineSoftmax::add_block_row(int64_t i, const double* srow, int64_t j0, int
   if (m_[i] != -kInf && grows) alpha = rescale(i, m_new, next_shift, tile, orow, chain);
   m_[i] = m_new;
   shift_[i] = next_shift;
-  RowShift shift = shift_[i];
-  if (unfused && shift.impl == ExpImpl::kExp2ScaledFma) shift.impl = ExpImpl::kExp2Scaled;
+  const RowShift shift = unfused_exp ? unfused(shift_[i]) : shift_[i];
   for (int64_t j = 0; j < bc; ++j) prow[j] = a_.prob(srow[j], shift, a_.idx(gi, j0 + j, 10));
   double* li = l_.data() + i * e_.lanes;
   const uint64_t si = a_.idx(gi, 0, 3 + tile * (e_.cfg.block_cols + 1));

@@ -27,9 +27,9 @@ class OnlineSoftmax {
   // lazy_rescale), adds the row's P to l as rowsum_lanes / rowsum_block / pv_mode say, and
   // writes P times p_scale cast at p_cast to prow[0, bc) (zeros while every key of the row is
   // masked).
-  // unfused: this block forms exp2-scaled-fma's argument unfused (Head::unfused_exp_tile).
+  // unfused_exp: this block forms exp2-scaled-fma's argument unfused (Head::unfused_exp_tile).
   void add_block_row(int64_t i, const double* srow, int64_t j0, int64_t bc, int64_t tile,
-                     double* orow, double* chain, double* prow, bool unfused = false);
+                     double* orow, double* chain, double* prow, bool unfused_exp);
 
   // Row i's sum l after its last key block: the partial sums combined (l0 + l2) + (l1 + l3),
   // each addition rounded at rowsum.

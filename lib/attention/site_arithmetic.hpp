@@ -26,6 +26,13 @@ struct RowShift {
   ExpImpl impl = ExpImpl::kNatural;  // the pass's exp implementation
 };
 
+// The shift as a key block whose exponent argument is not fused takes it (config.hpp,
+// FlexCompile): exp2-scaled-fma becomes exp2-scaled, the rest stay as they are.
+inline RowShift unfused(RowShift shift) {
+  if (shift.impl == ExpImpl::kExp2ScaledFma) shift.impl = ExpImpl::kExp2Scaled;
+  return shift;
+}
+
 class SiteArithmetic {
  public:
   // traces: the problem's per-site traces, or nullptr when not tracing; exp2_misses collects
