@@ -35,7 +35,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from record_torch_attention import SEED, SHAPES, head_inputs  # noqa: E402
+from record_torch_attention import SEED, head_inputs  # noqa: E402
 
 OUTPUTS = ("o", "lse", "dq", "dk", "dv")
 
@@ -100,11 +100,26 @@ def kernel_scale(d):
     return float(np.float32(1.0 / math.sqrt(d)))
 
 
+def shape_of(summary, name):
+    """(B, H, Sq, Sk, d, causal, kind) of a recorded shape, as the recording's summary has it."""
+    e = summary["shapes"][name]
+    return e["B"], e["H"], e["Sq"], e["Sk"], e["d"], e["causal"], e["kind"]
+
+
+def load_summary(data, kernel):
+    """The recording's summary: summary.json, or (tests/data/torch_kernels, recorded in two
+    sweeps) summary_flex.json or summary_sdpa.json by kernel."""
+    split = os.path.join(data, "summary_flex.json" if kernel == "flex" else "summary_sdpa.json")
+    with open(split if os.path.exists(split) else os.path.join(data, "summary.json")) as f:
+        return json.load(f)
+
+
 def compare_shape(name, kernel, numerics, data, summary, threads, simprec, recorded_lse=False):
-    shape = SHAPES[name]
+    shape = shape_of(summary, name)
     b_, h_, sq, sk, d, causal, kind = shape
     recorded = np.load(os.path.join(data, kernel, name + ".npz"))
-    q, k, v, do = (bf16_bits(t) for t in head_inputs(kind, sq, sk, d, SEED, b_ - 1, h_ - 1))
+    seed = summary.get("seed", SEED)
+    q, k, v, do = (bf16_bits(t) for t in head_inputs(kind, sq, sk, d, seed, b_ - 1, h_ - 1))
     if sha256(q, k, v, do) != str(recorded["digest_inputs"]):
         raise SystemExit(f"{name}: the regenerated inputs' digest differs from the recording's "
                          f"digest_inputs ({sha256(q, k, v, do)} against "
@@ -122,7 +137,7 @@ def compare_shape(name, kernel, numerics, data, summary, threads, simprec, recor
     }
     lse = np.asarray(r.lse[0, 0], dtype=np.float64).astype(np.float32)
     rows = {"o": "o_rows", "dq": "dq_rows", "dk": "k_rows", "dv": "k_rows"}
-    result = {"shape": name, "spec": spec}
+    result = {"shape": name, "dims": shape, "spec": spec}
     for out in ("o", "dq", "dk", "dv"):
         kept = recorded[rows[out]]
         result[out] = share_equal(emulated[out][kept], recorded[out])
@@ -146,7 +161,7 @@ def compare_shape(name, kernel, numerics, data, summary, threads, simprec, recor
 
 
 def describe(shape):
-    b_, h_, sq, sk, d, causal, kind = SHAPES[shape]
+    b_, h_, sq, sk, d, causal, kind = shape
     return f"{b_}x{h_}", f"{sq}x{sk}", d, "yes" if causal else "no", kind
 
 
@@ -162,7 +177,7 @@ def print_table(results, markdown):
         head.append("from recorded LSE dQ/dK/dV %")
     lines = []
     for r in results:
-        bh, n, d, causal, kind = describe(r["shape"])
+        bh, n, d, causal, kind = describe(r["dims"])
         grads = "".join("y" if r["digest_" + g] else "n" for g in ("dq", "dk", "dv"))
         rr = r["run_to_run"]
         run = "/".join(percent(rr[o]) for o in ("o", "dq", "dk", "dv"))
@@ -205,15 +220,13 @@ def main():
 
     import simprec
 
-    summary_file = "summary_flex.json" if args.kernel == "flex" else "summary_sdpa.json"
-    with open(os.path.join(args.data, summary_file)) as f:
-        summary = json.load(f)
+    summary = load_summary(args.data, args.kernel)
     recorded = [n for n in summary["shapes"]
                 if "error" not in summary["shapes"][n]["kernels"].get(args.kernel, {"error": 1})]
     names = [s for s in args.shapes.split(",") if s] or recorded
     for name in names:
-        if name not in SHAPES:
-            raise SystemExit(f"unknown shape '{name}' (known: {', '.join(SHAPES)})")
+        if name not in summary["shapes"]:
+            raise SystemExit(f"unknown shape '{name}' (recorded: {', '.join(summary['shapes'])})")
         if "error" in summary["shapes"][name]["kernels"].get(args.kernel, {"error": "absent"}):
             raise SystemExit(f"{name}: no recording of kernel {args.kernel}")
     results = []

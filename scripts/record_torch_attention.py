@@ -3,6 +3,8 @@
 
     python3 scripts/record_torch_attention.py OUT_DIR [--kernels flash,efficient,flex]
                                                [--shapes NAME,...] [--repeats 3]
+                                               [--shape-set main|held-out] [--seed N]
+                                               [--flex-compile auto|static]
 
 For every shape of SHAPES (below) and every kernel (SDPA's flash and memory-efficient backends,
 FlexAttention through torch.compile) it runs the forward and the backward pass in bf16 and keeps,
@@ -23,6 +25,11 @@ against it, without storing whole tensors:
 and OUT_DIR/summary.json: versions, the device, every shape with the kernels the profiler saw
 launched for it (the dispatch), the forward's and backward's run-to-run agreement over --repeats
 runs on the whole batch (share of bit-identical elements per output), and errors.
+
+--shape-set held-out --seed 20261126 --flex-compile static records HELD_OUT_SHAPES (below): shapes,
+a seed and a FlexAttention compiled for each shape (torch.compile(..., dynamic=False)) that no
+preset was described from (tests/data/torch_held_out_sweep). The default, auto, is plain
+torch.compile, which after the second shape compiles for symbolic lengths (the main recordings).
 
 Inputs: each head draws q, k, v, dO in float64 from numpy's PCG64 seeded by
 [seed, b, h, kind_id] (so the CPU regenerates one head without the others), rounded to bf16 by
@@ -77,6 +84,20 @@ SHAPES = {
     "b2h2_n512_d96_lowrank": (2, 2, 512, 512, 96, False, "low-rank"),
     "b1h1_n1536_d64_lowrank": (1, 1, 1536, 1536, 64, False, "low-rank"),
 }
+# Shapes none of the presets was described from: many key blocks without a split (the row sum's
+# rescale), lengths no tile divides under a statically compiled FlexAttention, split-KV with
+# uneven splits, Sq != Sk, and the three input kinds.
+HELD_OUT_SHAPES = {
+    "b4h8_n1536_d128": (4, 8, 1536, 1536, 128, False, "normal"),
+    "b2h16_n1200_d64": (2, 16, 1200, 1200, 64, False, "normal"),
+    "b1h2_n1111_d64_causal": (1, 2, 1111, 1111, 64, True, "normal"),
+    "b1h3_n900_d96": (1, 3, 900, 900, 96, False, "normal"),
+    "b1h1_q333_k2222_d128": (1, 1, 333, 2222, 128, False, "normal"),
+    "b3h5_n700_d128_causal_repmax": (3, 5, 700, 700, 128, True, "repeated-max"),
+    "b2h4_n1280_d64_lowrank": (2, 4, 1280, 1280, 64, False, "low-rank"),
+    "b1h1_q48_k3000_d64": (1, 1, 48, 3000, 64, False, "normal"),
+}
+SHAPE_SETS = {"main": SHAPES, "held-out": HELD_OUT_SHAPES}
 KIND_IDS = {"normal": 0, "repeated-max": 1, "low-rank": 2}
 ROWS_KEPT = 128
 SEED = 20261125
@@ -125,9 +146,19 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
     parser.add_argument("--kernels", default="flash,efficient,flex")
-    parser.add_argument("--shapes", default=",".join(SHAPES))
+    parser.add_argument("--shapes", default="", help="names from the shape set (default all)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--shape-set", choices=sorted(SHAPE_SETS), default="main")
+    parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--flex-compile", choices=("auto", "static"), default="auto",
+                        help="auto: torch.compile as is (symbolic lengths from the second "
+                             "shape on); static: compiled for each shape (dynamic=False)")
     args = parser.parse_args()
+    shapes = SHAPE_SETS[args.shape_set]
+    names = [s for s in args.shapes.split(",") if s] or list(shapes)
+    unknown = [n for n in names if n not in shapes]
+    if unknown:
+        parser.error(f"unknown shapes {unknown} in set {args.shape_set}: {', '.join(shapes)}")
 
     import torch
     import torch.nn.functional as F
@@ -146,7 +177,7 @@ def main():
         qs, ks, vs, dos = [], [], [], []
         for b in range(b_):
             for h in range(h_):
-                q, k, v, do = head_inputs(kind, sq, sk, d, SEED, b, h)
+                q, k, v, do = head_inputs(kind, sq, sk, d, args.seed, b, h)
                 qs.append(q), ks.append(k), vs.append(v), dos.append(do)
         def stack(parts, n):
             t = torch.from_numpy(np.stack(parts).reshape(b_, h_, n, d))
@@ -173,7 +204,8 @@ def main():
         else:
             from torch.nn.attention.flex_attention import create_block_mask, flex_attention
             if "fn" not in flex_compiled:
-                flex_compiled["fn"] = torch.compile(flex_attention)
+                flex_compiled["fn"] = torch.compile(
+                    flex_attention, **({"dynamic": False} if args.flex_compile == "static" else {}))
             mask = None
             if causal:
                 mask = create_block_mask(lambda b, h, qi, ki: qi >= ki, None, None, sq, sk)
@@ -195,7 +227,9 @@ def main():
         "cuda": torch.version.cuda,
         "device": torch.cuda.get_device_name(0),
         "multiprocessors": torch.cuda.get_device_properties(0).multi_processor_count,
-        "seed": SEED,
+        "seed": args.seed,
+        "shape_set": args.shape_set,
+        "flex_compile": args.flex_compile,
         "rows_kept": ROWS_KEPT,
         "recorded_head": "b = B-1, h = H-1",
         "shapes": {},
@@ -205,9 +239,8 @@ def main():
         summary["triton"] = triton.__version__
     except ImportError:
         pass
-    names = [s for s in args.shapes.split(",") if s]
     for name in names:
-        shape = SHAPES[name]
+        shape = shapes[name]
         b_, h_, sq, sk, d, causal, kind = shape
         entry = {"B": b_, "H": h_, "Sq": sq, "Sk": sk, "d": d, "causal": causal, "kind": kind,
                  "kernels": {}}

@@ -271,6 +271,22 @@ TEST(AttentionConfigErrors, UnknownNamesAndBadValuesThrow) {
   EXPECT_EQ(c.site(Site::kPCast).rounding.sr_bits, 16);
 }
 
+TEST(AttentionConfigErrors, RowsumRescaleFmaNeedsFourLanes) {
+  const auto in = inputs::generate("normal", shape(1, 1, 8, 4), 1, true);
+  AttentionConfig c = make_preset("fa2");
+  apply_override(c, "rowsum_rescale=fma");
+  try {
+    run_attention(in, c);
+    ADD_FAILURE() << "rowsum_rescale=fma with one lane ran";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("rowsum_rescale=fma needs rowsum_lanes=4"),
+              std::string::npos)
+        << e.what();
+  }
+  apply_override(c, "rowsum_lanes=4");
+  EXPECT_NO_THROW(run_attention(in, c));
+}
+
 TEST(AttentionInputsErrors, ShapeMismatchAndNonFiniteThrow) {
   auto in = inputs::generate("normal", shape(1, 1, 8, 4), 1, true);
   const AttentionConfig c = make_preset("fa2");

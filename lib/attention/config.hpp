@@ -80,6 +80,14 @@ enum class RescaleImpl : uint8_t { kExact, kExp2Shift, kExp2Diff, kExp2ShiftFma 
 // l_i * alpha + sum of FlexAttention.
 enum class RowsumBlock : uint8_t { kRunning, kWarpGroups, kQuadFma };
 
+// How alpha rescales the rowsum_lanes=4 partial sums of l when a key block arrives: kMul rounds
+// l * alpha at o_rescale, then adds the block's terms at rowsum; kFma forms fma(l, alpha, first
+// term) with one rounding at rowsum, then adds the rest: FlashAttention-2's softmax_rescale_o
+// (`row_sum *= scores_scale`, then reduce_sum's first `row_sum + p`) as nvcc contracts it. With
+// alpha = 1 (the max did not grow) both give l + p. Measured on the H100: kFma gives PyTorch's
+// flash LSE and O bit for bit on every recorded shape (docs/torch_kernels.md).
+enum class RowsumRescale : uint8_t { kMul, kFma };
+
 // How flash attention's forward pass forms the LSE from the row max m and the row sum l, each
 // rounding at lse:
 //   kExact:        round(m*scale + log l) (log in double).
@@ -307,6 +315,7 @@ struct AttentionConfig {
   // rowsum (the quad's butterfly all-reduce). Standard attention ignores it.
   int rowsum_lanes = 1;
   RowsumBlock rowsum_block = RowsumBlock::kRunning;
+  RowsumRescale rowsum_rescale = RowsumRescale::kMul;
   // Two-level P.V accumulation (flash, pv_mode fused, forward pass): 0 keeps one accumulator,
   // chained at pv_acc across every key block. K > 0 starts the pv_acc chain from zero every K
   // key blocks and adds each finished chain to a second accumulator at o_update (the promotion

@@ -97,6 +97,9 @@ void Engine::check_structure(const AttentionConfig& c) {
         "flash_state=normalised (FlashAttention-1) forms its own tile sums and rescales: it "
         "needs pv_mode=fused, rowsum_lanes=1, rowsum_block=running and rescale=exact");
   }
+  if (c.rowsum_rescale == RowsumRescale::kFma && c.rowsum_lanes != 4) {
+    throw std::invalid_argument("rowsum_rescale=fma needs rowsum_lanes=4");
+  }
   if (c.rowsum_block == RowsumBlock::kQuadFma &&
       (c.rowsum_lanes != 1 || c.pv_mode == PvMode::kPerBlock)) {
     throw std::invalid_argument("rowsum_block=quad-fma needs rowsum_lanes=1 and pv_mode=fused");

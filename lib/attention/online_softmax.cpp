@@ -45,7 +45,7 @@ void OnlineSoftmax::add_block_row(int64_t i, const double* srow, int64_t j0, int
   double* li = l_.data() + i * e_.lanes;
   const uint64_t si = a_.idx(gi, 0, 3 + tile * (e_.cfg.block_cols + 1));
   if (e_.lanes > 1) {
-    add_to_lanes(prow, bc, li, gi, tile);
+    add_to_lanes(prow, bc, alpha, li, gi, tile);
   } else if (e_.cfg.rowsum_block == RowsumBlock::kWarpGroups) {
     add_warp_groups(prow, bc, li, gi, tile);
   } else if (e_.cfg.rowsum_block == RowsumBlock::kQuadFma) {
@@ -85,7 +85,9 @@ double OnlineSoftmax::rescale(int64_t i, double m_new, const RowShift& next_shif
     alpha = a_.exp2_at(Site::kORescale, arg, ri);
   }
   double* li = l_.data() + i * e_.lanes;
-  if (e_.cfg.rowsum_block != RowsumBlock::kQuadFma) {  // quad-fma fuses alpha into l's update
+  // quad-fma and rowsum_rescale=fma fuse alpha into l's update.
+  if (e_.cfg.rowsum_block != RowsumBlock::kQuadFma &&
+      !(e_.lanes > 1 && e_.cfg.rowsum_rescale == RowsumRescale::kFma)) {
     for (int t = 0; t < e_.lanes; ++t)
       li[t] = a_.mul_at(Site::kORescale, li[t], alpha, a_.idx(gi, t, tile * (dv + 3) + 1));
   }
@@ -100,22 +102,32 @@ double OnlineSoftmax::rescale(int64_t i, double m_new, const RowShift& next_shif
   return alpha;
 }
 
-void OnlineSoftmax::add_to_lanes(const double* prow, int64_t bc, double* partial, int64_t gi,
-                                 int64_t tile) {
+void OnlineSoftmax::add_to_lanes(const double* prow, int64_t bc, double alpha, double* partial,
+                                 int64_t gi, int64_t tile) {
   const uint64_t step = 3 + tile * (e_.cfg.block_cols + 1);
+  const bool fused = e_.cfg.rowsum_rescale == RowsumRescale::kFma;
   for (int t = 0; t < 4; ++t) {
-    partial[t] = lane_sum(prow, 2 * t, bc, 8, partial[t], a_.idx(gi, t, step));
+    if (!fused || 2 * t >= bc) {  // alpha already applied by rescale(), or no term to fuse
+      partial[t] = lane_sum(prow, 2 * t, bc, 8, partial[t], a_.idx(gi, t, step));
+      continue;
+    }
+    // Lane t's first term is column 2t: fma(l, alpha, p) in place of l * alpha, then + p; its
+    // random bits are those rescale() would have used for l * alpha.
+    const double start = a_.fma_at(Site::kRowsum, partial[t], alpha, prow[2 * t],
+                                   a_.idx(gi, t, tile * (e_.shape.dv + 3) + 1));
+    partial[t] = lane_sum(prow, 2 * t, bc, 8, start, a_.idx(gi, t, step), 1);
   }
 }
 
 double OnlineSoftmax::lane_sum(const double* prow, int64_t first, int64_t end, int64_t stride,
-                               double start, uint64_t index) {
+                               double start, uint64_t index, int64_t skip) {
   int64_t n = 0;
   for (int64_t j = first; j < end; j += stride) {
     terms_[n++] = prow[j];
     if (j + 1 < end) terms_[n++] = prow[j + 1];
   }
-  return e_.product(Site::kRowsum).sum(terms_.data(), n, start, index, a_.trace(Site::kRowsum));
+  return e_.product(Site::kRowsum)
+      .sum(terms_.data() + skip, n - skip, start, index, a_.trace(Site::kRowsum));
 }
 
 void OnlineSoftmax::add_warp_groups(const double* prow, int64_t bc, double* l, int64_t gi,

@@ -43,17 +43,19 @@ class OnlineSoftmax {
 
  private:
   // alpha = exp(scale (m_old - m_new)) as config.hpp's RescaleImpl computes it, then l (unless
-  // rowsum_block=quad-fma, which fuses it into l's update), orow and (unless null) the two-level
-  // chain times alpha; returns alpha.
+  // rowsum_block=quad-fma or rowsum_rescale=fma, which fuse it into l's update), orow and
+  // (unless null) the two-level chain times alpha; returns alpha.
   double rescale(int64_t i, double m_new, const RowShift& next_shift, int64_t tile, double* orow,
                  double* chain);
   // start plus, at rowsum, the block row's columns j and j + 1 for j = first, first + stride, ...
-  // below end (one lane's columns), in order.
+  // below end (one lane's columns), in order, less the first `skip` of them.
   double lane_sum(const double* prow, int64_t first, int64_t end, int64_t stride, double start,
-                  uint64_t index);
+                  uint64_t index, int64_t skip = 0);
   // Adds one block row of P to the 4 partial row sums: partial t takes the block's columns j
-  // with (j % 8) / 2 == t, in increasing order (the columns a thread of the quad holds).
-  void add_to_lanes(const double* prow, int64_t bc, double* partial, int64_t gi, int64_t tile);
+  // with (j % 8) / 2 == t, in increasing order (the columns a thread of the quad holds). With
+  // rowsum_rescale=fma the first of them enters as fma(partial, alpha, p).
+  void add_to_lanes(const double* prow, int64_t bc, double alpha, double* partial, int64_t gi,
+                    int64_t tile);
   // Adds one block row of P to the row sum l as the memory-efficient kernel does: per group of
   // 32 columns (a warp's), 4 lane sums from zero (lane t takes the group's columns j with
   // (j % 8) / 2 == t, in order), combined (l0 + l1) + (l2 + l3); the groups' sums are added to

@@ -199,6 +199,13 @@ std::vector<StructuralOption> make_structural_options() {
       {{"running", RowsumBlock::kRunning},
        {"warp-groups", RowsumBlock::kWarpGroups},
        {"quad-fma", RowsumBlock::kQuadFma}}));
+  t.push_back(enum_option<RowsumRescale>(
+      "rowsum_rescale",
+      "how alpha rescales the rowsum_lanes=4 partial sums: mul (l alpha rounded, then the "
+      "block's terms added) or fma (fma(l, alpha, first term), then the rest: FA2's "
+      "row_sum *= scale contracted by nvcc into the next addition)",
+      &AttentionConfig::rowsum_rescale,
+      {{"mul", RowsumRescale::kMul}, {"fma", RowsumRescale::kFma}}));
   t.push_back(enum_option<DeviceMath>(
       "device_math",
       "exp2, exp and log: correctly-rounded (at their sites) or sm90 (the H100's "

@@ -200,6 +200,7 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
     // The forward kernel's softmax (softmax.h): per-thread row sums combined by the quad's
     // all-reduce, alpha from the raw maxima, LSE by fma with __logf.
     c.rowsum_lanes = 4;
+    c.rowsum_rescale = RowsumRescale::kFma;
     c.rescale = RescaleImpl::kExp2Diff;
     c.lse_impl = LseImpl::kFmaLog;
     // The backward kernels (flash_bwd_kernel.h, seqk-parallel, and its dot_do_o and convert_dQ).
@@ -210,8 +211,8 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
     c.lse_log2e = LseLog2e::kFp32Log2e;
     // The H100's ex2.approx.ftz and __logf, measured exhaustively, and libdevice's expf and
     // logf in the split-KV combine kernel (PyTorch builds it without --use_fast_math), from
-    // emulation/device_math/: bit-identical O and LSE on every shape of
-    // tests/data/torch_kernels but two (docs/torch_kernels.md).
+    // emulation/device_math/: with rowsum_rescale=fma bit-identical O and LSE on every shape of
+    // tests/data/torch_kernels (docs/torch_kernels.md).
     c.device_math = DeviceMath::kSm90;
   } else if (name == "torch-flex") {
     // The Triton templates of torch/_inductor/kernel/flex (flex_attention.py and
