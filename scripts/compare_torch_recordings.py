@@ -83,12 +83,33 @@ def accepts(simprec, spec):
         return False
 
 
-def spec_with_dispatch(numerics, shape, multiprocessors, simprec):
-    """The numerics spec, with batch_heads and sms added where the configuration has them."""
+def flex_compile_of(summary, name):
+    """How torch.compile compiled FlexAttention for a recorded shape. A recording made with
+    --flex-compile static compiled every shape for its lengths. Otherwise (plain torch.compile,
+    the main recordings) automatic dynamic shapes apply: a graph's first call is compiled for
+    its lengths (static) and, once a length has changed, recompiled for symbolic lengths
+    (dynamic). The causal shapes pass a block mask, a graph of its own whose first call is
+    static too."""
+    if summary.get("flex_compile") == "static":
+        return "static"
+    names = [n for n in summary["shapes"] if "flex" in summary["shapes"][n]["kernels"]]
+    first_sizes = {}
+    for n in names:
+        e = summary["shapes"][n]
+        first_sizes.setdefault(bool(e["causal"]), (e["Sq"], e["Sk"], e["d"]))
+    e = summary["shapes"][name]
+    compiled_for = first_sizes[bool(e["causal"])]
+    return "static" if (e["Sq"], e["Sk"], e["d"]) == compiled_for else "dynamic"
+
+
+def spec_with_dispatch(numerics, shape, multiprocessors, simprec, flex_compile=None):
+    """The numerics spec, with batch_heads and sms added where the configuration has them, and
+    flex_compile (the recording's, for FlexAttention) unless the spec sets it."""
     b_, h_ = shape[0], shape[1]
     items = [s.strip().split("=")[0] for s in numerics.split(",")]
     spec = numerics
-    for key, value in (("batch_heads", b_ * h_), ("sms", multiprocessors)):
+    extra = (("flex_compile", flex_compile),) if flex_compile else ()
+    for key, value in (("batch_heads", b_ * h_), ("sms", multiprocessors)) + extra:
         if key not in items and accepts(simprec, f"{spec},{key}={value}"):
             spec += f",{key}={value}"
     return spec
@@ -124,7 +145,8 @@ def compare_shape(name, kernel, numerics, data, summary, threads, simprec, recor
         raise SystemExit(f"{name}: the regenerated inputs' digest differs from the recording's "
                          f"digest_inputs ({sha256(q, k, v, do)} against "
                          f"{recorded['digest_inputs']}): nothing can be compared")
-    spec = spec_with_dispatch(numerics, shape, summary["multiprocessors"], simprec)
+    spec = spec_with_dispatch(numerics, shape, summary["multiprocessors"], simprec,
+                              flex_compile_of(summary, name) if kernel == "flex" else None)
     r = simprec.attention(q.reshape(1, 1, sq, d), k.reshape(1, 1, sk, d), v.reshape(1, 1, sk, d),
                           do.reshape(1, 1, sq, d), numerics=spec, input_format="bf16",
                           causal=causal, scale=kernel_scale(d), threads=threads,

@@ -123,9 +123,11 @@ enum class LseImpl : uint8_t {
 // Which key blocks a causal flash pass visits in which order:
 //   kNone:          ascending key blocks up to the diagonal.
 //   kDiagonalFirst: FlexAttention's causal block mask (sparse blocks of 128 x 128): for each query
-//                   block, the key blocks of the partial (diagonal) sparse block first, then the
-//                   full sparse blocks in increasing order; in the backward pass dQ sees the key
-//                   blocks in that order and dK, dV the query blocks in increasing order.
+//                   block, the key blocks of the partial sparse blocks (the diagonal's, and any
+//                   reaching past a length 128 does not divide: create_block_mask pads with
+//                   False) first, then the full ones, each in increasing order; in the backward
+//                   pass dQ sees the key blocks in that order and dK, dV the query blocks
+//                   likewise (partial, then full).
 enum class BlockMask : uint8_t { kNone, kDiagonalFirst };
 // Where exp_impl = exp2-scaled-fma fuses the exponent argument's last product and subtraction.
 // FlexAttention's Triton kernels multiply the scores by log2 e, then subtract the max; Triton

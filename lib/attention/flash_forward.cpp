@@ -199,14 +199,13 @@ bool Head::unfused_exp_tile(int64_t i0, int64_t j0, bool backward) const {
   if (e_.cfg.flex_compile == FlexCompile::kNone) return false;
   if (e_.cfg.flex_compile == FlexCompile::kDynamic) return true;
   if (e_.cfg.causal && e_.cfg.block_mask == BlockMask::kDiagonalFirst &&
-      i0 / kSparseBlock == j0 / kSparseBlock) {
+      partial_sparse_block(i0 / kSparseBlock, j0 / kSparseBlock)) {
     return true;
   }
-  const auto tile = backward ? backward_tile(e_.cfg)
-                             : std::pair<int64_t, int64_t>{e_.cfg.block_rows, e_.cfg.block_cols};
-  const bool ragged = s_.nq % tile.first != 0 || s_.nk % tile.second != 0;
-  if (!ragged) return false;
-  return !backward || i0 + tile.first >= s_.nq || j0 + tile.second >= s_.nk;
+  // FlexAttention's IS_DIVISIBLE: both lengths multiples of 128, whatever the tile; otherwise
+  // every block of the forward and backward kernels checks its bounds with a select.
+  (void)backward;
+  return s_.nq % kSparseBlock != 0 || s_.nk % kSparseBlock != 0;
 }
 
 std::vector<int64_t> Head::key_tiles(int64_t i0, int64_t i1) const {
@@ -223,15 +222,21 @@ std::vector<int64_t> Head::key_tiles(int64_t i0, int64_t i1) const {
     for (int64_t t = 0; t <= last; ++t) order.push_back(t);
     return order;
   }
-  // The partial sparse block (the query tile's own, on the diagonal), then the full ones.
-  const int64_t diagonal = i0 / kSparseBlock;
-  for (int64_t t = 0; t <= last; ++t) {
-    if (t * bc_max / kSparseBlock == diagonal) order.push_back(t);
-  }
-  for (int64_t t = 0; t <= last; ++t) {
-    if (t * bc_max / kSparseBlock < diagonal) order.push_back(t);
+  // The partial sparse blocks, then the full ones, each in increasing order.
+  const int64_t qb = i0 / kSparseBlock;
+  for (const bool partial : {true, false}) {
+    for (int64_t t = 0; t <= last; ++t) {
+      if (partial_sparse_block(qb, t * bc_max / kSparseBlock) == partial) order.push_back(t);
+    }
   }
   return order;
+}
+
+bool Head::partial_sparse_block(int64_t qb, int64_t kb) const {
+  const auto cut = [](int64_t block, int64_t n) {
+    return n % kSparseBlock != 0 && block == n / kSparseBlock;
+  };
+  return qb == kb || cut(qb, s_.nq) || cut(kb, s_.nk);
 }
 
 }  // namespace simprec::attention

@@ -64,8 +64,13 @@ class Head : private SiteArithmetic {
   // flash_forward.cpp
   void forward_flash();
   // The key tiles query rows [i0, i1) visit, in order: all of them, or up to the diagonal when
-  // causal; with block_mask=diagonal-first, the diagonal sparse block's tiles first.
+  // causal; with block_mask=diagonal-first, the partial sparse blocks' tiles first.
   std::vector<int64_t> key_tiles(int64_t i0, int64_t i1) const;
+  // block_mask=diagonal-first: whether the causal block mask holds the sparse block (query rows
+  // from qb * 128, keys from kb * 128) as partial. create_block_mask pads the dense mask with
+  // False to whole blocks, so a visible block is partial when the diagonal crosses it or it
+  // reaches past a length that 128 does not divide.
+  bool partial_sparse_block(int64_t qb, int64_t kb) const;
   // Whether the tile of query rows from i0 and keys from j0 forms its exponent argument
   // unfused (config.hpp, FlexCompile).
   bool unfused_exp_tile(int64_t i0, int64_t j0, bool backward) const;
