@@ -136,8 +136,8 @@ enum class BlockMask : uint8_t { kNone, kDiagonalFirst };
 // separate product and subtraction instead (measured on an H100, docs/torch_kernels.md):
 //   kNone: none; exp_impl holds in every key block;
 //   kStatic: compiled for the shape (torch.compile's first compilation): the block mask's
-//            partial (diagonal) sparse blocks and, where a length is not a multiple of the tile,
-//            every block of the forward pass and the last query or key block of the backward;
+//            partial sparse blocks and, where a length is not a multiple of 128 (Triton's
+//            IS_DIVISIBLE off: every block checks its bounds), every block of both passes;
 //   kDynamic: compiled for symbolic lengths (torch.compile's dynamic shapes, after a
 //             recompilation for a new length): every block checks the bounds, so none fuses.
 enum class FlexCompile : uint8_t { kNone, kStatic, kDynamic };

@@ -166,17 +166,17 @@ std::vector<StructuralOption> make_structural_options() {
   t.push_back(enum_option<BlockMask>(
       "block_mask",
       "the key blocks a causal flash pass visits: none (ascending up to the diagonal) or "
-      "diagonal-first (FlexAttention's 128x128 causal block mask: the diagonal sparse block, "
-      "then the full ones ascending; dQ in that order)",
+      "diagonal-first (FlexAttention's 128x128 causal block mask: the partial sparse blocks "
+      "(the diagonal's and those past a length 128 does not divide), then the full ones, each "
+      "ascending; the backward pass likewise)",
       &AttentionConfig::block_mask,
       {{"none", BlockMask::kNone}, {"diagonal-first", BlockMask::kDiagonalFirst}}));
   t.push_back(enum_option<FlexCompile>(
       "flex_compile",
       "the key blocks where exp_impl=exp2-scaled-fma does not fuse (a mask's select stands "
       "between product and subtraction; there exp2-scaled): none; static (FlexAttention "
-      "compiled for the shape: the block mask's diagonal sparse blocks and, for a length not a "
-      "multiple of the tile, every forward block and the last query or key block of the "
-      "backward); dynamic (compiled for symbolic lengths: every block)",
+      "compiled for the shape: the block mask's partial sparse blocks and, for a length not a "
+      "multiple of 128, every block); dynamic (compiled for symbolic lengths: every block)",
       &AttentionConfig::flex_compile,
       {{"none", FlexCompile::kNone},
        {"static", FlexCompile::kStatic},
