@@ -115,9 +115,11 @@ enum class LseImpl : uint8_t {
 // Which key blocks a causal flash pass visits in which order:
 //   kNone:          ascending key blocks up to the diagonal.
 //   kDiagonalFirst: FlexAttention's causal block mask (sparse blocks of 128 x 128): for each query
-//                   block, the key blocks of the partial (diagonal) sparse block first, then the
-//                   full sparse blocks in increasing order; in the backward pass dQ sees the key
-//                   blocks in that order and dK, dV the query blocks in increasing order.
+//                   block, the key blocks of the partial sparse blocks first, then those of the
+//                   full ones, each in increasing order; in the backward pass dQ sees the key
+//                   blocks in that order and dK, dV the query blocks likewise (partial, then
+//                   full). Partial are the diagonal's blocks and, as create_block_mask pads the
+//                   mask with False to whole blocks, every block that Nq or Nk cuts.
 enum class BlockMask : uint8_t { kNone, kDiagonalFirst };
 // Where exp_impl = exp2-scaled-fma fuses the exponent argument's last product and subtraction.
 // FlexAttention's Triton kernels multiply the scores by log2 e, then subtract the max; Triton
@@ -126,7 +128,7 @@ enum class BlockMask : uint8_t { kNone, kDiagonalFirst };
 // separate product and subtraction instead (measured on an H100, docs/torch_kernels.md):
 //   kNone: none; exp_impl holds in every key block;
 //   kStatic: compiled for the shape (torch.compile's first compilation): the block mask's
-//            partial (diagonal) sparse blocks and, where a length is not a multiple of the tile,
+//            partial sparse blocks (BlockMask) and, where a length is not a multiple of the tile,
 //            every block of the forward pass and the last query or key block of the backward;
 //   kDynamic: compiled for symbolic lengths (torch.compile's dynamic shapes, after a
 //             recompilation for a new length): every block checks the bounds, so none fuses.

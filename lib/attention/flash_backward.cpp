@@ -195,18 +195,19 @@ std::vector<std::pair<int64_t, int64_t>> Head::backward_schedule() const {
     int64_t step, tile, qtile;
   };
   if (e_.cfg.causal && e_.cfg.block_mask == BlockMask::kDiagonalFirst) {
-    // The pairs on the diagonal sparse blocks first, then the others, each by key tile and then
-    // query tile: dQ of a query tile sees its diagonal key tiles first, then the others in
-    // increasing order (its partial, then its full blocks); dK and dV of a key tile see the
-    // query tiles in increasing order.
+    // The pairs in the block mask's partial sparse blocks first, then those in its full ones,
+    // each by key tile and then query tile: dQ of a query tile sees its partial key tiles in
+    // increasing order, then its full ones; dK and dV of a key tile its partial query tiles,
+    // then its full ones.
     std::vector<std::pair<int64_t, int64_t>> pairs;
-    for (int phase = 0; phase < 2; ++phase) {
+    for (const bool partial : {true, false}) {
       for (int64_t tile = 0; tile < k_tiles; ++tile) {
         for (int64_t qtile = 0; qtile < q_tiles; ++qtile) {
           const int64_t i1 = std::min(s_.nq, (qtile + 1) * br_max);
           if (tile * bc_max > i1 - 1) continue;
-          const bool diagonal = tile * bc_max / kSparseBlock == qtile * br_max / kSparseBlock;
-          if (diagonal == (phase == 0)) pairs.emplace_back(tile, qtile);
+          if (partial_sparse_block(qtile * br_max, tile * bc_max) == partial) {
+            pairs.emplace_back(tile, qtile);
+          }
         }
       }
     }

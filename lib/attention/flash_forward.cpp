@@ -199,7 +199,7 @@ bool Head::unfused_exp_tile(int64_t i0, int64_t j0, bool backward) const {
   if (e_.cfg.flex_compile == FlexCompile::kNone) return false;
   if (e_.cfg.flex_compile == FlexCompile::kDynamic) return true;
   if (e_.cfg.causal && e_.cfg.block_mask == BlockMask::kDiagonalFirst &&
-      i0 / kSparseBlock == j0 / kSparseBlock) {
+      partial_sparse_block(i0, j0)) {
     return true;
   }
   const auto tile = backward ? backward_tile(e_.cfg)
@@ -223,15 +223,22 @@ std::vector<int64_t> Head::key_tiles(int64_t i0, int64_t i1) const {
     for (int64_t t = 0; t <= last; ++t) order.push_back(t);
     return order;
   }
-  // The partial sparse block (the query tile's own, on the diagonal), then the full ones.
-  const int64_t diagonal = i0 / kSparseBlock;
-  for (int64_t t = 0; t <= last; ++t) {
-    if (t * bc_max / kSparseBlock == diagonal) order.push_back(t);
-  }
-  for (int64_t t = 0; t <= last; ++t) {
-    if (t * bc_max / kSparseBlock < diagonal) order.push_back(t);
+  // The partial sparse blocks (the diagonal's, and every block the lengths cut), then the full
+  // ones, each in increasing order.
+  for (const bool partial : {true, false}) {
+    for (int64_t t = 0; t <= last; ++t) {
+      if (partial_sparse_block(i0, t * bc_max) == partial) order.push_back(t);
+    }
   }
   return order;
+}
+
+bool Head::partial_sparse_block(int64_t i, int64_t j) const {
+  const int64_t q_block = i / kSparseBlock, kv_block = j / kSparseBlock;
+  // create_block_mask pads the mask with False to whole sparse blocks, so a block that a length
+  // cuts is never full.
+  const bool cut = (q_block + 1) * kSparseBlock > s_.nq || (kv_block + 1) * kSparseBlock > s_.nk;
+  return q_block == kv_block || cut;
 }
 
 }  // namespace simprec::attention

@@ -64,8 +64,12 @@ class Head : private SiteArithmetic {
   // flash_forward.cpp
   void forward_flash();
   // The key tiles query rows [i0, i1) visit, in order: all of them, or up to the diagonal when
-  // causal; with block_mask=diagonal-first, the diagonal sparse block's tiles first.
+  // causal; with block_mask=diagonal-first, the tiles of the partial sparse blocks first.
   std::vector<int64_t> key_tiles(int64_t i0, int64_t i1) const;
+  // Whether FlexAttention's causal block mask marks the sparse block holding query row i and key
+  // j partial (its mask applied) rather than full: the blocks on the diagonal and every block
+  // that Nq or Nk cuts.
+  bool partial_sparse_block(int64_t i, int64_t j) const;
   // Whether the tile of query rows from i0 and keys from j0 forms its exponent argument
   // unfused (config.hpp, FlexCompile).
   bool unfused_exp_tile(int64_t i0, int64_t j0, bool backward) const;
