@@ -166,15 +166,16 @@ std::vector<StructuralOption> make_structural_options() {
   t.push_back(enum_option<BlockMask>(
       "block_mask",
       "the key blocks a causal flash pass visits: none (ascending up to the diagonal) or "
-      "diagonal-first (FlexAttention's 128x128 causal block mask: the diagonal sparse block, "
-      "then the full ones ascending; dQ in that order)",
+      "diagonal-first (FlexAttention's 128x128 causal block mask: its partial sparse blocks, "
+      "the diagonal's and those a length cuts, then the full ones, each ascending; dQ in that "
+      "order)",
       &AttentionConfig::block_mask,
       {{"none", BlockMask::kNone}, {"diagonal-first", BlockMask::kDiagonalFirst}}));
   t.push_back(enum_option<FlexCompile>(
       "flex_compile",
       "the key blocks where exp_impl=exp2-scaled-fma does not fuse (a mask's select stands "
       "between product and subtraction; there exp2-scaled): none; static (FlexAttention "
-      "compiled for the shape: the block mask's diagonal sparse blocks and, for a length not a "
+      "compiled for the shape: the block mask's partial sparse blocks and, for a length not a "
       "multiple of the tile, every forward block and the last query or key block of the "
       "backward); dynamic (compiled for symbolic lengths: every block)",
       &AttentionConfig::flex_compile,
@@ -249,6 +250,15 @@ std::vector<StructuralOption> make_structural_options() {
       {{"ascending", QueryOrder::kAscending},
        {"descending", QueryOrder::kDescending},
        {"split-keys", QueryOrder::kSplitKeys}}));
+  t.push_back(enum_option<SplitTies>(
+      "split_ties",
+      "query_order=split-keys: the order of the key blocks that reach a query block at the same "
+      "step: descending (the higher key block first, as PyTorch's memory-efficient kernel most "
+      "often adds them on an H100), ascending, shuffled (an order drawn from seed)",
+      &AttentionConfig::split_ties,
+      {{"descending", SplitTies::kDescending},
+       {"ascending", SplitTies::kAscending},
+       {"shuffled", SplitTies::kShuffled}}));
   t.push_back(enum_option<DqMode>(
       "dq",
       "dQ across key blocks: chained (one accumulator) or block-partials (each block's product "
