@@ -242,7 +242,7 @@ std::vector<std::pair<int64_t, int64_t>> Head::backward_schedule() const {
   // of its atomic adds is left to the hardware).
   if (order == QueryOrder::kSplitKeys) {
     const bool descending = e_.cfg.split_ties == SplitTies::kDescending;
-    std::sort(steps.begin(), steps.end(), [descending](const Step& a, const Step& b) {
+    std::stable_sort(steps.begin(), steps.end(), [descending](const Step& a, const Step& b) {
       if (a.step != b.step) return a.step < b.step;
       return descending ? a.tile > b.tile : a.tile < b.tile;
     });
