@@ -3,7 +3,7 @@
 
     PYTHONPATH=build/python /usr/bin/python3 scripts/compare_torch_recordings.py \\
         --kernel flash|efficient|flex --numerics SPEC [--shapes NAME,...] [--markdown]
-        [--data tests/data/torch_kernels] [--threads 0]
+        [--data tests/data/torch_kernels] [--threads 0] [--seed 0]
 
 For every recorded shape (scripts/record_torch_attention.py made them) it regenerates the
 recorded head's bf16 inputs exactly as the recording did (head_inputs, PCG64; the conversion
@@ -135,12 +135,14 @@ def load_summary(data, kernel):
         return json.load(f)
 
 
-def compare_shape(name, kernel, numerics, data, summary, threads, simprec, recorded_lse=False):
+def compare_shape(name, kernel, numerics, data, summary, threads, simprec, recorded_lse=False,
+                  seed=0):
+    """seed: the emulation's (its random streams, e.g. split_ties=shuffled), not the inputs'."""
     shape = shape_of(summary, name)
     b_, h_, sq, sk, d, causal, kind = shape
     recorded = np.load(os.path.join(data, kernel, name + ".npz"))
-    seed = summary.get("seed", SEED)
-    q, k, v, do = (bf16_bits(t) for t in head_inputs(kind, sq, sk, d, seed, b_ - 1, h_ - 1))
+    input_seed = summary.get("seed", SEED)
+    q, k, v, do = (bf16_bits(t) for t in head_inputs(kind, sq, sk, d, input_seed, b_ - 1, h_ - 1))
     if sha256(q, k, v, do) != str(recorded["digest_inputs"]):
         raise SystemExit(f"{name}: the regenerated inputs' digest differs from the recording's "
                          f"digest_inputs ({sha256(q, k, v, do)} against "
@@ -149,7 +151,7 @@ def compare_shape(name, kernel, numerics, data, summary, threads, simprec, recor
                               flex_compile_of(summary, name) if kernel == "flex" else None)
     r = simprec.attention(q.reshape(1, 1, sq, d), k.reshape(1, 1, sk, d), v.reshape(1, 1, sk, d),
                           do.reshape(1, 1, sq, d), numerics=spec, input_format="bf16",
-                          causal=causal, scale=kernel_scale(d), threads=threads,
+                          causal=causal, scale=kernel_scale(d), threads=threads, seed=seed,
                           reference=False, baseline=False)
     emulated = {
         "o": bits_of_bf16_values(r.o[0, 0]),
@@ -170,7 +172,7 @@ def compare_shape(name, kernel, numerics, data, summary, threads, simprec, recor
         again = simprec.attention(
             q.reshape(1, 1, sq, d), k.reshape(1, 1, sk, d), v.reshape(1, 1, sk, d),
             do.reshape(1, 1, sq, d), numerics=spec, input_format="bf16", causal=causal,
-            scale=kernel_scale(d), threads=threads, reference=False, baseline=False,
+            scale=kernel_scale(d), threads=threads, seed=seed, reference=False, baseline=False,
             o=r.o, lse=recorded["lse"].astype(np.float64).reshape(1, 1, sq))
         for out in ("dq", "dk", "dv"):
             kept = recorded[rows[out]]
@@ -235,6 +237,9 @@ def main():
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--json", help="also write the results to this file")
     parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the emulation's random streams (stochastic rounding, "
+                             "split_ties=shuffled)")
     parser.add_argument("--recorded-lse", action="store_true",
                         help="also run the backward pass from the recorded LSE (and the "
                              "emulated O) and print its gradients' shares")
@@ -254,7 +259,7 @@ def main():
     results = []
     for name in names:
         results.append(compare_shape(name, args.kernel, args.numerics, args.data, summary,
-                                     args.threads, simprec, args.recorded_lse))
+                                     args.threads, simprec, args.recorded_lse, args.seed))
         if not args.markdown:
             r = results[-1]
             print(f"# {name}: " + " ".join(f"{o}={percent(r[o])}" for o in OUTPUTS),

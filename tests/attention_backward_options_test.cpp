@@ -6,10 +6,12 @@
 // tests/torch_sdpa_test.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "lib/attention/attention.hpp"
 #include "lib/attention/config.hpp"
@@ -24,19 +26,21 @@ using namespace simprec::attention;
 TEST(BackwardOptions, KeysParseRejectUnknownValuesAndShowInTheReport) {
   AttentionConfig c = make_preset("fa2", formats::bf16);
   const nlohmann::json plain = to_json(c);
-  for (const char* key : {"delta_sum", "query_order", "dq", "grad_scale", "ds_p", "lse_log2e",
-                          "bwd_exp_impl", "rowsum_block", "lse_impl"}) {
+  for (const char* key : {"delta_sum", "query_order", "split_ties", "dq", "grad_scale", "ds_p",
+                          "lse_log2e", "bwd_exp_impl", "rowsum_block", "lse_impl"}) {
     EXPECT_FALSE(plain.contains(key)) << key;  // defaults are not reported
     EXPECT_THROW(apply_override(c, std::string(key) + "=nonsense"), std::invalid_argument) << key;
   }
-  for (const char* set : {"delta_sum=fa2", "query_order=split-keys", "dq=block-partials",
-                          "grad_scale=ds", "ds_p=cast", "lse_log2e=fp32", "bwd_exp_impl=natural",
-                          "rowsum_block=warp-groups", "lse_impl=fma-log", "rescale=exp2-diff"}) {
+  for (const char* set :
+       {"delta_sum=fa2", "query_order=split-keys", "split_ties=shuffled", "dq=block-partials",
+        "grad_scale=ds", "ds_p=cast", "lse_log2e=fp32", "bwd_exp_impl=natural",
+        "rowsum_block=warp-groups", "lse_impl=fma-log", "rescale=exp2-diff"}) {
     apply_override(c, set);
   }
   const nlohmann::json j = to_json(c);
   EXPECT_EQ(j["delta_sum"], "fa2");
   EXPECT_EQ(j["query_order"], "split-keys");
+  EXPECT_EQ(j["split_ties"], "shuffled");
   EXPECT_EQ(j["dq"], "block-partials");
   EXPECT_EQ(j["grad_scale"], "ds");
   EXPECT_EQ(j["ds_p"], "cast");
@@ -147,6 +151,55 @@ TEST(BackwardOptions, SplitKeysOrderIsTheRotatedScheduleOfTheKernel) {
   int differ = 0;
   for (size_t x = 0; x < s.dq.size(); ++x) differ += s.dq[x] != a.dq[x];
   EXPECT_GT(differ, 0);
+}
+
+// The inputs with key/value block b taken from block order[b] (64 keys per block).
+AttentionInputs permute_key_blocks(const AttentionInputs& in, const std::vector<int64_t>& order) {
+  AttentionInputs out = in;
+  const int64_t d = in.shape.d, block = 64 * d;
+  for (size_t b = 0; b < order.size(); ++b) {
+    std::copy_n(in.k.begin() + order[b] * block, block, out.k.begin() + b * block);
+    std::copy_n(in.v.begin() + order[b] * block, block, out.v.begin() + b * block);
+  }
+  return out;
+}
+
+TEST(BackwardOptions, SplitKeysTiesAddTheHigherKeyBlockFirst) {
+  // One query block and three key blocks: with split keys all three reach it at step 0, and
+  // dQ chains them in split_ties' order, which the ascending order shows on permuted keys.
+  AttentionConfig split = make_preset("fa2", formats::bf16);
+  apply_override(split, "query_order=split-keys");
+  apply_override(split, "grad_out=fp64");
+  AttentionInputs in = round_inputs(inputs::generate("normal", {1, 1, 64, 192, 64, 64}, 5, true),
+                                    make_preset("fp32", formats::bf16));
+  const AttentionOutputs fwd = run_attention(in, split);
+  in.o = fwd.o;
+  in.lse = fwd.lse;
+  AttentionConfig ascending = split;
+  apply_override(ascending, "query_order=ascending");
+  const auto dq_in_order = [&](const std::vector<int64_t>& order) {
+    return run_attention(permute_key_blocks(in, order), ascending).dq;
+  };
+  const AttentionOutputs higher_first = run_attention(in, split);
+  EXPECT_EQ(higher_first.dq, dq_in_order({2, 1, 0}));
+  AttentionConfig lower = split;
+  apply_override(lower, "split_ties=ascending");
+  const std::vector<double> lower_first = run_attention(in, lower).dq;
+  EXPECT_EQ(lower_first, dq_in_order({0, 1, 2}));
+  EXPECT_NE(lower_first, higher_first.dq);  // the order shows in dQ's bits
+  // Shuffled: for each seed, one of the six orders.
+  AttentionConfig shuffled = split;
+  apply_override(shuffled, "split_ties=shuffled");
+  std::vector<std::vector<double>> orders;
+  std::vector<int64_t> order{0, 1, 2};
+  do {
+    orders.push_back(dq_in_order(order));
+  } while (std::next_permutation(order.begin(), order.end()));
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    shuffled.seed = seed;
+    const std::vector<double> dq = run_attention(in, shuffled).dq;
+    EXPECT_EQ(std::count(orders.begin(), orders.end(), dq), 1) << "seed " << seed;
+  }
 }
 
 TEST(BackwardOptions, BlockPartialsAddEachKeyBlocksChainOnceInFp32) {

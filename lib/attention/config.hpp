@@ -204,10 +204,20 @@ enum class DeltaSum : uint8_t { kSequential, kFa2, kMemEff, kTriton };
 //   kSplitKeys:  the memory-efficient kernel with split keys: the thread block of key block s
 //                starts at query block s (mod the number of query blocks) and wraps around; dQ of a
 //                query block sees the key blocks in the order the blocks reach it (key block s at
-//                step (i - s) mod n, ties by s). Causal masks start every key block at its first
-//                visible query block. With B*H >= 256 and Nk <= 2*Bc PyTorch's heuristic runs one
-//                split, and run_attention takes kAscending, as that kernel does.
+//                step (i - s) mod n; those of the same step in split_ties' order). Causal masks
+//                start every key block at its first visible query block. With B*H >= 256 and Nk <=
+//                2*Bc PyTorch's heuristic runs one split, and run_attention takes kAscending, as
+//                that kernel does.
 enum class QueryOrder : uint8_t { kAscending, kDescending, kSplitKeys };
+
+// With query_order=split-keys, the order of the key blocks that reach a query block at the same
+// step (the kernel's thread blocks take a lock to add their dQ, in an order the hardware
+// decides):
+//   kDescending: the higher key block first: the order the H100 gave most often (measured
+//                against PyTorch's memory-efficient kernel, docs/torch_kernels.md);
+//   kAscending:  the lower key block first;
+//   kShuffled:   an order drawn from `seed`: what an arbitrary fixed order predicts.
+enum class SplitTies : uint8_t { kDescending, kAscending, kShuffled };
 
 // How dQ accumulates across key blocks: kChained continues the dq_acc product chain from the
 // previous key block's accumulator; kBlockPartials chains each key block's product from zero and
@@ -305,6 +315,7 @@ struct AttentionConfig {
   std::optional<ExpImpl> bwd_exp_impl;
   DeltaSum delta_sum = DeltaSum::kSequential;
   QueryOrder query_order = QueryOrder::kAscending;
+  SplitTies split_ties = SplitTies::kDescending;
   DqMode dq_mode = DqMode::kChained;
   GradScale grad_scale = GradScale::kExactProduct;
   DsProb ds_p = DsProb::kExp;

@@ -6,10 +6,17 @@
 #include <utility>
 #include <vector>
 
+#include "emulation/random.hpp"
 #include "lib/attention/dispatch.hpp"
 #include "lib/attention/head.hpp"
 
 namespace simprec::attention {
+namespace {
+
+// The random stream of split_ties=shuffled (apart from the sites' streams, site.cpp).
+constexpr uint64_t kSplitTiesStream = 0x7135000000000000ULL;
+
+}  // namespace
 
 void Head::backward_flash() {
   const int64_t nq = s_.nq, nk = s_.nk, d = s_.d, dv = s_.dv;
@@ -200,14 +207,15 @@ std::vector<std::pair<int64_t, int64_t>> Head::backward_schedule() const {
     // and dV of a key tile its partial query blocks, then its full ones, each in increasing
     // order (FlexAttention's backward runs the sparse then the full block lists).
     std::vector<std::pair<int64_t, int64_t>> pairs;
-    for (int phase = 0; phase < 2; ++phase) {
+    for (const bool partial : {true, false}) {
       for (int64_t tile = 0; tile < k_tiles; ++tile) {
         for (int64_t qtile = 0; qtile < q_tiles; ++qtile) {
           const int64_t i1 = std::min(s_.nq, (qtile + 1) * br_max);
           if (tile * bc_max > i1 - 1) continue;
-          const bool partial =
-              partial_sparse_block(qtile * br_max / kSparseBlock, tile * bc_max / kSparseBlock);
-          if (partial == (phase == 0)) pairs.emplace_back(tile, qtile);
+          if (partial_sparse_block(qtile * br_max / kSparseBlock, tile * bc_max / kSparseBlock) ==
+              partial) {
+            pairs.emplace_back(tile, qtile);
+          }
         }
       }
     }
@@ -229,12 +237,30 @@ std::vector<std::pair<int64_t, int64_t>> Head::backward_schedule() const {
       steps.push_back({static_cast<int64_t>(at), tile, visible[at]});
     }
   }
-  // Split keys run the key blocks side by side, so dQ sees them in the order they reach it;
-  // otherwise the key blocks come one after the other (dQ of a query block sees them in
-  // increasing order: FlashAttention-2's order of its atomic adds is left to the hardware).
+  // Split keys run the key blocks side by side, so dQ sees them in the order they reach it, those
+  // of one step in split_ties' order (config.hpp, SplitTies). Otherwise the key blocks come one
+  // after the other (dQ of a query block sees them in increasing order: FlashAttention-2's order
+  // of its atomic adds is left to the hardware).
   if (order == QueryOrder::kSplitKeys) {
-    std::stable_sort(steps.begin(), steps.end(),
-                     [](const Step& a, const Step& b) { return a.step < b.step; });
+    const bool descending = e_.cfg.split_ties == SplitTies::kDescending;
+    std::stable_sort(steps.begin(), steps.end(), [descending](const Step& a, const Step& b) {
+      if (a.step != b.step) return a.step < b.step;
+      return descending ? a.tile > b.tile : a.tile < b.tile;
+    });
+    if (e_.cfg.split_ties == SplitTies::kShuffled) {
+      // Fisher-Yates over each step's run, from the counter-based stream: the same order on
+      // every platform and thread count.
+      const RandomStream stream{e_.cfg.seed, kSplitTiesStream + static_cast<uint64_t>(p_)};
+      uint64_t draw = 0;
+      for (size_t a = 0; a < steps.size();) {
+        size_t b = a;
+        while (b < steps.size() && steps[b].step == steps[a].step) ++b;
+        for (size_t n = b - a; n > 1; --n) {
+          std::swap(steps[a + n - 1], steps[a + random_bits(stream, draw++) % n]);
+        }
+        a = b;
+      }
+    }
   }
   std::vector<std::pair<int64_t, int64_t>> pairs;
   pairs.reserve(steps.size());

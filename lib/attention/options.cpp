@@ -256,6 +256,15 @@ std::vector<StructuralOption> make_structural_options() {
       {{"ascending", QueryOrder::kAscending},
        {"descending", QueryOrder::kDescending},
        {"split-keys", QueryOrder::kSplitKeys}}));
+  t.push_back(enum_option<SplitTies>(
+      "split_ties",
+      "query_order=split-keys: the order of the key blocks that reach a query block at the same "
+      "step: descending (the higher key block first, as PyTorch's memory-efficient kernel most "
+      "often adds them on an H100), ascending, shuffled (an order drawn from seed)",
+      &AttentionConfig::split_ties,
+      {{"descending", SplitTies::kDescending},
+       {"ascending", SplitTies::kAscending},
+       {"shuffled", SplitTies::kShuffled}}));
   t.push_back(enum_option<DqMode>(
       "dq",
       "dQ across key blocks: chained (one accumulator) or block-partials (each block's product "

@@ -84,7 +84,8 @@ constexpr PresetInfo kPresets[] = {
      "the shift difference, row sums per warp of 32 columns, LSE = shift / log2 e + log l; "
      "backward: P = exp(round(S*scale) - LSE) cast to F and used cast in dS, dS scaled before "
      "its cast, D by 2 threads per row, split keys (key block s starts at query block s, dQ "
-     "chained in the order the blocks reach it); the H100's ex2.approx and libdevice's expf "
+     "chained in the order the blocks reach it, the higher key block first); the H100's "
+     "ex2.approx and libdevice's expf "
      "and logf (device_math=sm90). Agreement with PyTorch 2.11 on an H100 per "
      "shape: docs/torch_kernels.md"},
     {"torch-flex",
@@ -96,7 +97,7 @@ constexpr PresetInfo kPresets[] = {
      "the maxima; each key block's row sum in the quad's 4 lanes, added to l by fma(l, alpha, "
      "sum); O / l as div.full.f32; LSE = m + log2 l in base 2 (reported times ln 2); tiles by "
      "head dimension (128x128 for d <= 64, 64x64 for d <= 96, else 128x64); causal through the "
-     "128x128 block mask (the diagonal block first); backward: P recomputed from the base-2 "
+     "128x128 block mask (its partial blocks first); backward: P recomputed from the base-2 "
      "LSE, D = rowsum(dO o O), dQ, dK, dV chained in increasing order, dQ and dK scaled in fp32 "
      "then cast; the H100's ex2.approx and libdevice's log2f (device_math=sm90)"},
 };
