@@ -145,8 +145,11 @@ void tile_portable(const Packed& o, int g, int p) {
   const float* b = o.b + static_cast<size_t>(p) * k * kCols;
   const int16_t* b_exp = o.b_exp + static_cast<size_t>(p) * k * kCols;
 
+  // An alignment exponent e is in the kernel's range when e - lowest <= span as unsigned numbers;
+  // the lanes outside are flagged, and what they compute is never read.
   const __m512i lowest = _mm512_set1_epi32(kLowestBiasedAlignment);
-  const __m512i highest = _mm512_set1_epi32(std::min(kHighestBiasedAlignment, kExponentBias + F));
+  const __m512i span = _mm512_set1_epi32(std::min(kHighestBiasedAlignment, kExponentBias + F) -
+                                         kLowestBiasedAlignment);
   // F - e for e = emax + kExponentBias, in the place of the exponent field; plus 127 there, the
   // bits of 2^(F - emax).
   const __m512i shift_base = _mm512_set1_epi32(kExponentBias + F);
@@ -197,9 +200,8 @@ void tile_portable(const Packed& o, int g, int p) {
 #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
         const __m512i c_exp = kb == 0 ? c_exp_first[r][h] : biased_exponent(acc[r][h]);
-        const __m512i e_unclamped = _mm512_max_epi32(e16[h], c_exp);
-        const __m512i e = _mm512_min_epi32(_mm512_max_epi32(e_unclamped, lowest), highest);
-        good[r][h] = _mm512_mask_cmpeq_epi32_mask(good[r][h], e, e_unclamped);
+        const __m512i e = _mm512_max_epi32(e16[h], c_exp);
+        good[r][h] = _mm512_mask_cmple_epu32_mask(good[r][h], _mm512_sub_epi32(e, lowest), span);
         shift[r][h] = _mm512_slli_epi32(_mm512_sub_epi32(shift_base, e), 23);
         scale[r][h] = _mm512_castsi512_ps(_mm512_add_epi32(shift[r][h], one_field));
         sum[r][h] = _mm512_cvttps_epi32(_mm512_mul_ps(acc[r][h], scale[r][h]));

@@ -399,9 +399,22 @@ struct Problem {
     std::vector<float> st(bc_max * br_max), pct, dpt(bc_max * br_max), arg, dq_acc(nq * d, 0.0f),
         dk_acc(kKeyGroup * bc_max * d), dv_acc(kKeyGroup * bc_max * dv);
     // The operands packed for the tensor-core model: a key tile's K (for S and for dQ) and V
-    // once per group, a query tile's Q^T, dO, dO^T and Q once per pass over its group.
-    TensorCoreOperand k_left[kKeyGroup], k_right[kKeyGroup], v_left[kKeyGroup], qt_tile, do_tile,
-        dot_tile, q_tile;
+    // once per group, every query tile's Q^T, dO, dO^T and Q once (each group reads them all).
+    TensorCoreOperand k_left[kKeyGroup], k_right[kKeyGroup], v_left[kKeyGroup];
+    const int64_t query_tiles = tensor_core ? (nq + br_max - 1) / br_max : 0;
+    std::vector<TensorCoreOperand> qt_tiles(query_tiles), do_tiles(query_tiles),
+        dot_tiles(query_tiles), q_tiles(query_tiles);
+    for (int64_t t = 0; t < query_tiles; ++t) {
+      const int64_t i0 = t * br_max, br = std::min(nq, i0 + br_max) - i0;
+      pack_right_block(qt_tiles[t], qt, i0, br, d);
+      pack_right(do_tiles[t], d_out, i0, br, dv);
+      pack_right_block(dot_tiles[t], d_out_t, i0, br, dv);
+      pack_right(q_tiles[t], q, i0, br, d);
+    }
+    const TensorCoreOperand none;
+    const auto query_tile = [&](const std::vector<TensorCoreOperand>& tiles, int64_t i0) {
+      return tensor_core ? &tiles[i0 / br_max] : &none;
+    };
     for (int64_t g0 = 0; g0 < nk; g0 += kKeyGroup * bc_max) {
       const int64_t g1 = std::min(nk, g0 + kKeyGroup * bc_max);
       std::fill(dk_acc.begin(), dk_acc.end(), 0.0f);
@@ -414,11 +427,10 @@ struct Problem {
       }
       for (int64_t i0 = 0; i0 < nq; i0 += br_max) {
         const int64_t i1 = std::min(nq, i0 + br_max), br = i1 - i0;
-        if (causal && g0 > i1 - 1) continue;
-        pack_right_block(qt_tile, qt, i0, br, d);
-        pack_right(do_tile, d_out, i0, br, dv);
-        pack_right_block(dot_tile, d_out_t, i0, br, dv);
-        pack_right(q_tile, q, i0, br, d);
+        const TensorCoreOperand &qt_tile = *query_tile(qt_tiles, i0),
+                                &do_tile = *query_tile(do_tiles, i0),
+                                &dot_tile = *query_tile(dot_tiles, i0),
+                                &q_tile = *query_tile(q_tiles, i0);
         for (int64_t j0 = g0; j0 < g1; j0 += bc_max) {
           const int64_t t = (j0 - g0) / bc_max, bc = std::min(nk, j0 + bc_max) - j0;
           if (causal && j0 > i1 - 1) break;
