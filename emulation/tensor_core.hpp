@@ -112,7 +112,8 @@ void tensor_core_gemm_in_place(const TensorCoreModel& model, int m, int n, int k
 // One operand of tensor_core_gemm_in_place laid out for its fast kernels once, for products that
 // read it again (attention multiplies each tile of Q, K, V and dO many times): a copy, not a
 // view. Packing checks the values as tensor_core_gemm_in_place does (std::invalid_argument
-// naming the first that is not a value of model.input, as "A value" or "B value").
+// naming the first that is not a value of model.input, as "A value" or "B value"). One thread
+// at a time: a product may fill the operand's encodings for the reference on first need.
 class TensorCoreOperand {
  public:
   // The left operand A (m x k), a(i, kk) = a[i * a_row + kk * a_col].
