@@ -109,6 +109,55 @@ void tensor_core_gemm_in_place(const TensorCoreModel& model, int m, int n, int k
                                std::ptrdiff_t a_row, std::ptrdiff_t a_col, const float* b,
                                std::ptrdiff_t ldb, float* c, std::ptrdiff_t ldc);
 
+// One operand of tensor_core_gemm_in_place laid out for its fast kernels once, for products that
+// read it again (attention multiplies each tile of Q, K, V and dO many times): a copy, not a
+// view. Packing checks the values as tensor_core_gemm_in_place does (std::invalid_argument
+// naming the first that is not a value of model.input, as "A value" or "B value"). One thread
+// at a time: a product may fill the operand's encodings for the reference on first need.
+class TensorCoreOperand {
+ public:
+  // The left operand A (m x k), a(i, kk) = a[i * a_row + kk * a_col].
+  void pack_left(const TensorCoreModel& model, int m, int k, const float* a, std::ptrdiff_t a_row,
+                 std::ptrdiff_t a_col);
+  // The right operand B (k x n), b(kk, j) = b[kk * ldb + j].
+  void pack_right(const TensorCoreModel& model, int k, int n, const float* b, std::ptrdiff_t ldb);
+
+ private:
+  friend void tensor_core_gemm_in_place(const TensorCoreOperand& a, const TensorCoreOperand& b,
+                                        float* c, std::ptrdiff_t ldc);
+  // Checks the model and the sizes and records them; fast_ and kp_ follow from them.
+  void start(const TensorCoreModel& model, bool left, int rows, int cols);
+  // Encodes the values (x(i, j) = at(i, j)) into bits_, checking each.
+  void encode_from(const std::function<float(int, int)>& at);
+  // The encodings of the values, row-major.
+  const std::vector<uint16_t>& encodings() const;
+
+  const TensorCoreModel* model_ = nullptr;
+  bool left_ = true;
+  int rows_ = 0, cols_ = 0;  // m x k (left) or k x n (right)
+  // Laid out for the kernels (tensor_core_gemm_kernels.hpp's Packed, k padded to kp_), or else
+  // (a model or shape the kernels do not take) kept as encodings only.
+  bool fast_ = false;
+  int kp_ = 0;
+  std::vector<float> values_;
+  std::vector<int32_t> a_exp_;
+  std::vector<int16_t> b_exp_;
+  // Rows (left) or columns (right, bit j % 32 of word j / 32) holding a NaN or an infinity.
+  std::vector<uint8_t> row_special_;
+  std::vector<uint32_t> col_special_;
+  bool any_special_ = false;
+  // Encodings, filled when packing (values whose low half is not zero: NaN payloads, or another
+  // model than the kernels') or on first need by the reference.
+  mutable std::vector<uint16_t> bits_;
+  mutable bool encoded_ = false;
+};
+
+// c (m x n, row stride ldc) becomes A*B + c for operands packed with the same model, A left
+// (m x k) and B right (k x n); std::invalid_argument when they do not fit together. Equal to
+// tensor_core_gemm_in_place on the unpacked operands, bit for bit.
+void tensor_core_gemm_in_place(const TensorCoreOperand& a, const TensorCoreOperand& b, float* c,
+                               std::ptrdiff_t ldc);
+
 // A preset as an accumulation model: dot(a, b, c) takes a and b exactly representable in the
 // input format and c in the accumulator format (std::invalid_argument otherwise), computes the
 // instruction chain over the whole length and rounds the result into ctx's format (no change

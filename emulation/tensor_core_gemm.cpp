@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -63,9 +64,8 @@ struct Workspace {
   // infinity: every output they reach goes to the reference.
   std::vector<uint8_t> row_special;
   std::vector<uint32_t> col_special;
-  // tensor_core_gemm_in_place: its operands as encodings, for the outputs the reference computes
+  // tensor_core_gemm_in_place: values to encode
   std::vector<float> values;
-  std::vector<uint16_t> a_bits, b_bits;
 };
 Workspace& workspace() {
   thread_local Workspace w;
@@ -148,45 +148,48 @@ void lay_out(int m, int n, int k, int kp, AAt a_at, BAt b_at, float* a_out, floa
   lay_out_b(n, k, kp, b_at, b_out);
 }
 
-// Operands held as floats: a(i, kk) = a[i * a_row + kk * a_col], b(kk, j) = b[kk * ldb + j].
-struct StridedFloats {
-  const float* a;
-  std::ptrdiff_t a_row, a_col;
-  const float* b;
-  std::ptrdiff_t ldb;
-  float a_at(int i, int kk) const { return a[i * a_row + kk * a_col]; }
-  float b_at(int kk, int j) const { return b[kk * ldb + j]; }
-};
-using LayOutFloats = void (*)(const StridedFloats&, int, int, int, int, float*, float*);
-void lay_out_floats(const StridedFloats& s, int m, int n, int k, int kp, float* a_out,
-                    float* b_out) {
-  lay_out(
-      m, n, k, kp, [&s](int i, int kk) { return s.a_at(i, kk); },
-      [&s](int kk, int j) { return s.b_at(kk, j); }, a_out, b_out);
-}
-[[SIMPREC_TARGET_V3]] void lay_out_floats_v3(const StridedFloats& s, int m, int n, int k, int kp,
-                                             float* a_out, float* b_out) {
-  lay_out_floats(s, m, n, k, kp, a_out, b_out);
-}
-// With rows of A contiguous (a_col = 1), each group's 4 x 16 blocks are transposed in registers.
-[[SIMPREC_TARGET_V4]] void lay_out_floats_v4(const StridedFloats& s, int m, int n, int k, int kp,
-                                             float* a_out, float* b_out) {
-#if SIMPREC_AVX512_KERNELS
-  if (s.a_col != 1) {
-    lay_out_floats(s, m, n, k, kp, a_out, b_out);
+// A left operand held as floats, a(i, kk) = a[i * a_row + kk * a_col], laid out as Packed
+// describes, k padded to kp with zeros.
+using LayOutLeft = void (*)(const float* a, std::ptrdiff_t a_row, std::ptrdiff_t a_col, int m,
+                            int k, int kp, float* out);
+void lay_out_left(const float* a, std::ptrdiff_t a_row, std::ptrdiff_t a_col, int m, int k, int kp,
+                  float* out) {
+  const auto a_at = [=](int i, int kk) { return a[i * a_row + kk * a_col]; };
+  if (a_row != 1) {
+    lay_out_a(0, m, k, kp, a_at, out);
     return;
   }
-  const auto a_at = [&s](int i, int kk) { return s.a_at(i, kk); };
-  lay_out_b(
-      n, k, kp, [&s](int kk, int j) { return s.b_at(kk, j); }, b_out);
-  lay_out_a(m / kRows, m, k, kp, a_at, a_out);  // the last group, when it has fewer rows
+  // A read through its transpose: a group's kRows values of one kk lie side by side.
   for (int g = 0; g < m / kRows; ++g) {
-    const float* row = s.a + g * kRows * s.a_row;
-    float* out = a_out + static_cast<size_t>(g) * kp * kRows;
+    float* group = out + static_cast<size_t>(g) * kp * kRows;
+    for (int kk = 0; kk < k; ++kk)
+      std::memcpy(group + kk * kRows, a + g * kRows + kk * a_col, sizeof(float) * kRows);
+    std::fill(group + static_cast<size_t>(k) * kRows, group + static_cast<size_t>(kp) * kRows,
+              0.0f);
+  }
+  lay_out_a(m / kRows, m, k, kp, a_at, out);  // the last group, when it has fewer rows
+}
+[[SIMPREC_TARGET_V3]] void lay_out_left_v3(const float* a, std::ptrdiff_t a_row,
+                                           std::ptrdiff_t a_col, int m, int k, int kp, float* out) {
+  lay_out_left(a, a_row, a_col, m, k, kp, out);
+}
+// With rows of A contiguous (a_col = 1), each group's 4 x 16 blocks are transposed in registers.
+[[SIMPREC_TARGET_V4]] void lay_out_left_v4(const float* a, std::ptrdiff_t a_row,
+                                           std::ptrdiff_t a_col, int m, int k, int kp, float* out) {
+#if SIMPREC_AVX512_KERNELS
+  if (a_col != 1) {
+    lay_out_left(a, a_row, a_col, m, k, kp, out);
+    return;
+  }
+  const auto a_at = [=](int i, int kk) { return a[i * a_row + kk]; };
+  lay_out_a(m / kRows, m, k, kp, a_at, out);  // the last group, when it has fewer rows
+  for (int g = 0; g < m / kRows; ++g) {
+    const float* row = a + g * kRows * a_row;
+    float* group = out + static_cast<size_t>(g) * kp * kRows;
     for (int kk = 0; kk + 16 <= k; kk += 16) {
-      const __m512 v0 = _mm512_loadu_ps(row + kk), v1 = _mm512_loadu_ps(row + s.a_row + kk),
-                   v2 = _mm512_loadu_ps(row + 2 * s.a_row + kk),
-                   v3 = _mm512_loadu_ps(row + 3 * s.a_row + kk);
+      const __m512 v0 = _mm512_loadu_ps(row + kk), v1 = _mm512_loadu_ps(row + a_row + kk),
+                   v2 = _mm512_loadu_ps(row + 2 * a_row + kk),
+                   v3 = _mm512_loadu_ps(row + 3 * a_row + kk);
       // Within each 128-bit lane l: u_q holds column 4l + q of the four rows.
       const __m512 t0 = _mm512_unpacklo_ps(v0, v1), t1 = _mm512_unpackhi_ps(v0, v1),
                    t2 = _mm512_unpacklo_ps(v2, v3), t3 = _mm512_unpackhi_ps(v2, v3);
@@ -198,17 +201,32 @@ void lay_out_floats(const StridedFloats& s, int m, int n, int k, int kp, float* 
       // Then a 4 x 4 transpose of the 128-bit lanes.
       const __m512 x0 = _mm512_shuffle_f32x4(u0, u1, 0x44), x1 = _mm512_shuffle_f32x4(u0, u1, 0xee),
                    x2 = _mm512_shuffle_f32x4(u2, u3, 0x44), x3 = _mm512_shuffle_f32x4(u2, u3, 0xee);
-      _mm512_storeu_ps(out + kk * kRows, _mm512_shuffle_f32x4(x0, x2, 0x88));
-      _mm512_storeu_ps(out + kk * kRows + 16, _mm512_shuffle_f32x4(x0, x2, 0xdd));
-      _mm512_storeu_ps(out + kk * kRows + 32, _mm512_shuffle_f32x4(x1, x3, 0x88));
-      _mm512_storeu_ps(out + kk * kRows + 48, _mm512_shuffle_f32x4(x1, x3, 0xdd));
+      _mm512_storeu_ps(group + kk * kRows, _mm512_shuffle_f32x4(x0, x2, 0x88));
+      _mm512_storeu_ps(group + kk * kRows + 16, _mm512_shuffle_f32x4(x0, x2, 0xdd));
+      _mm512_storeu_ps(group + kk * kRows + 32, _mm512_shuffle_f32x4(x1, x3, 0x88));
+      _mm512_storeu_ps(group + kk * kRows + 48, _mm512_shuffle_f32x4(x1, x3, 0xdd));
     }
     for (int kk = k / 16 * 16; kk < kp; ++kk)
-      for (int r = 0; r < kRows; ++r) out[kk * kRows + r] = kk < k ? a_at(g * kRows + r, kk) : 0.0f;
+      for (int r = 0; r < kRows; ++r)
+        group[kk * kRows + r] = kk < k ? a_at(g * kRows + r, kk) : 0.0f;
   }
 #else
-  lay_out_floats(s, m, n, k, kp, a_out, b_out);
+  lay_out_left(a, a_row, a_col, m, k, kp, out);
 #endif
+}
+// A right operand held as floats, b(kk, j) = b[kk * ldb + j], laid out likewise.
+using LayOutRight = void (*)(const float* b, std::ptrdiff_t ldb, int k, int n, int kp, float* out);
+void lay_out_right(const float* b, std::ptrdiff_t ldb, int k, int n, int kp, float* out) {
+  lay_out_b(
+      n, k, kp, [=](int kk, int j) { return b[kk * ldb + j]; }, out);
+}
+[[SIMPREC_TARGET_V3]] void lay_out_right_v3(const float* b, std::ptrdiff_t ldb, int k, int n,
+                                            int kp, float* out) {
+  lay_out_right(b, ldb, k, n, kp, out);
+}
+[[SIMPREC_TARGET_V4]] void lay_out_right_v4(const float* b, std::ptrdiff_t ldb, int k, int n,
+                                            int kp, float* out) {
+  lay_out_right(b, ldb, k, n, kp, out);
 }
 
 // Packs A and B for the kernels, laid out by lay(kp, a_out, b_out) from a_at and b_at (see
@@ -263,9 +281,11 @@ void parallel_ranges(int count, unsigned threads, Fn&& fn) {
 }
 
 // The kernel over every tile, then reference(i, j) for every output that needs it.
+// row_special[i] and bit j % kCols of col_special[j / kCols]: row i of A or column j of B holds a
+// NaN or an infinity.
 template <class Reference>
-void run_fast(const tensor_core_fast::Packed& o, const Workspace& w, unsigned threads,
-              Reference&& reference) {
+void run_fast(const tensor_core_fast::Packed& o, const uint8_t* row_special,
+              const uint32_t* col_special, unsigned threads, Reference&& reference) {
   const tensor_core_fast::TileKernel kernel = tensor_core_fast::tile_kernel_for_this_cpu();
   const int groups = (o.m + kRows - 1) / kRows, panels = o.panels();
   // 16 groups (64 rows) of A stay in the cache while the panels of B go by.
@@ -279,8 +299,8 @@ void run_fast(const tensor_core_fast::Packed& o, const Workspace& w, unsigned th
     for (int i = begin * kRows; i < std::min(o.m, end * kRows); ++i) {
       for (int p = 0; p < panels; ++p) {
         const int cols = std::min(kCols, o.n - p * kCols);
-        uint32_t redo = o.redo[static_cast<size_t>(i) * panels + p] | w.col_special[p];
-        if (w.row_special[i]) redo = cols == kCols ? ~0u : (1u << cols) - 1;
+        uint32_t redo = o.redo[static_cast<size_t>(i) * panels + p] | col_special[p];
+        if (row_special[i]) redo = cols == kCols ? ~0u : (1u << cols) - 1;
         for (; redo != 0; redo &= redo - 1) reference(i, p * kCols + std::countr_zero(redo));
       }
     }
@@ -347,76 +367,159 @@ std::vector<uint32_t> tensor_core_gemm(const TensorCoreModel& model, std::span<c
   packed.ldc = n;
   packed.d = d.data();
   packed.ldd = n;
-  run_fast(packed, w, threads, reference);
+  run_fast(packed, w.row_special.data(), w.col_special.data(), threads, reference);
   return d;
 }
 
-void tensor_core_gemm_in_place(const TensorCoreModel& model, int m, int n, int k, const float* a,
-                               std::ptrdiff_t a_row, std::ptrdiff_t a_col, const float* b,
-                               std::ptrdiff_t ldb, float* c, std::ptrdiff_t ldc) {
-  if (m < 0 || n < 0 || k < 0) {
-    throw std::invalid_argument("tensor_core_gemm_in_place: negative size M=" + std::to_string(m) +
-                                ", N=" + std::to_string(n) + ", K=" + std::to_string(k));
-  }
+namespace {
+
+void check_in_place_model(const TensorCoreModel& model) {
   if (model.accumulator != formats::fp32 || model.input.width() > 16) {
     throw std::invalid_argument("tensor_core_gemm_in_place: " + model.name +
                                 " does not take 16-bit or narrower inputs into fp32");
   }
-  Workspace& w = workspace();
-  const auto a_at = [&](int i, int kk) { return a[i * a_row + kk * a_col]; };
-  const auto b_at = [&](int kk, int j) { return b[kk * ldb + j]; };
-  // The encodings of A and B (for the reference), after checking that every value is one;
-  // bf16 values known to be floats with zero low halves are their high halves.
-  const auto encode = [&](int rows, int cols, auto&& at, std::vector<uint16_t>& bits,
-                          const char* what, bool high_halves) {
-    w.values.resize(static_cast<size_t>(rows) * cols);
-    for (int i = 0; i < rows; ++i)
-      for (int j = 0; j < cols; ++j) w.values[static_cast<size_t>(i) * cols + j] = at(i, j);
-    if (!high_halves) {
-      encode_exactly(model.input, w.values, bits, what);
-      return;
-    }
-    bits.resize(w.values.size());
-    for (size_t x = 0; x < w.values.size(); ++x)
-      bits[x] = static_cast<uint16_t>(std::bit_cast<uint32_t>(w.values[x]) >> 16);
+}
+
+// Whether the kernels take a packed operand of the model with these sizes: the fast path's models
+// on bf16 values, whose encodings are the high halves of their floats.
+bool packs_for_kernels(const TensorCoreModel& model, int rows, int cols) {
+  return fast_path_applies(model) && model.input == formats::bf16 && rows > 0 && cols > 0;
+}
+
+// The encodings of x (rows x cols, x_at(i, j) a float) in `format`, after checking that every
+// value is one (std::invalid_argument naming the first that is not, as "`what` value").
+template <class At>
+void encode_values(const Format& format, int rows, int cols, At x_at, std::vector<uint16_t>& bits,
+                   const char* what) {
+  std::vector<float>& values = workspace().values;
+  values.resize(static_cast<size_t>(rows) * cols);
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) values[static_cast<size_t>(i) * cols + j] = x_at(i, j);
+  encode_exactly(format, values, bits, what);
+}
+
+}  // namespace
+
+void TensorCoreOperand::start(const TensorCoreModel& model, bool left, int rows, int cols) {
+  check_in_place_model(model);
+  if (rows < 0 || cols < 0) {
+    throw std::invalid_argument(std::string("tensor_core_gemm_in_place: negative size of ") +
+                                (left ? "A: " : "B: ") + std::to_string(rows) + " x " +
+                                std::to_string(cols));
+  }
+  model_ = &model;
+  left_ = left;
+  rows_ = rows;
+  cols_ = cols;
+  encoded_ = false;
+  fast_ = packs_for_kernels(model, rows, cols);
+  kp_ = ((left ? cols : rows) + model.k - 1) / model.k * model.k;  // k padded
+}
+
+void TensorCoreOperand::encode_from(const std::function<float(int, int)>& at) {
+  encode_values(model_->input, rows_, cols_, at, bits_, left_ ? "A" : "B");
+  encoded_ = true;
+}
+
+void TensorCoreOperand::pack_left(const TensorCoreModel& model, int m, int k, const float* a,
+                                  std::ptrdiff_t a_row, std::ptrdiff_t a_col) {
+  start(model, true, m, k);
+  const auto a_at = [=](int i, int kk) { return a[i * a_row + kk * a_col]; };
+  if (!fast_) return encode_from(a_at);
+  values_.resize(static_cast<size_t>((m + kRows - 1) / kRows) * kp_ * kRows);
+  a_exp_.resize(values_.size());
+  for_this_cpu<LayOutLeft>(lay_out_left, lay_out_left_v3, lay_out_left_v4)(a, a_row, a_col, m, k,
+                                                                           kp_, values_.data());
+  const Scan scan = exponents_for_cpu(values_.data(), values_.size(), model.input.emin(),
+                                      tensor_core_fast::kExponentBias, a_exp_.data());
+  any_special_ = scan.special;
+  row_special_.assign(m, 0);
+  if (scan.special) {
+    for (int i = 0; i < m; ++i)
+      for (int kk = 0; kk < k; ++kk) row_special_[i] |= is_special(a_at(i, kk));
+  }
+  // A value with a nonzero low half is not bf16's (an error) or a NaN with a payload, whose
+  // encoding the rounding gives.
+  if ((scan.bits_or & 0xffffu) != 0) encode_from(a_at);
+}
+
+void TensorCoreOperand::pack_right(const TensorCoreModel& model, int k, int n, const float* b,
+                                   std::ptrdiff_t ldb) {
+  start(model, false, k, n);
+  const auto b_at = [=](int kk, int j) { return b[kk * ldb + j]; };
+  if (!fast_) return encode_from(b_at);
+  const int panels = (n + kCols - 1) / kCols;
+  values_.resize(static_cast<size_t>(panels) * kp_ * kCols);
+  b_exp_.resize(values_.size());
+  for_this_cpu<LayOutRight>(lay_out_right, lay_out_right_v3, lay_out_right_v4)(b, ldb, k, n, kp_,
+                                                                               values_.data());
+  const Scan scan =
+      exponents_for_cpu(values_.data(), values_.size(), model.input.emin(), 0, b_exp_.data());
+  any_special_ = scan.special;
+  col_special_.assign(panels, 0);
+  if (scan.special) {
+    for (int kk = 0; kk < k; ++kk)
+      for (int j = 0; j < n; ++j)
+        col_special_[j / kCols] |= static_cast<uint32_t>(is_special(b_at(kk, j))) << (j % kCols);
+  }
+  if ((scan.bits_or & 0xffffu) != 0) encode_from(b_at);
+}
+
+const std::vector<uint16_t>& TensorCoreOperand::encodings() const {
+  if (encoded_) return bits_;
+  // Laid out for the kernels, every value bf16's: its encoding is its float's high half.
+  const auto high_half = [](float x) {
+    return static_cast<uint16_t>(std::bit_cast<uint32_t>(x) >> 16);
   };
-  const bool fast =
-      fast_path_applies(model) && model.input == formats::bf16 && k > 0 && m > 0 && n > 0;
-  if (!fast) {
-    encode(m, k, a_at, w.a_bits, "A", false);
-    encode(k, n, b_at, w.b_bits, "B", false);
+  bits_.resize(static_cast<size_t>(rows_) * cols_);
+  for (int i = 0; i < rows_; ++i) {
+    for (int j = 0; j < cols_; ++j) {
+      const size_t at = left_ ? (static_cast<size_t>(i / kRows) * kp_ + j) * kRows + i % kRows
+                              : (static_cast<size_t>(j / kCols) * kp_ + i) * kCols + j % kCols;
+      bits_[static_cast<size_t>(i) * cols_ + j] = high_half(values_[at]);
+    }
+  }
+  encoded_ = true;
+  return bits_;
+}
+
+void tensor_core_gemm_in_place(const TensorCoreOperand& a, const TensorCoreOperand& b, float* c,
+                               std::ptrdiff_t ldc) {
+  if (a.model_ == nullptr || !a.left_ || b.left_ || a.model_ != b.model_ || a.cols_ != b.rows_) {
+    throw std::invalid_argument(
+        "tensor_core_gemm_in_place: packed operands do not fit: expected a left A (m x k) and a "
+        "right B (k x n) of one model, got " +
+        std::to_string(a.rows_) + " x " + std::to_string(a.cols_) + " and " +
+        std::to_string(b.rows_) + " x " + std::to_string(b.cols_));
+  }
+  const TensorCoreModel& model = *a.model_;
+  const int m = a.rows_, n = b.cols_, k = a.cols_;
+  Workspace& w = workspace();
+  auto* c_bits = reinterpret_cast<uint32_t*>(c);
+  if (!a.fast_ || !b.fast_) {
     w.c.resize(static_cast<size_t>(m) * n);
     for (int i = 0; i < m; ++i)
-      for (int j = 0; j < n; ++j)
-        w.c[static_cast<size_t>(i) * n + j] = std::bit_cast<uint32_t>(c[i * ldc + j]);
-    const std::vector<uint32_t> d = tensor_core_gemm(model, w.a_bits, w.b_bits, w.c, m, n, k, 1);
+      for (int j = 0; j < n; ++j) w.c[static_cast<size_t>(i) * n + j] = c_bits[i * ldc + j];
+    const std::vector<uint32_t> d =
+        tensor_core_gemm(model, a.encodings(), b.encodings(), w.c, m, n, k, 1);
     for (int i = 0; i < m; ++i)
-      for (int j = 0; j < n; ++j)
-        c[i * ldc + j] = std::bit_cast<float>(d[static_cast<size_t>(i) * n + j]);
+      std::memcpy(c + i * ldc, d.data() + static_cast<size_t>(i) * n, sizeof(float) * n);
     return;
   }
-  // A bf16 value is a float whose low 16 bits are zero, its encoding the high 16 bits.
-  const StridedFloats floats{a, a_row, a_col, b, ldb};
-  const LayOutFloats lay_out_here =
-      for_this_cpu<LayOutFloats>(lay_out_floats, lay_out_floats_v3, lay_out_floats_v4);
-  uint32_t bits_or = 0;
-  tensor_core_fast::Packed packed = pack(
-      model, m, n, k,
-      [&](int kp, float* a_out, float* b_out) { lay_out_here(floats, m, n, k, kp, a_out, b_out); },
-      a_at, b_at, w, bits_or);
-  const bool high_halves = (bits_or & 0xffffu) == 0;
-  bool encoded = false;
-  if (!high_halves) {  // throws naming a value that is not bf16's, or encodes NaN payloads
-    encode(m, k, a_at, w.a_bits, "A", false);
-    encode(k, n, b_at, w.b_bits, "B", false);
-    encoded = true;
-  }
+  tensor_core_fast::Packed packed{};
+  packed.model = &model;
+  packed.m = m;
+  packed.n = n;
+  packed.k = a.kp_;
+  packed.a = a.values_.data();
+  packed.a_exp = a.a_exp_.data();
+  packed.b = b.values_.data();
+  packed.b_exp = b.b_exp_.data();
+  w.redo.resize(static_cast<size_t>(m) * packed.panels());
+  packed.redo = w.redo.data();
   // D is written over C; the reference reads the C of the outputs the kernels flag from c_kept,
   // and where a NaN or an infinity sends others to it as well, D goes beside C first.
-  const bool specials =
-      std::any_of(w.row_special.begin(), w.row_special.end(), [](uint8_t x) { return x != 0; }) ||
-      std::any_of(w.col_special.begin(), w.col_special.end(), [](uint32_t x) { return x != 0; });
-  auto* c_bits = reinterpret_cast<uint32_t*>(c);
+  const bool specials = a.any_special_ || b.any_special_;
   packed.c = c_bits;
   packed.ldc = ldc;
   if (specials) {
@@ -429,20 +532,30 @@ void tensor_core_gemm_in_place(const TensorCoreModel& model, int m, int n, int k
     packed.ldd = ldc;
     packed.c_kept = w.c.data();
   }
-  run_fast(packed, w, 1, [&](int i, int j) {
-    if (!encoded) {
-      encode(m, k, a_at, w.a_bits, "A", true);
-      encode(k, n, b_at, w.b_bits, "B", true);
-      encoded = true;
-    }
+  run_fast(packed, a.row_special_.data(), b.col_special_.data(), 1, [&](int i, int j) {
+    const uint16_t* a_bits = a.encodings().data();
+    const uint16_t* b_bits = b.encodings().data();
     const uint32_t c_ij = specials ? c_bits[i * ldc + j] : w.c[static_cast<size_t>(i) * n + j];
-    packed.d[i * packed.ldd + j] = tensor_core_dot(
-        model, w.a_bits.data() + static_cast<size_t>(i) * k, 1, w.b_bits.data() + j, n, k, c_ij);
+    packed.d[i * packed.ldd + j] =
+        tensor_core_dot(model, a_bits + static_cast<size_t>(i) * k, 1, b_bits + j, n, k, c_ij);
   });
   if (specials) {
     for (int i = 0; i < m; ++i)
       std::memcpy(c + i * ldc, w.d.data() + static_cast<size_t>(i) * n, sizeof(float) * n);
   }
+}
+
+void tensor_core_gemm_in_place(const TensorCoreModel& model, int m, int n, int k, const float* a,
+                               std::ptrdiff_t a_row, std::ptrdiff_t a_col, const float* b,
+                               std::ptrdiff_t ldb, float* c, std::ptrdiff_t ldc) {
+  if (m < 0 || n < 0 || k < 0) {
+    throw std::invalid_argument("tensor_core_gemm_in_place: negative size M=" + std::to_string(m) +
+                                ", N=" + std::to_string(n) + ", K=" + std::to_string(k));
+  }
+  thread_local TensorCoreOperand left, right;
+  left.pack_left(model, m, k, a, a_row, a_col);
+  right.pack_right(model, k, n, b, ldb);
+  tensor_core_gemm_in_place(left, right, c, ldc);
 }
 
 }  // namespace simprec

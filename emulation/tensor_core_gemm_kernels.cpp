@@ -106,8 +106,14 @@ void tile_portable(const Packed& o, int g, int p) {
 #if SIMPREC_AVX512_KERNELS
 // The tile in 16 int32/float lanes, two vectors per row. Exact for the reasons in the header, and:
 //   - the alignment exponents are maxima of int16 sums, 32 columns a vector;
-//   - a product of 16-bit inputs is exact in float, and so is its scaling within the kernel's
-//     range of alignment exponents, and cvttps2dq truncates toward zero;
+//   - a product of 16-bit inputs is exact in float, and cvttps2dq truncates toward zero;
+//   - the products are scaled by 2^(F - emax) in integers, adding F - emax to their exponent
+//     field, which leaves a float unit (FP0/FP1 on Zen 4) to the multiplications: the v4 kernel
+//     takes alignment exponents up to F only (above, the output goes to the reference), so the
+//     shift is never negative; a product that reaches the window is a normal float whose scaled
+//     value is below 2^(F+2), so the addition is exact, and a zero or subnormal product (which
+//     does not reach it) gets an exponent field of at most 80 + F < 127 and truncates to zero
+//     like its true scaled value;
 //   - C's truncated term is below 2^(F+1) and the at most 16 truncated products each below
 //     3.997 * 2^F (F <= 25): their true sum is below 2^32 - (2^31 - 2^26) in magnitude, so when
 //     the int32 sum wraps around its magnitude is at least 2^31 - 2^26, which is flagged;
@@ -139,10 +145,15 @@ void tile_portable(const Packed& o, int g, int p) {
   const float* b = o.b + static_cast<size_t>(p) * k * kCols;
   const int16_t* b_exp = o.b_exp + static_cast<size_t>(p) * k * kCols;
 
+  // An alignment exponent e is in the kernel's range when e - lowest <= span as unsigned numbers;
+  // the lanes outside are flagged, and what they compute is never read.
   const __m512i lowest = _mm512_set1_epi32(kLowestBiasedAlignment);
-  const __m512i highest = _mm512_set1_epi32(kHighestBiasedAlignment);
-  // 2^(F - e) for e = emax + kExponentBias: exponent field 127 + F - emax.
-  const __m512i scale_base = _mm512_set1_epi32(127 + kExponentBias + F);
+  const __m512i span = _mm512_set1_epi32(std::min(kHighestBiasedAlignment, kExponentBias + F) -
+                                         kLowestBiasedAlignment);
+  // F - e for e = emax + kExponentBias, in the place of the exponent field; plus 127 there, the
+  // bits of 2^(F - emax).
+  const __m512i shift_base = _mm512_set1_epi32(kExponentBias + F);
+  const __m512i one_field = _mm512_set1_epi32(127 << 23);
   const __m512i unscale_from_scale = _mm512_set1_epi32(254 << 23);
   const __m512i exponent_field = _mm512_set1_epi32(0xff);
   const __m512i wrapped = _mm512_set1_epi32((1u << 31) - (1u << 26));
@@ -181,7 +192,7 @@ void tile_portable(const Packed& o, int g, int p) {
     }
     // Scales, and the sums started from C's truncated term.
     __m512 scale[R][2];
-    __m512i sum[R][2];
+    __m512i shift[R][2], sum[R][2];
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
       const __m512i e16[2] = {_mm512_cvtepi16_epi32(_mm512_castsi512_si256(emax16[r])),
@@ -189,22 +200,25 @@ void tile_portable(const Packed& o, int g, int p) {
 #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
         const __m512i c_exp = kb == 0 ? c_exp_first[r][h] : biased_exponent(acc[r][h]);
-        const __m512i e_unclamped = _mm512_max_epi32(e16[h], c_exp);
-        const __m512i e = _mm512_min_epi32(_mm512_max_epi32(e_unclamped, lowest), highest);
-        good[r][h] = _mm512_mask_cmpeq_epi32_mask(good[r][h], e, e_unclamped);
-        scale[r][h] = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_sub_epi32(scale_base, e), 23));
+        const __m512i e = _mm512_max_epi32(e16[h], c_exp);
+        good[r][h] = _mm512_mask_cmple_epu32_mask(good[r][h], _mm512_sub_epi32(e, lowest), span);
+        shift[r][h] = _mm512_slli_epi32(_mm512_sub_epi32(shift_base, e), 23);
+        scale[r][h] = _mm512_castsi512_ps(_mm512_add_epi32(shift[r][h], one_field));
         sum[r][h] = _mm512_cvttps_epi32(_mm512_mul_ps(acc[r][h], scale[r][h]));
       }
     }
+#pragma GCC unroll 4
     for (int kk = kb; kk < kb + bs; ++kk) {
       const __m512 b0 = _mm512_loadu_ps(b + kk * kCols), b1 = _mm512_loadu_ps(b + kk * kCols + 16);
 #pragma GCC unroll 4
       for (int r = 0; r < R; ++r) {
         const __m512 av = _mm512_set1_ps(a[kk * R + r]);
+        const __m512i p0 = _mm512_castps_si512(_mm512_mul_ps(av, b0));
+        const __m512i p1 = _mm512_castps_si512(_mm512_mul_ps(av, b1));
         sum[r][0] = _mm512_add_epi32(
-            sum[r][0], _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_mul_ps(av, b0), scale[r][0])));
+            _mm512_cvttps_epi32(_mm512_castsi512_ps(_mm512_add_epi32(p0, shift[r][0]))), sum[r][0]);
         sum[r][1] = _mm512_add_epi32(
-            sum[r][1], _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_mul_ps(av, b1), scale[r][1])));
+            _mm512_cvttps_epi32(_mm512_castsi512_ps(_mm512_add_epi32(p1, shift[r][1]))), sum[r][1]);
       }
     }
 #pragma GCC unroll 4

@@ -2,6 +2,7 @@
 // the accumulation-registry adapter and the `simprec mma` command.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -254,6 +255,60 @@ TEST(TensorCoreGemm, InPlaceOnFloatsEqualsReference) {
             << "trial " << trial << " m=" << m << " n=" << n << " k=" << k << " i=" << i
             << " j=" << j;
   }
+}
+
+// Operands packed once and multiplied several times (as attention reuses its tiles), among them
+// a B holding infinities and NaNs, whose outputs the reference computes from encodings taken
+// from the packed layout once and kept.
+TEST(TensorCoreGemm, PackedOperandsReusedEqualReference) {
+  std::mt19937_64 rng(11);
+  const TensorCoreModel& model = tensor_core_model("tc:sm90-mma-bf16");
+  const auto value = [](uint16_t bits) { return std::bit_cast<float>(uint32_t{bits} << 16); };
+  for (int trial = 0; trial < 6; ++trial) {
+    const int m = 1 + static_cast<int>(rng() % 40), n = 1 + static_cast<int>(rng() % 70);
+    const int k = 1 + static_cast<int>(rng() % 70);
+    const bool specials = trial % 2 == 1;
+    auto draw = [&]() -> uint16_t {
+      const uint64_t r = rng();
+      if (specials && r % 97 == 0) return r & 2 ? 0xff80 : 0x7fc0;  // -infinity, NaN
+      if (r % 13 == 0) return 0;
+      const int e = static_cast<int>((r >> 20) % 41) - 20;
+      return static_cast<uint16_t>(((e + 127) << 7) | ((r >> 32) & 0x7f) | ((r & 1) << 15));
+    };
+    std::vector<uint16_t> b(k * n);
+    for (auto& x : b) x = draw();
+    std::vector<float> bf(k * n);
+    for (int x = 0; x < k * n; ++x) bf[x] = value(b[x]);
+    TensorCoreOperand right;
+    right.pack_right(model, k, n, bf.data(), n);
+    for (int use = 0; use < 3; ++use) {
+      std::vector<uint16_t> a(m * k);
+      for (auto& x : a) x = draw();
+      std::vector<float> af(m * k), cf(m * n);
+      for (int x = 0; x < m * k; ++x) af[x] = value(a[x]);
+      std::vector<uint32_t> c(m * n);
+      for (int x = 0; x < m * n; ++x) {
+        c[x] = static_cast<uint32_t>(draw()) << 16 | static_cast<uint32_t>(rng() >> 48);
+        cf[x] = std::bit_cast<float>(c[x]);
+      }
+      TensorCoreOperand left;
+      left.pack_left(model, m, k, af.data(), k, 1);
+      tensor_core_gemm_in_place(left, right, cf.data(), n);
+      for (int i = 0; i < m; ++i)
+        for (int j = 0; j < n; ++j)
+          ASSERT_EQ(std::bit_cast<uint32_t>(cf[i * n + j]),
+                    tensor_core_dot(model, &a[i * k], 1, &b[j], n, k, c[i * n + j]))
+              << "trial " << trial << " use " << use << " i=" << i << " j=" << j;
+    }
+  }
+  // Operands that do not fit together.
+  std::vector<float> x(64, 1.0f), c(16, 0.0f);
+  TensorCoreOperand a16, b32, left_as_b;
+  a16.pack_left(model, 4, 16, x.data(), 16, 1);
+  b32.pack_right(model, 32, 2, x.data(), 2);
+  left_as_b.pack_left(model, 16, 4, x.data(), 4, 1);
+  EXPECT_THROW(tensor_core_gemm_in_place(a16, b32, c.data(), 2), std::invalid_argument);
+  EXPECT_THROW(tensor_core_gemm_in_place(a16, left_as_b, c.data(), 4), std::invalid_argument);
 }
 
 TEST(TensorCoreGemm, InPlaceRejectsValuesOfAnotherFormat) {

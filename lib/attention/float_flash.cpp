@@ -160,6 +160,8 @@ struct Problem {
   const TensorCoreModel* tensor_core;  // the products' model, or nullptr: one fmaf per term
   SiteRounder grad_out;
   std::vector<float> q, k, v, d_out, qt, d_out_t;
+  // The tensor-core model's operands packed for the products that read them once only.
+  mutable TensorCoreOperand scratch_left, scratch_right;
 
   Problem(const AttentionConfig& config, const AttentionShape& s, Numerics numerics)
       : nq(s.nq),
@@ -181,15 +183,56 @@ struct Problem {
   // (tensor_core_gemm_in_place; every operand here is a bf16 value: an input, P or dS cast, and
   // c an fp32 value), which computes element (i, j) from row i of A, column j of B
   // and c(i, j) alone, as the site-by-site path's gemm does from the same operands in whatever
-  // layout it holds them.
+  // layout it holds them. a_packed and b_packed, where given, are A and B packed for the model
+  // (a tile that several products read, packed once).
   void product(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_row, int64_t a_col,
-               const float* b, int64_t ldb, float* c_out, int64_t ldc) const {
+               const float* b, int64_t ldb, float* c_out, int64_t ldc,
+               const TensorCoreOperand* a_packed = nullptr,
+               const TensorCoreOperand* b_packed = nullptr) const {
     if (!tensor_core) {
       float_sequential_strided(m, n, k, a, a_row, a_col, b, ldb, c_out, ldc);
       return;
     }
-    tensor_core_gemm_in_place(*tensor_core, static_cast<int>(m), static_cast<int>(n),
-                              static_cast<int>(k), a, a_row, a_col, b, ldb, c_out, ldc);
+    if (!a_packed) {
+      scratch_left.pack_left(*tensor_core, static_cast<int>(m), static_cast<int>(k), a, a_row,
+                             a_col);
+      a_packed = &scratch_left;
+    }
+    if (!b_packed) {
+      scratch_right.pack_right(*tensor_core, static_cast<int>(k), static_cast<int>(n), b, ldb);
+      b_packed = &scratch_right;
+    }
+    tensor_core_gemm_in_place(*a_packed, *b_packed, c_out, ldc);
+  }
+
+  // Rows [r0, r0 + rows) of x (row stride cols) as the left or right operand of the tensor-core
+  // model (nothing without it).
+  void pack_left(TensorCoreOperand& out, const std::vector<float>& x, int64_t r0, int64_t rows,
+                 int64_t cols) const {
+    if (tensor_core) {
+      out.pack_left(*tensor_core, static_cast<int>(rows), static_cast<int>(cols),
+                    x.data() + r0 * cols, cols, 1);
+    }
+  }
+  void pack_right(TensorCoreOperand& out, const std::vector<float>& x, int64_t r0, int64_t rows,
+                  int64_t cols) const {
+    if (tensor_core) {
+      out.pack_right(*tensor_core, static_cast<int>(rows), static_cast<int>(cols),
+                     x.data() + r0 * cols, cols);
+    }
+  }
+  // Query tile [i0, i0 + br) of a transposed copy (tile_transposed, `cols` columns) as the
+  // right operand: its cols x br block.
+  void pack_right_block(TensorCoreOperand& out, const std::vector<float>& xt, int64_t i0,
+                        int64_t br, int64_t cols) const {
+    if (tensor_core) {
+      out.pack_right(*tensor_core, static_cast<int>(cols), static_cast<int>(br),
+                     xt.data() + i0 * cols, br);
+    }
+  }
+  // The packed operand, or nullptr without the tensor-core model.
+  const TensorCoreOperand* packed(const TensorCoreOperand& x) const {
+    return tensor_core ? &x : nullptr;
   }
 
   // The row shift of the exponent from the row max m (forward pass): round(m scale), or for fa2
@@ -213,10 +256,13 @@ struct Problem {
     return t;
   }
 
-  // S^T (bc x br) of query tile [i0, i0 + br) and key tile [j0, j0 + bc), masked keys -inf.
-  void scores(int64_t i0, int64_t br, int64_t j0, int64_t bc, float* st) const {
+  // S^T (bc x br) of query tile [i0, i0 + br) and key tile [j0, j0 + bc), masked keys -inf;
+  // k_tile and qt_tile: the key tile and the query tile's block of qt, packed.
+  void scores(int64_t i0, int64_t br, int64_t j0, int64_t bc, float* st,
+              const TensorCoreOperand& k_tile, const TensorCoreOperand& qt_tile) const {
     std::fill(st, st + bc * br, 0.0f);
-    product(bc, br, d, k.data() + j0 * d, d, 1, qt.data() + i0 * d, br, st, br);
+    product(bc, br, d, k.data() + j0 * d, d, 1, qt.data() + i0 * d, br, st, br, packed(k_tile),
+            packed(qt_tile));
     if (!causal || j0 + bc - 1 <= i0) return;
     for (int64_t j = 0; j < bc; ++j) {
       for (int64_t i = 0; i < std::min(br, j0 + j - i0); ++i) st[j * br + i] = -kInf;
@@ -251,10 +297,13 @@ struct Problem {
 
   // One key/value tile of query tile [i0, i0 + br)'s online softmax: m, l (its rows' running max
   // and sum) and acc (their O accumulator, row stride dv) rescaled where the max grows, then
-  // l += rowsum(P) and acc += P V. st, shift and block_max hold a tile's rows, arg is scratch.
+  // l += rowsum(P) and acc += P V. st, shift and block_max hold a tile's rows, arg is scratch;
+  // k_tile, qt_tile and v_tile are the operands packed for scores and for P V.
   void forward_tile(int64_t i0, int64_t br, int64_t j0, int64_t bc, float* acc, float* m, float* l,
-                    float* st, float* shift, float* block_max, std::vector<float>& arg) const {
-    scores(i0, br, j0, bc, st);
+                    float* st, float* shift, float* block_max, std::vector<float>& arg,
+                    const TensorCoreOperand& k_tile, const TensorCoreOperand& qt_tile,
+                    const TensorCoreOperand& v_tile) const {
+    scores(i0, br, j0, bc, st, k_tile, qt_tile);
     std::fill(block_max, block_max + br, -kInf);
     for (int64_t j = 0; j < bc; ++j) {
       const float* __restrict s = st + j * br;
@@ -288,22 +337,35 @@ struct Problem {
       for (int64_t i = 0; i < br; ++i) li[i] += p[i];
     }
     if (fa2) round_to_bf16(st, bc * br);  // p_cast
-    product(br, dv, bc, st, 1, br, v.data() + j0 * dv, dv, acc, dv);
+    product(br, dv, bc, st, 1, br, v.data() + j0 * dv, dv, acc, dv, nullptr, packed(v_tile));
   }
 
   void forward(double* o_out, double* lse_out, double* row_sum_out, std::vector<float>& o) {
     o.assign(nq * dv, 0.0f);
     std::vector<float> st(bc_max * br_max), arg, acc(br_max * dv), m(br_max), l(br_max),
         shift(br_max), block_max(br_max);
+    // Every query tile reads every key tile: K and V packed once, tile by tile.
+    const int64_t key_tiles = (nk + bc_max - 1) / bc_max;
+    std::vector<TensorCoreOperand> k_tiles(tensor_core ? key_tiles : 1),
+        v_tiles(tensor_core ? key_tiles : 1);
+    for (int64_t t = 0; tensor_core && t < key_tiles; ++t) {
+      const int64_t j0 = t * bc_max, bc = std::min(nk, j0 + bc_max) - j0;
+      pack_left(k_tiles[t], k, j0, bc, d);
+      pack_right(v_tiles[t], v, j0, bc, dv);
+    }
+    TensorCoreOperand qt_tile;
     for (int64_t i0 = 0; i0 < nq; i0 += br_max) {
       const int64_t i1 = std::min(nq, i0 + br_max), br = i1 - i0;
+      pack_right_block(qt_tile, qt, i0, br, d);
       std::fill(acc.begin(), acc.end(), 0.0f);
       std::fill(m.begin(), m.end(), -kInf);
       std::fill(l.begin(), l.end(), 0.0f);
       for (int64_t j0 = 0; j0 < nk; j0 += bc_max) {
         if (causal && j0 > i1 - 1) break;
+        const int64_t t = tensor_core ? j0 / bc_max : 0;
         forward_tile(i0, br, j0, std::min(nk, j0 + bc_max) - j0, acc.data(), m.data(), l.data(),
-                     st.data(), shift.data(), block_max.data(), arg);
+                     st.data(), shift.data(), block_max.data(), arg, k_tiles[t], qt_tile,
+                     v_tiles[t]);
       }
       for (int64_t i = 0; i < br; ++i) {
         const int64_t gi = i0 + i;
@@ -336,18 +398,45 @@ struct Problem {
     constexpr int64_t kKeyGroup = 4;
     std::vector<float> st(bc_max * br_max), pct, dpt(bc_max * br_max), arg, dq_acc(nq * d, 0.0f),
         dk_acc(kKeyGroup * bc_max * d), dv_acc(kKeyGroup * bc_max * dv);
+    // The operands packed for the tensor-core model: a key tile's K (for S and for dQ) and V
+    // once per group, every query tile's Q^T, dO, dO^T and Q once (each group reads them all).
+    TensorCoreOperand k_left[kKeyGroup], k_right[kKeyGroup], v_left[kKeyGroup];
+    const int64_t query_tiles = tensor_core ? (nq + br_max - 1) / br_max : 0;
+    std::vector<TensorCoreOperand> qt_tiles(query_tiles), do_tiles(query_tiles),
+        dot_tiles(query_tiles), q_tiles(query_tiles);
+    for (int64_t t = 0; t < query_tiles; ++t) {
+      const int64_t i0 = t * br_max, br = std::min(nq, i0 + br_max) - i0;
+      pack_right_block(qt_tiles[t], qt, i0, br, d);
+      pack_right(do_tiles[t], d_out, i0, br, dv);
+      pack_right_block(dot_tiles[t], d_out_t, i0, br, dv);
+      pack_right(q_tiles[t], q, i0, br, d);
+    }
+    const TensorCoreOperand none;
+    const auto query_tile = [&](const std::vector<TensorCoreOperand>& tiles, int64_t i0) {
+      return tensor_core ? &tiles[i0 / br_max] : &none;
+    };
     for (int64_t g0 = 0; g0 < nk; g0 += kKeyGroup * bc_max) {
       const int64_t g1 = std::min(nk, g0 + kKeyGroup * bc_max);
       std::fill(dk_acc.begin(), dk_acc.end(), 0.0f);
       std::fill(dv_acc.begin(), dv_acc.end(), 0.0f);
+      for (int64_t j0 = g0; j0 < g1; j0 += bc_max) {
+        const int64_t t = (j0 - g0) / bc_max, bc = std::min(nk, j0 + bc_max) - j0;
+        pack_left(k_left[t], k, j0, bc, d);
+        pack_right(k_right[t], k, j0, bc, d);
+        pack_left(v_left[t], v, j0, bc, dv);
+      }
       for (int64_t i0 = 0; i0 < nq; i0 += br_max) {
         const int64_t i1 = std::min(nq, i0 + br_max), br = i1 - i0;
+        const TensorCoreOperand &qt_tile = *query_tile(qt_tiles, i0),
+                                &do_tile = *query_tile(do_tiles, i0),
+                                &dot_tile = *query_tile(dot_tiles, i0),
+                                &q_tile = *query_tile(q_tiles, i0);
         for (int64_t j0 = g0; j0 < g1; j0 += bc_max) {
-          const int64_t bc = std::min(nk, j0 + bc_max) - j0;
+          const int64_t t = (j0 - g0) / bc_max, bc = std::min(nk, j0 + bc_max) - j0;
           if (causal && j0 > i1 - 1) break;
           float* dk_tile = dk_acc.data() + (j0 - g0) * d;
           float* dv_tile = dv_acc.data() + (j0 - g0) * dv;
-          scores(i0, br, j0, bc, st.data());
+          scores(i0, br, j0, bc, st.data(), k_left[t], qt_tile);
           probabilities(st.data(), bc, br, shift.data() + i0, arg);  // st now holds P^T
           // dV += P^T dO (fa2: P cast at p_cast_bwd)
           const float* pc = st.data();
@@ -356,11 +445,12 @@ struct Problem {
             round_to_bf16(pct.data(), bc * br);
             pc = pct.data();
           }
-          product(bc, dv, br, pc, br, 1, d_out.data() + i0 * dv, dv, dv_tile, dv);
+          product(bc, dv, br, pc, br, 1, d_out.data() + i0 * dv, dv, dv_tile, dv, nullptr,
+                  packed(do_tile));
           // dP^T = V dO^T
           std::fill(dpt.begin(), dpt.begin() + bc * br, 0.0f);
           product(bc, br, dv, v.data() + j0 * dv, dv, 1, d_out_t.data() + i0 * dv, br, dpt.data(),
-                  br);
+                  br, packed(v_left[t]), packed(dot_tile));
           // dS^T = P o (dP - D), into dpt
           for (int64_t j = 0; j < bc; ++j) {
             const float* __restrict p = st.data() + j * br;
@@ -370,8 +460,10 @@ struct Problem {
           }
           if (fa2) round_to_bf16(dpt.data(), bc * br);  // ds_cast
           // dQ += dS K (dS read through its transpose); dK += dS^T Q
-          product(br, d, bc, dpt.data(), 1, br, k.data() + j0 * d, d, dq_acc.data() + i0 * d, d);
-          product(bc, d, br, dpt.data(), br, 1, q.data() + i0 * d, d, dk_tile, d);
+          product(br, d, bc, dpt.data(), 1, br, k.data() + j0 * d, d, dq_acc.data() + i0 * d, d,
+                  nullptr, packed(k_right[t]));
+          product(bc, d, br, dpt.data(), br, 1, q.data() + i0 * d, d, dk_tile, d, nullptr,
+                  packed(q_tile));
         }
       }
       const int64_t keys = g1 - g0;
