@@ -170,13 +170,17 @@ py::dict validate_attention(const std::string& kernel, const py::dict& kernel_ou
     options.baseline = false;
     if (!exp2.is_none()) options.device_exp2 = device_function(exp2);
     if (grads_from_kernel_forward) {
-      attention::AttentionInputs forward = in;
-      forward.d_out.clear();
-      a = attention::analyse_attention(forward, config, options);
+      // One fp64 reference (forward and backward, from Q, K, V, dO alone) serves both.
       attention::AttentionInputs backward = in;
       backward.o = validate::values_of(*kernel_o);
       backward.lse = validate::values_of(*kernel_lse);
       grads = attention::analyse_attention(backward, config, options);
+      attention::AttentionInputs forward = in;
+      forward.d_out.clear();
+      attention::AnalysisOptions forward_only = options;
+      forward_only.reference = false;
+      a = attention::analyse_attention(forward, config, forward_only);
+      a.reference = grads.reference;
     } else {
       a = attention::analyse_attention(in, config, options);
     }
