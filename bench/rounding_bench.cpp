@@ -71,6 +71,20 @@ void memcpy_benchmark(benchmark::State& state) {
   finish(state);
 }
 
+// The Philox4x32-10 draws stochastic rounding consumes, one word per element, filled 1024 at a
+// time into a buffer that stays in the L1 cache (as the bulk kernel does).
+void random_bits_benchmark(benchmark::State& state) {
+  std::vector<uint32_t> words(1024);
+  for (auto _ : state) {
+    for (size_t first = 0; first < kElements; first += words.size()) {
+      fill_random_bits({1, 0}, first, words.data(), words.size());
+      benchmark::DoNotOptimize(words.data());
+      benchmark::ClobberMemory();
+    }
+  }
+  finish(state);
+}
+
 BulkRounding spec_of(const Case& c) {
   return BulkRounding{c.format, {c.mode, 32}, {1, 0}, 0, 1};
 }
@@ -139,6 +153,7 @@ void register_rounding_benchmarks() {
     b->Unit(benchmark::kMillisecond)->MinTime(0.5);
   };
   timed(benchmark::RegisterBenchmark("memcpy", memcpy_benchmark));
+  timed(benchmark::RegisterBenchmark("random_bits", random_bits_benchmark));
   for (const Case& c : kCases) {
 #if SIMPREC_HAVE_CPFLOAT
     timed(benchmark::RegisterBenchmark((std::string("cpfloat/") + c.name).c_str(),
