@@ -4,8 +4,9 @@
 // cpfloatf on the same input in the same run. After Google Benchmark's own lines it prints the
 // table of ns per element and the ratios: CPFloat's time over simprec's (issue target >= 1.5),
 // and simprec's over memcpy's (target <= 1.1 where CPFloat runs at memcpy speed). Also the
-// scalar Float<F> add/fma throughput. Times are the thread's CPU time: on a machine shared with
-// other work, wall time mostly measures the waits for a core.
+// Philox draws stochastic rounding consumes (random_bits) and the scalar Float<F> add/fma
+// throughput. Times are the thread's CPU time: on a machine shared with other work, wall time
+// mostly measures the waits for a core.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
