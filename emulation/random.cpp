@@ -79,8 +79,10 @@ void fill_random_bits_baseline(const RandomStream& rs, uint64_t first_index, uin
 #if SIMPREC_AVX512_KERNELS
 // GCC 12 warns about the placeholder of every unmasked AVX-512 intrinsic it inlines here
 // (_mm512_undefined_epi32 initialised from itself, GCC bug 105593).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 // The high and low words of the 64-bit products m * x of 16 lanes. vpmuludq multiplies the even
 // lanes only (the low word of each 64-bit pair), so the odd lanes take a second product of x
 // shifted down; each result word is then picked from its pair, swapped into place where needed.
@@ -158,7 +160,9 @@ template <int kGroups>
   const uint64_t done = lead + 64 * groups;
   fill_random_bits_baseline(rs, first_index + done, out + done, count - done);
 }
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 #else
 [[SIMPREC_TARGET_V4]] void fill_random_bits_v4(const RandomStream& rs, uint64_t first_index,
                                                uint32_t* out, uint64_t count) {
