@@ -4,8 +4,9 @@
 // cpfloatf on the same input in the same run. After Google Benchmark's own lines it prints the
 // table of ns per element and the ratios: CPFloat's time over simprec's (issue target >= 1.5),
 // and simprec's over memcpy's (target <= 1.1 where CPFloat runs at memcpy speed). Also the
-// scalar Float<F> add/fma throughput. Times are the thread's CPU time: on a machine shared with
-// other work, wall time mostly measures the waits for a core.
+// Philox draws stochastic rounding consumes (random_bits) and the scalar Float<F> add/fma
+// throughput. Times are the thread's CPU time: on a machine shared with other work, wall time
+// mostly measures the waits for a core.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -67,6 +68,20 @@ void memcpy_benchmark(benchmark::State& state) {
     std::memcpy(out.data(), in.data(), in.size() * sizeof(float));
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
+  }
+  finish(state);
+}
+
+// The Philox4x32-10 draws stochastic rounding consumes, one word per element, filled 1024 at a
+// time into a buffer that stays in the L1 cache (as the bulk kernel does).
+void random_bits_benchmark(benchmark::State& state) {
+  std::vector<uint32_t> words(1024);
+  for (auto _ : state) {
+    for (size_t first = 0; first < kElements; first += words.size()) {
+      fill_random_bits({1, 0}, first, words.data(), words.size());
+      benchmark::DoNotOptimize(words.data());
+      benchmark::ClobberMemory();
+    }
   }
   finish(state);
 }
@@ -139,6 +154,7 @@ void register_rounding_benchmarks() {
     b->Unit(benchmark::kMillisecond)->MinTime(0.5);
   };
   timed(benchmark::RegisterBenchmark("memcpy", memcpy_benchmark));
+  timed(benchmark::RegisterBenchmark("random_bits", random_bits_benchmark));
   for (const Case& c : kCases) {
 #if SIMPREC_HAVE_CPFLOAT
     timed(benchmark::RegisterBenchmark((std::string("cpfloat/") + c.name).c_str(),

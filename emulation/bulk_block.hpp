@@ -5,6 +5,7 @@
 // the emulation library.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstddef>
@@ -72,6 +73,11 @@ struct Plan {
   U overflow_bits[2];
   U overflow_value[2];
   U min_subnormal_value;  // the target's smallest subnormal in In's layout (0 if it has none)
+  // For a target of the input's exponent range: the least rounded magnitude q that overflows or
+  // that an infinite or NaN input (exponent field all ones) can give. Rounding never goes below
+  // truncation, so such an input has q >= its field shifted to the target's, and neither kind
+  // exists where q is below this.
+  U first_unusual;
   Plan(const Format& f, RoundingMode mode)
       : shift_normal(L::kMantissa - f.mantissa_bits),
         emin_biased(f.emin() + L::kBias),
@@ -93,12 +99,18 @@ struct Plan {
       overflow_value[negative] = value_bits(bits);
     }
     min_subnormal_value = f.keeps_subnormals() ? value_bits(1) : 0;
+    constexpr U kExpAllOnes = (U{1} << (L::kWidth - 1 - L::kMantissa)) - 1;
+    first_unusual = same_exponent_range<In>(f) && f.mantissa_bits < L::kMantissa
+                        ? std::min<U>(max_bits + 1, kExpAllOnes << f.mantissa_bits)
+                        : 0;
   }
 };
 
 // Rounds n elements. Out is an unsigned integer type for encodings, or In for values (each the
 // exact value of its encoding, which the caller has checked In can hold). `fix[i]` is set, when
-// kMarkFixes, where the scalar kernel must redo element i; returns whether any element needs it.
+// kMarkFixes, where the scalar kernel must redo element i; returns whether any element needs it
+// (without kMarkFixes, for a target of the input's range: whether any element may need it or
+// overflows, see below; the marking pass must then run).
 // `random[i]` is element i's random word (random modes only).
 template <RoundingMode M, bool kSameRange, bool kMarkFixes, class In, class Out>
 bool round_block(const Plan<In>& p, const In* in, Out* out, uint8_t* fix, size_t n,
@@ -120,7 +132,7 @@ bool round_block(const Plan<In>& p, const In* in, Out* out, uint8_t* fix, size_t
   const S shift_normal = p.shift_normal;
   const U unsigned_zero = p.unsigned_zero;
   const U flush = p.flush;
-  const U sign_shift = kValues ? L::kWidth - 1 : static_cast<U>(std::countr_zero(p.sign_out));
+  const U sign_shift = static_cast<U>(std::countr_zero(p.sign_out));
   U any_special = 0;
   for (size_t i = 0; i < n; ++i) {
     U x;
@@ -176,14 +188,24 @@ bool round_block(const Plan<In>& p, const In* in, Out* out, uint8_t* fix, size_t
     // give the right 0 or 1 from the clamped shift (1 exactly when the input is nonzero), but a
     // nearest mode must give 0: the value is under half a unit, so no tie is possible.
     if constexpr (kNearest) q &= tiny - 1;
-    const U overflow = static_cast<U>(q > p.max_bits);
-    const U special = static_cast<U>(field == kExpAllOnes) | (kRandom ? tiny : 0) |
-                      // A flushed target also sends input subnormals (field 0) to the scalar
-                      // kernel: where the target's emin equals the input's, they count as normal.
-                      (flush & ((normal ^ 1) | static_cast<U>(field == 0)));
+    U overflow, special;
+    if constexpr (kSameRange && !kMarkFixes) {
+      // First pass over a target of the input's range (bf16, tf32): one comparison finds both
+      // overflows and infinite or NaN inputs, and a block with either is rounded again by the
+      // marking pass, which finishes overflows here and leaves the rest to the scalar kernel.
+      // The other elements need neither, which spares most of the loop's work.
+      overflow = 0;
+      special = static_cast<U>(q >= p.first_unusual);
+    } else {
+      overflow = static_cast<U>(q > p.max_bits);
+      // A flushed target also sends input subnormals (field 0) to the scalar kernel: where the
+      // target's emin equals the input's, they count as normal. A target of the input's range
+      // keeps subnormals (same_exponent_range), so has none to flush.
+      const U flushed = kSameRange ? 0 : flush & ((normal ^ 1) | static_cast<U>(field == 0));
+      special = static_cast<U>(field == kExpAllOnes) | (kRandom ? tiny : 0) | flushed;
+    }
     if constexpr (kMarkFixes) fix[i] = static_cast<uint8_t>(special);
     any_special |= special;
-    const U sign = negative & ~(unsigned_zero & static_cast<U>(q == 0));
     if constexpr (kValues) {
       // The encoding's value in the input's layout. A normal result undoes the rebias. A
       // subnormal one is q units of the target's quantum, which is 2^s units of the input's
@@ -199,10 +221,12 @@ bool round_block(const Plan<In>& p, const In* in, Out* out, uint8_t* fix, size_t
         const U from_tiny = p.min_subnormal_value & (U{0} - q);  // q is 0 or 1 here
         magnitude = normal ? from_normal : tiny ? from_tiny : from_subnormal;
       }
-      const U overflow_value = negative ? p.overflow_value[1] : p.overflow_value[0];
-      const U bits = overflow ? overflow_value : magnitude | (sign << sign_shift);
+      const U overflow_value = static_cast<S>(x) < 0 ? p.overflow_value[1] : p.overflow_value[0];
+      const U sign_bit = unsigned_zero & static_cast<U>(q == 0) ? 0 : x & ~kAbs;
+      const U bits = overflow ? overflow_value : magnitude | sign_bit;
       std::memcpy(out + i, &bits, sizeof bits);
     } else {
+      const U sign = negative & ~(unsigned_zero & static_cast<U>(q == 0));
       const U overflow_bits = negative ? p.overflow_bits[1] : p.overflow_bits[0];
       out[i] = static_cast<Out>(overflow ? overflow_bits : q | (sign << sign_shift));
     }

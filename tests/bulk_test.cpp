@@ -251,6 +251,28 @@ TEST(BulkValues, MatchScalarKernelEveryFormatAndMode) {
   EXPECT_EQ(bad.count, 0u) << bad.report();
 }
 
+// Blocks in which values overflow but no input is infinite or NaN (the first, unmarked pass
+// over a block must find overflows on its own): the floats just below infinity, both signs,
+// against the scalar kernel in every mode, encodings and values.
+TEST(Bulk, OverflowWithoutSpecialsInTheBlock) {
+  std::vector<float> in;
+  for (uint32_t bits = 0x7f7e0000u; bits < 0x7f800000u; bits += 3) {
+    for (uint32_t sign : {0u, 0x80000000u}) in.push_back(std::bit_cast<float>(bits | sign));
+  }
+  for (uint32_t bits : {0x7f7f7fffu, 0x7f7f8000u, 0x7f7fefffu, 0x7f7ff000u, 0x7f7fffffu}) {
+    in.push_back(std::bit_cast<float>(bits));
+  }
+  oracle::Mismatches bad;
+  for (const Format& f : {formats::bf16, formats::tf32, formats::fp16, formats::e5m2,
+                          with(formats::bf16, OverflowPolicy::kSaturate)}) {
+    for (RoundingMode m : kAllRoundingModes) {
+      check_against_scalar(f, Rounding{m}, in, 1, bad);
+      if (values_fit_float(f)) check_values_against_scalar(f, Rounding{m}, in, bad);
+    }
+  }
+  EXPECT_EQ(bad.count, 0u) << bad.report();
+}
+
 TEST(Bulk, InPlaceRoundToValues) {
   auto v = test_inputs<double>(3000, 5);
   const auto copy = v;
