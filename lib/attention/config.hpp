@@ -192,8 +192,13 @@ enum class DeltaMode : uint8_t { kFromOutput, kFromDpP };
 //                a multiple of 8) dealt out the same way; the butterfly's offsets are 1, ..., T/2.
 //   kTriton:     a Triton reduction over the row padded to a power of two P: P/8 threads per row,
 //                thread t sums columns [8t, 8t + 8) in order from zero, then a butterfly with
-//                offsets P/16, ..., 1 (FlexAttention's delta kernel: 8 bf16 per thread).
-enum class DeltaSum : uint8_t { kSequential, kFa2, kMemEff, kTriton };
+//                offsets P/16, ..., 1 (FlexAttention's delta kernel compiled as a persistent
+//                reduction, XBLOCK = 8 rows over 2 warps: 8 bf16 per thread).
+//   kTritonLooped: the same reduction compiled as a looped one (XBLOCK = 1, one warp per row):
+//                32 threads, thread t sums columns [tC, tC + C) in order from zero, C = P/32
+//                (at least 1), then a butterfly with offsets 16, ..., 1. Inductor chose it for one
+//                held-out shape (docs/torch_kernels.md); its choice is not modelled.
+enum class DeltaSum : uint8_t { kSequential, kFa2, kMemEff, kTriton, kTritonLooped };
 
 // The order of the flash backward pass over (key/value block, query block) pairs, which fixes the
 // order in which dK and dV accumulate over query blocks and dQ over key blocks:

@@ -141,6 +141,11 @@ double Head::delta_from_output(int64_t i) const {
     int64_t padded = 8;
     while (padded < dv) padded *= 2;
     threads = static_cast<int>(padded / 8);
+  } else if (e_.cfg.delta_sum == DeltaSum::kTritonLooped) {
+    int64_t padded = 32;
+    while (padded < dv) padded *= 2;
+    threads = 32;
+    chunk = static_cast<int>(padded / 32);
   } else {
     threads = static_cast<int>(std::max<int64_t>(1, backward_tile(e_.cfg).second / 32));
     if (dv % 8 != 0) chunk = 1;

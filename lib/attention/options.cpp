@@ -242,12 +242,14 @@ std::vector<StructuralOption> make_structural_options() {
   t.push_back(enum_option<DeltaSum>(
       "delta_sum",
       "the order of D = rowsum(dO o O)'s additions: sequential, fa2 (dot_do_o), mem-eff "
-      "(computeDelta), triton (8 columns per thread, a butterfly over the padded row's threads)",
+      "(computeDelta), triton (8 columns per thread, a butterfly over the padded row's threads: "
+      "a persistent reduction), triton-looped (one warp per row, a looped reduction)",
       &AttentionConfig::delta_sum,
       {{"sequential", DeltaSum::kSequential},
        {"fa2", DeltaSum::kFa2},
        {"mem-eff", DeltaSum::kMemEff},
-       {"triton", DeltaSum::kTriton}}));
+       {"triton", DeltaSum::kTriton},
+       {"triton-looped", DeltaSum::kTritonLooped}}));
   t.push_back(enum_option<QueryOrder>(
       "query_order",
       "the backward pass's order over query blocks: ascending, descending (FA2), split-keys "
