@@ -68,7 +68,7 @@ def _kernel_output_arrays(result, backward_grads):
 def validate(fn, *, numerics="fa2", format="bf16", inputs=None, generate=None,
              shape=(1, 2, 256, 64), seed=0, backward=False, device=None, causal=False,
              scale=None, set=(), mitigations=(), tile=None, require_bit_exact=True, name=None,
-             threads=0, exp2=None, verbose=True, backward_from="kernel", **kernel_kwargs):
+             threads=0, exp2=None, verbose=True, backward_from="auto", **kernel_kwargs):
     """Calls fn(q, k, v, **kernel_kwargs) and compares its outputs with the emulation.
 
     Inputs: `inputs=(q, k, v)` or `(q, k, v, do)` (torch tensors or numpy arrays, used as
@@ -78,8 +78,10 @@ def validate(fn, *, numerics="fa2", format="bf16", inputs=None, generate=None,
     keys among O, LSE. With dO (backward=True for generated inputs) the gradients dQ, dK, dV
     come from torch.autograd through fn and are compared too: against the emulated backward fed
     the kernel's own O and LSE, as a backward kernel receives them, where fn returns both
-    (backward_from="kernel", the default), or against the backward of the emulation's own
-    forward pass (backward_from="emulation"). causal and scale go to fn as
+    (backward_from="kernel"), or against the backward of the emulation's own forward pass
+    (backward_from="emulation"); "auto" (the default) is "kernel" except for numerics that keep
+    a base-2 LSE for the backward pass (lse_impl=log2: FlexAttention), whose returned natural
+    LSE does not give that value back on every row. causal and scale go to fn as
     is_causal= and scale= when set, and to the emulation. exp2, a callable from float32 numpy
     arguments to the device's float32 results, replaces the emulation's correctly rounded exp2
     (as `simprec validate` does with a plugin's exp2_function). Returns a ValidationReport

@@ -111,9 +111,9 @@ py::dict validate_attention(const std::string& kernel, const py::dict& kernel_ou
                             const py::object& d_out, const ConfigChoices& choices,
                             const std::optional<std::string>& input_format, bool require_bit_exact,
                             const py::object& exp2, const std::string& backward_from) {
-  if (backward_from != "kernel" && backward_from != "emulation") {
-    throw py::value_error("backward_from: expected 'kernel' or 'emulation', got '" + backward_from +
-                          "'");
+  if (backward_from != "auto" && backward_from != "kernel" && backward_from != "emulation") {
+    throw py::value_error("backward_from: expected 'auto', 'kernel' or 'emulation', got '" +
+                          backward_from + "'");
   }
   std::vector<int64_t> leading;
   const attention::AttentionInputs in = attention_inputs(q, k, v, d_out, input_format, leading);
@@ -160,8 +160,13 @@ py::dict validate_attention(const std::string& kernel, const py::dict& kernel_ou
   // LSE's last bit would change every gradient of its row.
   const HostTensor* kernel_o = kernel_output("O");
   const HostTensor* kernel_lse = kernel_output("LSE");
+  // auto: from the kernel's, unless the numerics keep a base-2 LSE for the backward pass
+  // (lse_impl=log2, FlexAttention): the natural LSE a kernel returns is that value times ln 2
+  // rounded to fp32, which does not give the base-2 one back on every row.
+  const bool base2_lse = config.lse_impl == attention::LseImpl::kLog2;
   const bool grads_from_kernel_forward =
-      in.has_grad() && kernel_o && kernel_lse && backward_from == "kernel";
+      in.has_grad() && kernel_o && kernel_lse &&
+      (backward_from == "kernel" || (backward_from == "auto" && !base2_lse));
 
   attention::AttentionAnalysis a, grads;
   {
@@ -262,7 +267,7 @@ void bind_validation(py::module_& m) {
       py::arg("causal") = false, py::arg("scale") = py::none(), py::arg("seed") = 0,
       py::arg("threads") = 0, py::arg("input_format") = py::none(),
       py::arg("require_bit_exact") = true, py::arg("exp2") = py::none(),
-      py::arg("backward_from") = "kernel");
+      py::arg("backward_from") = "auto");
 }
 
 }  // namespace simprec::python

@@ -140,5 +140,17 @@ def test_gradients_are_checked_from_the_kernels_own_forward_outputs():
     own = simprec.validate(kernel_with_its_own_lse, backward_from="emulation", **common)
     assert "parameter backward_from=emulation" in own.text.splitlines()
     assert min(o["bitwise_equal"] / o["values"] for o in own.outputs if o["name"][0] == "d") < 1
-    with pytest.raises(ValueError, match="backward_from: expected 'kernel' or 'emulation'"):
+    with pytest.raises(ValueError, match="backward_from: expected 'auto', 'kernel' or 'emulation'"):
         simprec.validate(kernel_with_its_own_lse, backward_from="own", **common)
+
+
+def test_auto_differentiates_the_emulation_where_the_backward_reads_a_base2_lse():
+    # torch-flex keeps m + log2(l) for its backward pass; a kernel's returned natural LSE does
+    # not give it back, so "auto" takes the emulation's own forward there, and the kernel's
+    # O and LSE for numerics whose backward reads the natural LSE.
+    common = dict(generate="normal", shape=(1, 1, 64, 32), seed=4, backward=True,
+                  require_bit_exact=False, verbose=False)
+    flex = simprec.validate(kernel_with_its_own_lse, numerics="torch-flex", **common)
+    assert "parameter backward_from=emulation" in flex.text.splitlines()
+    fa2 = simprec.validate(kernel_with_its_own_lse, numerics="fa2", **common)
+    assert "parameter backward_from=kernel" in fa2.text.splitlines()
