@@ -59,6 +59,12 @@ limits::MemoryEstimate estimate_memory(const AttentionShape& s, const AttentionC
   reference.add(s.nk, kDouble * uint64_t(std::max(s.d, s.dv)));
   limits::MemoryEstimate engine;
   engine.add(s.nq + s.nk, (kDouble + 2 * kFloat) * uint64_t(s.d + s.dv));
+  // The float fast path packs a tensor-core model's operands once per problem (K and V for the
+  // forward pass; Q^T, dO, dO^T and Q for the backward), under 32 bytes per element of them.
+  const bool tensor_core = std::any_of(config.sites.begin(), config.sites.end(), [](const auto& x) {
+    return x.accumulation.starts_with("tc:");
+  });
+  if (tensor_core) engine.add(s.nq + s.nk, 32 * uint64_t(s.d + s.dv));
   limits::MemoryEstimate tiles;
   tiles.add(br, kDouble * 6 * uint64_t(bc)).add(br, kDouble * 2 * uint64_t(std::max(s.d, s.dv)));
   limits::MemoryEstimate standard;
