@@ -287,6 +287,28 @@ TEST(AttentionConfigErrors, RowsumRescaleFmaNeedsFourLanes) {
   EXPECT_NO_THROW(run_attention(in, c));
 }
 
+// rowsum_rescale=fma rescales every lane of l, also a lane that a short key block gives no
+// term: 8x8 tiles, 11 keys, so the second block's 3 columns reach lanes 0 and 1 only, and its key
+// 10 raises every row's max far (alpha ~ e^-30). The fused and the separate rescale differ by an
+// fp32 rounding of l, not by the unscaled lanes 2 and 3.
+TEST(AttentionFlash, RowsumRescaleFmaRescalesLanesWithoutTerms) {
+  auto in = inputs::generate("normal", shape(1, 1, 11, 4), 5, false);
+  for (int64_t j = 0; j < 4; ++j) {
+    for (int64_t i = 0; i < 11; ++i) in.q[i * 4 + j] = 1.0;
+    in.k[10 * 4 + j] = 16.0;
+  }
+  std::vector<std::vector<double>> o;
+  for (const char* rescale : {"rowsum_rescale=fma", "rowsum_rescale=mul"}) {
+    AttentionConfig c = make_preset("fa2");
+    for (const char* set : {"rowsum_lanes=4", "tile=8x8", rescale}) apply_override(c, set);
+    o.push_back(run_attention(in, c).o);
+  }
+  ASSERT_EQ(o[0].size(), o[1].size());
+  for (size_t x = 0; x < o[0].size(); ++x) {
+    EXPECT_NEAR(o[0][x], o[1][x], 1e-2 * std::abs(o[1][x]) + 1e-6) << x;
+  }
+}
+
 TEST(AttentionInputsErrors, ShapeMismatchAndNonFiniteThrow) {
   auto in = inputs::generate("normal", shape(1, 1, 8, 4), 1, true);
   const AttentionConfig c = make_preset("fa2");

@@ -107,15 +107,17 @@ void OnlineSoftmax::add_to_lanes(const double* prow, int64_t bc, double alpha, d
   const uint64_t step = 3 + tile * (e_.cfg.block_cols + 1);
   const bool fused = e_.cfg.rowsum_rescale == RowsumRescale::kFma;
   for (int t = 0; t < 4; ++t) {
-    if (!fused || 2 * t >= bc) {  // alpha already applied by rescale(), or no term to fuse
+    if (!fused) {  // alpha already applied by rescale()
       partial[t] = lane_sum(prow, 2 * t, bc, 8, partial[t], a_.idx(gi, t, step));
       continue;
     }
     // Lane t's first term is column 2t: fma(l, alpha, p) in place of l * alpha, then + p; its
-    // random bits are those rescale() would have used for l * alpha.
-    const double start = a_.fma_at(Site::kRowsum, partial[t], alpha, prow[2 * t],
+    // random bits are those rescale() would have used for l * alpha. A lane the block gives no
+    // term (bc <= 2t) still takes alpha: its padded column's p is 0.
+    const bool has_term = 2 * t < bc;
+    const double start = a_.fma_at(Site::kRowsum, partial[t], alpha, has_term ? prow[2 * t] : 0.0,
                                    a_.idx(gi, t, tile * (e_.shape.dv + 3) + 1));
-    partial[t] = lane_sum(prow, 2 * t, bc, 8, start, a_.idx(gi, t, step), 1);
+    partial[t] = lane_sum(prow, 2 * t, bc, 8, start, a_.idx(gi, t, step), has_term ? 1 : 0);
   }
 }
 
