@@ -184,7 +184,7 @@ void Head::recompute_p(int64_t i0, int64_t i1, int64_t j0, int64_t j1, double* s
                        const std::vector<RowShift>& shift, int64_t tile) const {
   const int64_t br = i1 - i0, bc = j1 - j0;
   scores(i0, i1, j0, j1, s, tile);
-  const bool unfused_exp = unfused_exp_tile(i0, j0, true);
+  const bool unfused_exp = unfused_exp_tile(i0, j0);
   for (int64_t i = 0; i < br; ++i) {
     const RowShift row = unfused_exp ? unfused(shift[i0 + i]) : shift[i0 + i];
     for (int64_t j = 0; j < bc; ++j) {

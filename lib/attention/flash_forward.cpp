@@ -53,7 +53,7 @@ void Head::forward_flash() {
       tile_end = tile + 1;
       const int64_t j0 = tile * bc_max, j1 = std::min(nk, j0 + bc_max), bc = j1 - j0;
       scores(i0, i1, j0, j1, s.data(), tile);
-      const bool unfused_exp = unfused_exp_tile(i0, j0, false);
+      const bool unfused_exp = unfused_exp_tile(i0, j0);
       for (int64_t i = 0; i < br; ++i) {
         softmax.add_block_row(i, s.data() + i * bc, j0, bc, tile, acc.data() + i * dv,
                               promote > 0 ? chain.data() + i * dv : nullptr, pt.data() + i * bc,
@@ -195,7 +195,7 @@ void Head::combine_splits(int64_t gi, int64_t splits, const double* o_part, int6
   for (int64_t c = 0; c < dv; ++c) o_[gi * dv + c] = at(Site::kOOut, o[c], e_.idx(p_, gi, c, 0));
 }
 
-bool Head::unfused_exp_tile(int64_t i0, int64_t j0, bool backward) const {
+bool Head::unfused_exp_tile(int64_t i0, int64_t j0) const {
   if (e_.cfg.flex_compile == FlexCompile::kNone) return false;
   if (e_.cfg.flex_compile == FlexCompile::kDynamic) return true;
   if (e_.cfg.causal && e_.cfg.block_mask == BlockMask::kDiagonalFirst &&
@@ -204,7 +204,6 @@ bool Head::unfused_exp_tile(int64_t i0, int64_t j0, bool backward) const {
   }
   // FlexAttention's IS_DIVISIBLE: both lengths multiples of 128, whatever the tile; otherwise
   // every block of the forward and backward kernels checks its bounds with a select.
-  (void)backward;
   return s_.nq % kSparseBlock != 0 || s_.nk % kSparseBlock != 0;
 }
 

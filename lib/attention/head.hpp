@@ -72,8 +72,8 @@ class Head : private SiteArithmetic {
   // reaches past a length that 128 does not divide.
   bool partial_sparse_block(int64_t qb, int64_t kb) const;
   // Whether the tile of query rows from i0 and keys from j0 forms its exponent argument
-  // unfused (config.hpp, FlexCompile).
-  bool unfused_exp_tile(int64_t i0, int64_t j0, bool backward) const;
+  // unfused (config.hpp, FlexCompile), in the forward and the backward pass alike.
+  bool unfused_exp_tile(int64_t i0, int64_t j0) const;
 
   // flash_normalised_forward.cpp: FlashAttention-1's Algorithm 1 (config.hpp, FlashState).
   void forward_flash_normalised();
