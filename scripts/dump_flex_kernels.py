@@ -16,7 +16,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from record_torch_attention import SEED, SHAPE_SETS, head_inputs  # noqa: E402
+from record_torch_attention import SEED, SHAPE_SETS, batch_inputs  # noqa: E402
 
 
 def main():
@@ -31,14 +31,11 @@ def main():
     shapes = SHAPE_SETS[args.shape_set]
     if args.shape not in shapes:
         parser.error(f"unknown shape {args.shape} in set {args.shape_set}: {', '.join(shapes)}")
-    import numpy as np
     import torch
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
 
-    b_, h_, sq, sk, d, causal, kind = shapes[args.shape]
-    parts = [[head_inputs(kind, sq, sk, d, args.seed, b, h) for h in range(h_)] for b in range(b_)]
-    q, k, v, do = (torch.from_numpy(np.array([[head[i] for head in row] for row in parts]))
-                   .to(torch.bfloat16).cuda() for i in range(4))
+    _, _, sq, sk, _, causal, _ = shapes[args.shape]
+    q, k, v, do = batch_inputs(shapes[args.shape], args.seed)
     q, k, v = (t.requires_grad_(True) for t in (q, k, v))
     fn = torch.compile(flex_attention,
                        **({"dynamic": False} if args.flex_compile == "static" else {}))

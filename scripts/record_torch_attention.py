@@ -127,6 +127,19 @@ def head_inputs(kind, sq, sk, d, seed, b, h):
     raise ValueError(kind)
 
 
+def batch_inputs(shape, seed):
+    """q, k, v, dO of every head of a shape, [B, H, N, d] bf16 torch tensors on the GPU (PyTorch
+    rounds the float64 draws to nearest even)."""
+    import torch
+    b_, h_, sq, sk, d, _, kind = shape
+    heads = [head_inputs(kind, sq, sk, d, seed, b, h) for b in range(b_) for h in range(h_)]
+
+    def stack(i, n):
+        t = torch.from_numpy(np.stack([head[i] for head in heads]).reshape(b_, h_, n, d))
+        return t.to(torch.bfloat16).cuda()
+    return stack(0, sq), stack(1, sk), stack(2, sk), stack(3, sq)
+
+
 def kept_rows(n, salt):
     """At most ROWS_KEPT sorted row indices out of n, from a fixed generator."""
     if n <= ROWS_KEPT:
@@ -171,18 +184,6 @@ def main():
 
     def bits(t):
         return t.detach().to("cpu").contiguous().view(torch.int16).numpy().view(np.uint16)
-
-    def make_inputs(shape):
-        b_, h_, sq, sk, d, _, kind = shape
-        qs, ks, vs, dos = [], [], [], []
-        for b in range(b_):
-            for h in range(h_):
-                q, k, v, do = head_inputs(kind, sq, sk, d, args.seed, b, h)
-                qs.append(q), ks.append(k), vs.append(v), dos.append(do)
-        def stack(parts, n):
-            t = torch.from_numpy(np.stack(parts).reshape(b_, h_, n, d))
-            return t.to(torch.bfloat16).cuda()
-        return stack(qs, sq), stack(ks, sk), stack(vs, sk), stack(dos, sq)
 
     flex_compiled = {}
 
@@ -245,7 +246,7 @@ def main():
         entry = {"B": b_, "H": h_, "Sq": sq, "Sk": sk, "d": d, "causal": causal, "kind": kind,
                  "kernels": {}}
         summary["shapes"][name] = entry
-        inputs = make_inputs(shape)
+        inputs = batch_inputs(shape, args.seed)
         hb, hh = b_ - 1, h_ - 1
         digest_inputs = sha256(*(bits(t[hb, hh]) for t in inputs))
         for kernel in [k for k in args.kernels.split(",") if k]:
