@@ -191,22 +191,29 @@ int digest(const char* path) {
     for (size_t i = 0; i < std::size(kShapes); ++i) {
       const Shape& s = kShapes[i];
       std::string result;
-      try {
-        sa::AttentionConfig config = sa::parse_numerics(spec, simprec::formats::bf16);
-        config.causal = s.causal;
-        config.seed = 77;
-        config.threads = 1;
-        const sa::AttentionOutputs out = sa::run_attention(inputs[i], config);
-        uint64_t h = 0xcbf29ce484222325ULL;
-        for (const auto* x :
-             {&out.o, &out.lse, &out.dq, &out.dk, &out.dv, &out.delta, &out.row_sum}) {
-          h = fnv(h, *x);
+      // Forward and backward, or the forward pass alone where the spec refuses the backward.
+      for (const bool backward : {true, false}) {
+        sa::AttentionInputs in = inputs[i];
+        if (!backward) in.d_out.clear();
+        try {
+          sa::AttentionConfig config = sa::parse_numerics(spec, simprec::formats::bf16);
+          config.causal = s.causal;
+          config.seed = 77;
+          config.threads = 1;
+          const sa::AttentionOutputs out = sa::run_attention(in, config);
+          uint64_t h = 0xcbf29ce484222325ULL;
+          for (const auto* x :
+               {&out.o, &out.lse, &out.dq, &out.dk, &out.dv, &out.delta, &out.row_sum}) {
+            h = fnv(h, *x);
+          }
+          char text[40];
+          std::snprintf(text, sizeof text, "%s%016llx", backward ? "" : "forward ",
+                        static_cast<unsigned long long>(h));
+          result = text;
+          break;
+        } catch (const std::exception&) {
+          result = "refused";
         }
-        char text[32];
-        std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
-        result = text;
-      } catch (const std::exception&) {
-        result = "refused";
       }
       std::cout << spec << "\t" << s.name << "\t" << result << "\n" << std::flush;
     }
