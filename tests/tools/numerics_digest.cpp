@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <random>
 #include <stdexcept>
@@ -217,6 +218,22 @@ int digest(const char* path) {
       }
       std::cout << spec << "\t" << s.name << "\t" << result << "\n" << std::flush;
     }
+    // The per-site statistics of a traced run (every rounding event), on the first shape.
+    std::string traced = "refused";
+    try {
+      sa::AttentionConfig config = sa::parse_numerics(spec, simprec::formats::bf16);
+      config.seed = 77;
+      config.threads = 1;
+      config.trace = true;
+      sa::AttentionInputs in = inputs[0];
+      in.d_out.clear();
+      const sa::AttentionOutputs out = sa::run_attention(in, config);
+      std::string text;
+      for (const auto& t : out.traces) text += t.to_json().dump();
+      traced = std::to_string(std::hash<std::string>{}(text));
+    } catch (const std::exception&) {
+    }
+    std::cout << spec << "\ttrace\t" << traced << "\n" << std::flush;
   }
   return 0;
 }
