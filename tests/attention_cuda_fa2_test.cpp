@@ -161,7 +161,7 @@ TEST(CudaFa2, TheTestIsSensitiveToLanesRescaleAndTable) {
   AttentionConfig sequential = config;
   sequential.rowsum_lanes = 1;
   AttentionConfig exact_alpha = config;
-  exact_alpha.rescale = RescaleImpl::kExact;
+  exact_alpha.rescale = find_strategy<Rescale>("exact");
   const auto lse_differences = [&](const AttentionConfig& other) {
     return differences(run_attention_with_device_function(in, other, device.function()).lse,
                        base.lse);
@@ -278,7 +278,7 @@ TEST(CudaFa2, ConfigurationErrors) {
   EXPECT_THROW(run_attention(in, tiled), std::invalid_argument);
   // The standard algorithm has no lanes or rescale: the same preset runs as standard attention.
   AttentionConfig standard = config;
-  standard.algorithm = Algorithm::kStandard;
+  standard.algorithm = find_strategy<Algorithm>("standard");
   EXPECT_NO_THROW(run_attention(in, standard));
   // O and LSE without dO.
   AttentionInputs forward_only = in;
@@ -292,7 +292,7 @@ TEST(CudaFa2, PresetSites) {
   EXPECT_EQ(bf16.site(Site::kS).accumulation, "tc:sm90-mma-bf16");
   EXPECT_EQ(bf16.site(Site::kDkAcc).accumulation, "tc:sm90-mma-bf16");
   EXPECT_EQ(bf16.rowsum_lanes, 4);
-  EXPECT_EQ(bf16.rescale, RescaleImpl::kExp2Shift);
+  EXPECT_EQ(bf16.rescale.name(), "exp2-shift");
   EXPECT_EQ(bf16.block_rows, 64);
   EXPECT_EQ(bf16.block_cols, 64);
   const AttentionConfig e4m3 = make_preset("cuda-fa2", formats::e4m3fn);

@@ -220,9 +220,9 @@ TEST(PaperBTiles, Fa1RuleForSramAndHeadDimension) {
   EXPECT_EQ(tile(128), "32x32");  // ceil(16384 / 512) = 32
   EXPECT_EQ(tile(16), "16x256");  // Bc = 256, Br = min(256, 16)
   EXPECT_EQ(tile(100), "41x41");  // ceil(16384 / 400) = ceil(40.96)
-  c.block_order = BlockOrder::kSwapped;
+  c.block_order = find_strategy<BlockOrder>("swapped");
   EXPECT_EQ(tile(16), "256x16");
-  c.block_order = BlockOrder::kSquare;
+  c.block_order = find_strategy<BlockOrder>("square");
   EXPECT_EQ(tile(16), "256x256");
   c.sram = int64_t{1} << 40;  // ceil(2^40 / 64) = 2^34 columns: refused with the numbers
   try {
@@ -236,7 +236,7 @@ TEST(PaperBTiles, Fa1RuleForSramAndHeadDimension) {
 TEST(PaperBTiles, ExplicitTileTurnsTheRuleOffAndSpecsReadBack) {
   AttentionConfig c = parse_numerics("paper-b,sram=2048,block_order=swapped", formats::bf16);
   EXPECT_EQ(c.sram, 2048);
-  EXPECT_EQ(c.block_order, BlockOrder::kSwapped);
+  EXPECT_EQ(c.block_order.name(), "swapped");
   EXPECT_EQ(canonical_numerics(c), "paper-b,format=bf16,sram=2048,block_order=swapped");
   apply_override(c, "tile=16x32");
   EXPECT_EQ(c.sram, 0);

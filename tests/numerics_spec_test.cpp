@@ -57,9 +57,11 @@ TEST(NumericsSpec, SameConfigurationAsBuildingItStepByStep) {
   AttentionConfig step = make_preset("torch-flash", formats::fp16);
   apply_override(step, "p_cast=fp16:sr8");
   apply_override(step, "rowsum_lanes=1");
+  apply_override(step, "rowsum_rescale=mul");
   apply_mitigation(step, "beta-rowmax:3");
   const AttentionConfig spec = parse_numerics(
-      "torch-flash,format=fp16,p_cast=fp16:sr8,rowsum_lanes=1,beta-rowmax:3", formats::bf16);
+      "torch-flash,format=fp16,p_cast=fp16:sr8,rowsum_lanes=1,rowsum_rescale=mul,beta-rowmax:3",
+      formats::bf16);
   EXPECT_EQ(numerics_json(spec), numerics_json(step));
   EXPECT_EQ(spec.low_precision, formats::fp16);
 }
@@ -72,7 +74,7 @@ TEST(NumericsSpec, EveryPresetRoundTripsThroughItsCanonicalForm) {
       ",sr-o:8,delta-dpp",
       ",sr-p-tiled:8,tile=32x128",
       ",algorithm=standard,s=fp32:rne:sequential",
-      ",exp_impl=exact,hp:o_norm,sr-p:16",
+      ",exp_impl=exact,rescale=exact,lse_impl=exact,hp:o_norm,sr-p:16",
       ",bwd_exp_impl=exp2,delta_sum=fa2,query_order=descending,dq=block-partials",
       ",beta_arithmetic=fp32,beta-rowmax",
   };
@@ -131,8 +133,12 @@ TEST(NumericsSpec, BadSpecsNameTheOffendingItem) {
   expect_error("fa2,sr-p-tiled:3", "must divide 32");
   expect_error("fa2,tile=0x64", "tile '0x64' is not a tile size");
   expect_error("fa2,tile=64", "expected BRxBC");
-  expect_error("fa2,rescale=fast",
-               "unknown rescale 'fast' (known: exact, exp2-shift, exp2-diff, exp2-shift-fma)");
+  expect_error("fa2,rescale=fast", "unknown rescale 'fast' (known: exact, exp2-diff, exp2-shift");
+  // Refused where a run would refuse them, not first by the run: a strategy's requirement.
+  expect_error("fa2,rowsum_rescale=fma", "rowsum_rescale=fma needs rowsum_lanes=4, not 1");
+  expect_error("torch-flash,exp_impl=natural",
+               "rescale=exp2-diff needs exp_impl=exp2|exp2-fma|exp2-scaled|exp2-scaled-fma, not "
+               "natural");
   expect_error("fa2,p_cast=bf17", "bf17");
   expect_error("fa2,format=bf17", "bf17");
   expect_error("fa2,hp", "hp takes a site");
@@ -201,10 +207,13 @@ TEST(NumericsSpec, DocsCarryTheTablesAsTheCodeHasThem) {
   ASSERT_TRUE(f) << "docs/attention.md not found";
   std::stringstream text;
   text << f.rdbuf();
-  EXPECT_NE(text.str().find(options_markdown()), std::string::npos)
-      << "docs/attention.md lacks the structural options table; run "
+  EXPECT_NE(text.str().find(slots_markdown()), std::string::npos)
+      << "docs/attention.md lacks the slots table; run scripts/update_attention_tables.py:\n"
+      << slots_markdown();
+  EXPECT_NE(text.str().find(parameters_markdown()), std::string::npos)
+      << "docs/attention.md lacks the parameters table; run "
          "scripts/update_attention_tables.py:\n"
-      << options_markdown();
+      << parameters_markdown();
   EXPECT_NE(text.str().find(mitigations_markdown()), std::string::npos)
       << "docs/attention.md lacks the mitigations table:\n"
       << mitigations_markdown();

@@ -213,7 +213,7 @@ TEST(SageAttention, PresetsAreWhatTheDocsSay) {
   EXPECT_EQ(s1.block_rows, 128);
   EXPECT_EQ(s1.block_cols, 64);
   EXPECT_EQ(s1.site(Site::kPvAcc).accumulation, "tc:sm90-mma-fp16acc");
-  EXPECT_EQ(s1.pv_mode, PvMode::kPerBlock);
+  EXPECT_EQ(s1.pv_mode.name(), "per-block");
   const AttentionConfig s2 = make_preset("sage2", formats::bf16);
   EXPECT_EQ(s2.quant.v, formats::e4m3fn);
   EXPECT_EQ(s2.quant.v_scale, QuantScale::kChannel);

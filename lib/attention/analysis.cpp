@@ -66,7 +66,7 @@ BaselineComparison baseline_of(const AttentionInputs& inputs, const AttentionCon
                                const AttentionOutputs& ref, int64_t draws) {
   // The same sites in standard (non-tiled) attention: the flash-vs-baseline deviation ratio.
   AttentionConfig standard = config;
-  standard.algorithm = Algorithm::kStandard;
+  standard.algorithm = find_strategy<Algorithm>("standard");
   standard.trace = false;
   const AttentionOutputs out = run_attention(inputs, standard);
   const Format g_format = config.site(Site::kGradOut).format;
@@ -106,7 +106,7 @@ AttentionAnalysis analyse_attention(const AttentionInputs& inputs, const Attenti
   a.reference = reference_attention(rounded, a.scale, config.causal, config.threads);
   const int64_t draws = inputs.shape.batch;
   a.metrics = metrics_of(a.outputs, *a.reference, draws, config);
-  if (config.algorithm == Algorithm::kFlash && options.baseline)
+  if (config.flash() && options.baseline)
     a.baseline = baseline_of(inputs, config, *a.reference, draws);
   if (options.attribute)
     a.attribution = attribute_sites(inputs, config, *a.reference, options.attribute_target);

@@ -29,30 +29,11 @@ AttentionInputs round_inputs(const AttentionInputs& inputs, const AttentionConfi
   return rounded;
 }
 
-AttentionConfig with_tile_rule(const AttentionConfig& config, int64_t nq, int64_t d) {
-  AttentionConfig c = config;
-  if (c.tile_rule != TileRule::kFlexSm90) return c;
-  if (nq < 128) {  // flex decoding
-    int rows = 16;
-    while (rows < nq) rows *= 2;
-    c.block_rows = rows;
-    c.block_cols = 64;
-    c.rowsum_warps = 2;
-  } else {
-    c.block_rows = d <= 64 ? 128 : d <= 96 ? 64 : 128;
-    c.block_cols = d <= 64 ? 128 : 64;
-  }
-  return c;
-}
-
 AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const AttentionConfig& given,
                                FastPath fast_path) {
   raw_inputs.validate();
-  // The SRAM tile rule, then automatic tiles and splits made concrete for this shape
-  // (dispatch.hpp), then FlexAttention's tile rule.
-  const AttentionConfig config =
-      with_tile_rule(resolve_dispatch(with_sram_tile(given, raw_inputs.shape.d), raw_inputs.shape),
-                     raw_inputs.shape.nq, raw_inputs.shape.d);
+  // The tiles and splits made concrete for this shape (dispatch.hpp).
+  const AttentionConfig config = resolve_for_shape(given, raw_inputs.shape);
   if (config.block_rows < 1 || config.block_cols < 1) {
     throw std::invalid_argument("tile sizes must be positive");
   }

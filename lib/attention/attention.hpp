@@ -18,10 +18,6 @@ AttentionInputs round_inputs(const AttentionInputs& inputs, const AttentionConfi
 // everywhere, for tests of that fast path.
 enum class FastPath : uint8_t { kAllowed, kSiteBySite };
 
-// The configuration with its tile chosen by tile_rule for nq queries of head dimension d
-// (config.hpp, TileRule); the configuration itself when tile_rule is fixed.
-AttentionConfig with_tile_rule(const AttentionConfig& config, int64_t nq, int64_t d);
-
 // Runs the configured algorithm on `inputs` (rounded at the input site first). Parallel over
 // batch x heads with config.threads threads; bit-identical for any thread count.
 AttentionOutputs run_attention(const AttentionInputs& inputs, const AttentionConfig& config,

@@ -7,6 +7,7 @@
 
 #include "emulation/accumulation.hpp"
 #include "lib/attention/options.hpp"
+#include "lib/limits/strict_parse.hpp"
 
 namespace simprec::attention {
 namespace {
@@ -17,67 +18,19 @@ void check_accumulation(const SiteSpec& spec) {
 
 }  // namespace
 
-std::string_view to_string(Algorithm a) {
-  return a == Algorithm::kFlash ? "flash" : "standard";
-}
-std::string_view to_string(ExpImpl e) {
-  switch (e) {
-    case ExpImpl::kExact:
-      return "exact";
-    case ExpImpl::kNatural:
-      return "natural";
-    case ExpImpl::kExp2Fma:
-      return "exp2-fma";
-    case ExpImpl::kExp2:
-      return "exp2";
-    case ExpImpl::kExp2Scaled:
-      return "exp2-scaled";
-    case ExpImpl::kExp2ScaledFma:
-      return "exp2-scaled-fma";
-  }
-  return "?";
-}
 std::string_view to_string(BetaArithmetic a) {
   return a == BetaArithmetic::kFp32 ? "fp32" : "fp64";
 }
-std::string_view to_string(PvMode m) {
-  return m == PvMode::kFused ? "fused" : "per-block";
-}
-std::string_view to_string(RescaleImpl r) {
-  switch (r) {
-    case RescaleImpl::kExact:
-      return "exact";
-    case RescaleImpl::kExp2Shift:
-      return "exp2-shift";
-    case RescaleImpl::kExp2Diff:
-      return "exp2-diff";
-    case RescaleImpl::kExp2ShiftFma:
-      return "exp2-shift-fma";
-  }
-  return "?";
-}
-
-ExpImpl parse_exp_impl(std::string_view text) {
-  for (ExpImpl e : {ExpImpl::kExact, ExpImpl::kNatural, ExpImpl::kExp2Fma, ExpImpl::kExp2,
-                    ExpImpl::kExp2Scaled, ExpImpl::kExp2ScaledFma}) {
-    if (to_string(e) == text) return e;
-  }
-  throw std::invalid_argument("unknown exp implementation '" + std::string(text) +
-                              "' (known: exact, natural, exp2-fma, exp2, exp2-scaled, "
-                              "exp2-scaled-fma)");
-}
-
-Algorithm parse_algorithm(std::string_view text) {
-  if (text == "flash") return Algorithm::kFlash;
-  if (text == "standard") return Algorithm::kStandard;
-  throw std::invalid_argument("unknown algorithm '" + std::string(text) +
-                              "' (known: flash, standard)");
-}
 
 void apply_override(AttentionConfig& config, std::string_view assignment) {
+  apply_assignment(config, assignment);
+  config.overrides.emplace_back(assignment);
+}
+
+void apply_assignment(AttentionConfig& config, std::string_view assignment) {
   const size_t eq = assignment.find('=');
   if (eq == std::string_view::npos) {
-    throw std::invalid_argument("bad --set '" + std::string(assignment) +
+    throw std::invalid_argument("bad --set '" + limits::excerpt(assignment) +
                                 "' (expected SITE=FORMAT:ROUNDING[:ACCUMULATION] or OPTION=VALUE)");
   }
   const std::string_view key = assignment.substr(0, eq);
@@ -85,22 +38,24 @@ void apply_override(AttentionConfig& config, std::string_view assignment) {
   if (const StructuralOption* option = find_structural_option(key)) {
     option->set(config, value);
   } else {
-    Site site;
-    try {
-      site = parse_site(key);
-    } catch (const std::invalid_argument&) {
-      std::string options;
-      for (const StructuralOption& o : structural_options()) {
-        options += (options.empty() ? "" : ", ") + std::string(o.key);
+    std::vector<Site> sites = site_group(key);
+    if (sites.empty()) {
+      try {
+        sites.push_back(parse_site(key));
+      } catch (const std::invalid_argument&) {
+        std::string options;
+        for (const StructuralOption& o : structural_options()) {
+          options += (options.empty() ? "" : ", ") + std::string(o.key);
+        }
+        throw std::invalid_argument(
+            "unknown site or option '" + limits::excerpt(key) + "' (sites: " + site_names() +
+            "; site groups: " + site_group_names() + "; options: " + options + ")");
       }
-      throw std::invalid_argument("unknown site or option '" + std::string(key) +
-                                  "' (sites: " + site_names() + "; options: " + options + ")");
     }
     SiteSpec spec = parse_site_spec(value);
     check_accumulation(spec);
-    config.site(site) = spec;
+    for (const Site site : sites) config.site(site) = spec;
   }
-  config.overrides.emplace_back(assignment);
 }
 
 void make_site_exact(AttentionConfig& config, Site site) {
@@ -123,9 +78,7 @@ nlohmann::json to_json(const AttentionConfig& config) {
   nlohmann::json j{
       {"preset", config.preset},
       {"format", config.low_precision.name()},
-      {"delta", config.delta_mode == DeltaMode::kFromOutput && config.algorithm == Algorithm::kFlash
-                    ? "rowsum(dO*O)"
-                    : "rowsum(dP*P)"},
+      {"delta", config.delta->from_output() && config.flash() ? "rowsum(dO*O)" : "rowsum(dP*P)"},
       {"tile", {config.block_rows, config.block_cols}},
       {"causal", config.causal},
       {"seed", config.seed},
@@ -168,19 +121,9 @@ AttentionConfig with_sram_tile(const AttentionConfig& config, int64_t d) {
         " gives a tile of ceil(M/4d) = " + std::to_string(wide) + ", more than 65536");
   }
   AttentionConfig c = config;
-  switch (config.block_order) {
-    case BlockOrder::kPaper:
-      c.block_rows = static_cast<int>(narrow);
-      c.block_cols = static_cast<int>(wide);
-      break;
-    case BlockOrder::kSwapped:
-      c.block_rows = static_cast<int>(wide);
-      c.block_cols = static_cast<int>(narrow);
-      break;
-    case BlockOrder::kSquare:
-      c.block_rows = c.block_cols = static_cast<int>(wide);
-      break;
-  }
+  const auto [rows, cols] = config.block_order->tile(wide, narrow);
+  c.block_rows = static_cast<int>(rows);
+  c.block_cols = static_cast<int>(cols);
   return c;
 }
 

@@ -12,34 +12,6 @@ int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 
-struct Tiles {
-  int rows, cols;
-};
-
-struct Choice {
-  Tiles forward, backward;
-  int splits;
-};
-
-Choice torch_flash(const AttentionConfig& c, const AttentionShape& s, int64_t hd) {
-  const int64_t block_n = hd <= 64 ? 256 : 128;
-  int splits = c.kv_splits;
-  if (splits == 0) {
-    const int64_t batch_heads = c.batch_heads > 0 ? c.batch_heads : s.problems();
-    // set_params_splitkv: 128 threads per block, hence twice the SMs; at most 128 splits.
-    splits = flash_num_splits(batch_heads * ceil_div(s.nq, 64), 2 * int64_t{c.sms},
-                              ceil_div(s.nk, block_n), 128);
-  }
-  const Tiles forward =
-      splits > 1 ? Tiles{64, static_cast<int>(block_n)} : Tiles{128, hd <= 64 ? 128 : 64};
-  const Tiles backward = hd <= 64 ? Tiles{128, 128} : Tiles{64, 128};
-  return {forward, backward, splits};
-}
-
-Choice torch_efficient(int64_t hd) {
-  return hd <= 64 ? Choice{{64, 64}, {64, 64}, 1} : Choice{{64, 128}, {128, 128}, 1};
-}
-
 }  // namespace
 
 int64_t flash_kernel_head_dim(int64_t d) {
@@ -74,29 +46,22 @@ int flash_num_splits(int64_t batch_nheads_mblocks, int64_t num_sms, int64_t num_
   return 1;
 }
 
-AttentionConfig resolve_dispatch(const AttentionConfig& config, const AttentionShape& s) {
-  AttentionConfig c = config;
+int64_t dispatch_batch_heads(const AttentionConfig& c, const AttentionShape& s) {
+  return c.batch_heads > 0 ? c.batch_heads : s.problems();
+}
+
+void fill_automatic(AttentionConfig& c, const AttentionShape& s, std::string_view dispatch,
+                    const std::function<KernelChoice(int64_t hd)>& choose) {
   const bool auto_tile = c.block_rows == 0 && c.block_cols == 0;
   const bool auto_bwd = c.bwd_block_rows == 0 && c.bwd_block_cols == 0;
-  if (c.dispatch == Dispatch::kNone) {
-    if (auto_tile) {
-      throw std::invalid_argument(
-          "tile=auto needs a dispatch (dispatch=torch-flash or "
-          "torch-efficient); give the tile as BRxBC");
-    }
-    if (c.kv_splits == 0) c.kv_splits = 1;
-    return c;
-  }
-  if (!auto_tile && !auto_bwd && c.kv_splits != 0) return c;
+  if (!auto_tile && !auto_bwd && c.kv_splits != 0) return;
   const int64_t hd = flash_kernel_head_dim(std::max(s.d, s.dv));
-  const char* name = c.dispatch == Dispatch::kTorchFlash ? "torch-flash" : "torch-efficient";
   if (hd == 0 || hd > 128) {
     throw std::invalid_argument(
-        std::string("dispatch=") + name + " has rules for head dimensions up to 128, not " +
+        "dispatch=" + std::string(dispatch) + " has rules for head dimensions up to 128, not " +
         std::to_string(std::max(s.d, s.dv)) + "; give tile=, bwd_tile= and kv_splits= explicitly");
   }
-  const Choice choice =
-      c.dispatch == Dispatch::kTorchFlash ? torch_flash(c, s, hd) : torch_efficient(hd);
+  const KernelChoice choice = choose(hd);
   if (auto_tile) {
     c.block_rows = choice.forward.rows;
     c.block_cols = choice.forward.cols;
@@ -106,6 +71,17 @@ AttentionConfig resolve_dispatch(const AttentionConfig& config, const AttentionS
     c.bwd_block_cols = choice.backward.cols;
   }
   if (c.kv_splits == 0) c.kv_splits = choice.splits;
+}
+
+AttentionConfig resolve_dispatch(const AttentionConfig& config, const AttentionShape& s) {
+  AttentionConfig c = config;
+  c.dispatch->resolve(c, s);
+  return c;
+}
+
+AttentionConfig resolve_for_shape(const AttentionConfig& config, const AttentionShape& s) {
+  AttentionConfig c = resolve_dispatch(with_sram_tile(config, s.d), s);
+  c.tile_rule->resolve(c, s.nq, s.d);
   return c;
 }
 

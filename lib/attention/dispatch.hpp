@@ -1,21 +1,11 @@
-// The kernel selection of PyTorch's SDPA backends on sm80/sm90 GPUs, as their sources state it
-// (used by the engine, the memory estimate and the CLI): which tiles and how many key/value
-// splits a shape gets. It turns a configuration whose tiles or splits are automatic (config.hpp,
-// Dispatch) into a concrete one for one shape.
-//
-// torch-flash (aten/src/ATen/native/transformers/cuda/flash_attn): the head dimension is rounded
-// up to the kernels' (32, 64, 96, 128). flash_api.cpp's set_params_splitkv asks
-// num_splits_heuristic for the splits, with B*H*ceil(Sq/64) blocks against twice the SMs and
-// ceil(Sk/block_n) key blocks, block_n = 256 (d <= 64) or 128 (d <= 128). One split runs
-// flash_fwd_kernel with 128x128 tiles (d <= 64) or 128x64 (d <= 128, sm90); more run
-// flash_fwd_splitkv_kernel with 64 x block_n tiles and the combine kernel. The backward kernels
-// take 128x128 (d <= 64) or 64x128 (d <= 128).
-//
-// torch-efficient (mem_eff_attention, the CUTLASS kernels): forward 64x64 (d <= 64) or 64x128
-// (d <= 128), no splits; backward 64x64 (d <= 64) or 128x128 (d <= 128).
+// The kernel selection rules the dispatch strategies share (strategies/dispatch/):
+// FlashAttention-2's split heuristic and head dimensions, filling in a configuration's automatic
+// tiles and splits, and the tiles and key splits a resolved configuration runs.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -30,10 +20,32 @@ namespace simprec::attention {
 int flash_num_splits(int64_t batch_nheads_mblocks, int64_t num_sms, int64_t num_n_blocks,
                      int64_t max_splits);
 
-// config with its automatic tiles, backward tiles and splits made concrete for shape s; throws
-// std::invalid_argument when the dispatch has no rule for the shape (a head dimension above 128)
-// and something is left automatic, or when the tile is automatic without a dispatch.
+// config with its automatic tiles, backward tiles and splits made concrete for shape s by its
+// dispatch strategy; throws std::invalid_argument when the dispatch has no rule for the shape (a
+// head dimension above 128) and something is left automatic, or when the tile is automatic without
+// a dispatch.
 AttentionConfig resolve_dispatch(const AttentionConfig& config, const AttentionShape& s);
+
+// A kernel's tiles, forward and backward, and its key/value splits.
+struct KernelTiles {
+  int rows, cols;
+};
+struct KernelChoice {
+  KernelTiles forward, backward;
+  int splits;
+};
+// Fills c's automatic tiles (0x0), backward tiles and splits (0) from choose(hd), hd the kernel's
+// head dimension for shape s (flash_kernel_head_dim); throws std::invalid_argument naming
+// `dispatch` when something is automatic and the head dimension is above 128.
+void fill_automatic(AttentionConfig& c, const AttentionShape& s, std::string_view dispatch,
+                    const std::function<KernelChoice(int64_t hd)>& choose);
+
+// The whole problem's batch x heads the dispatch weighs: c.batch_heads, or the run's own.
+int64_t dispatch_batch_heads(const AttentionConfig& c, const AttentionShape& s);
+
+// Every strategy of a run's shape made concrete: the SRAM tile (block_order), then the dispatch's
+// automatic tiles and splits, then the tile rule.
+AttentionConfig resolve_for_shape(const AttentionConfig& config, const AttentionShape& s);
 
 // The head dimension FlashAttention-2's kernels are compiled for: d rounded up to 32, 64, 96,
 // 128, 160, 192, 224 or 256; 0 above.

@@ -18,10 +18,10 @@ struct Engine {
   const AttentionConfig& cfg;
   AttentionShape shape;
   double scale;
-  double scale_log2;     // c = scale*log2(e) rounded at exp_arg
-  double log2e;          // log2(e) rounded at exp_arg
-  double scale_rounded;  // the softmax scale rounded at exp_arg (exp2-scaled's SM_SCALE)
-  ExpImpl bwd_exp_impl;
+  double scale_log2;           // c = scale*log2(e) rounded at exp_arg
+  double log2e;                // log2(e) rounded at exp_arg
+  double scale_rounded;        // the softmax scale rounded at exp_arg (exp2-scaled's SM_SCALE)
+  const ExpArg* bwd_exp_impl;  // the backward pass's exp implementation
   std::array<SiteRounder, kSiteCount> r;
   std::vector<ProductSite> products;  // indexed through product_index
   std::array<int, kSiteCount> product_index{};
@@ -34,10 +34,12 @@ struct Engine {
   // (for_quantized_problem) then carries that problem's softmax scale and exponent constant.
   const InputScales* scales = nullptr;
 
-  // Throws std::invalid_argument on a combination of structural options the engine does not
-  // compute (check_structure).
+  // Throws std::invalid_argument on a configuration the engine does not compute
+  // (check_structure).
   Engine(const AttentionConfig& config, const AttentionShape& s);
 
+  // The strategies' requirements (options.hpp, check_requirements) and the conditions on sites
+  // and parameters the engine itself puts; throws std::invalid_argument naming the problem.
   static void check_structure(const AttentionConfig& c);
 
   // This engine made problem p's of a run with quantised inputs: with qk_scale tensor or head,

@@ -1,10 +1,10 @@
 // FlashAttention-2's forward pass (Dao 2023, Algorithm 1) site by site: query tiles of
-// block_rows rows against key/value tiles of block_cols keys (in key_order), the softmax online
-// (online_softmax.hpp), P.V accumulated across key tiles (pv_mode fused) or per tile and added
-// at o_update (per-block) or in chains of pv_promote key blocks added to O at o_update
-// (two-level), then O normalised by l at o_norm and cast at o_out. With kv_splits > 1
-// each split of the key tiles runs that loop on its own, writes its normalised O (o_norm) and its
-// LSE, and a combine step merges them (combine_splits).
+// block_rows rows against key/value tiles of block_cols keys (in block_mask's, then key_order's
+// order), the softmax online (online_softmax.hpp), P.V accumulated across key tiles (pv_mode
+// fused) or per tile and added at o_update (per-block) or in chains of pv_promote key blocks added
+// to O at o_update (two-level), then O normalised by l at o_norm (norm) and cast at o_out. With
+// kv_splits > 1 each split of the key tiles runs that loop on its own, writes its normalised O
+// (o_norm) and its LSE, and a combine step merges them (combine_splits).
 #include <algorithm>
 #include <bit>
 #include <vector>
@@ -27,7 +27,9 @@ void Head::forward_flash() {
   OnlineSoftmax softmax(*this);
   // Two-level accumulation: the pv_acc chain of the current group of `promote` key blocks.
   const int64_t promote = e_.cfg.pv_promote_blocks;
-  if (e_.cfg.lse_impl == LseImpl::kLog2) lse2_.assign(nq, 0.0);
+  const bool base2_lse = e_.cfg.lse_impl->base2();
+  if (base2_lse) lse2_.assign(nq, 0.0);
+  const BlockGrid grid = forward_grid();
   // The online softmax of query rows [i0, i1) over key tiles [t0, t1) (in key_tiles' order,
   // reversed for key_order=descending), into acc.
   const auto run_key_tiles = [&](int64_t i0, int64_t i1, int64_t t0, int64_t t1) {
@@ -44,23 +46,23 @@ void Head::forward_flash() {
     };
     softmax.start(i0, br);
     std::vector<int64_t> order;
-    for (const int64_t tile : key_tiles(i0, i1)) {
+    for (const int64_t tile : e_.cfg.block_mask->key_tiles(grid, i0, i1)) {
       if (tile >= t0 && tile < t1) order.push_back(tile);
     }
-    if (e_.cfg.key_order == KeyOrder::kDescending) std::reverse(order.begin(), order.end());
+    e_.cfg.key_order->order(order);
     int64_t tile_end = t0;  // one past the last tile visited: the final promotion's index
     for (const int64_t tile : order) {
       tile_end = tile + 1;
       const int64_t j0 = tile * bc_max, j1 = std::min(nk, j0 + bc_max), bc = j1 - j0;
       scores(i0, i1, j0, j1, s.data(), tile);
-      const bool unfused_exp = unfused_exp_tile(i0, j0);
+      const bool unfused_exp = e_.cfg.flex_compile->unfused(e_.cfg, grid, i0, j0);
       for (int64_t i = 0; i < br; ++i) {
         softmax.add_block_row(i, s.data() + i * bc, j0, bc, tile, acc.data() + i * dv,
                               promote > 0 ? chain.data() + i * dv : nullptr, pt.data() + i * bc,
                               unfused_exp);
       }
       const double* vt = v_ + j0 * dv;
-      if (e_.cfg.pv_mode == PvMode::kFused) {
+      if (e_.cfg.pv_mode->fused()) {
         // A group's first product starts from zero, as an MMA without C does.
         const bool first_of_group = promote > 0 && tile % promote == 0;
         double* target = promote > 0 ? chain.data() : acc.data();
@@ -90,17 +92,7 @@ void Head::forward_flash() {
   };
   // Block row i's (query row gi's) O normalised by its row sum l at o_norm, into out[0, dv).
   const auto normalise = [&](int64_t i, int64_t gi, double li, double* out) {
-    const bool divide = e_.cfg.norm_mode == NormMode::kDivide;
-    const double inv = divide ? 0.0 : reciprocal_at(Site::kONorm, li, e_.idx(p_, gi, 0, 0));
-    // Quantised V: O times fp32(fp32(1/l) v_s) (FlashAttention-3's finalize(v_descale)), or
-    // O/l then times v_s with norm=divide.
-    for (int64_t c = 0; c < dv; ++c) {
-      const uint64_t index = e_.idx(p_, gi, c, 1);
-      out[c] = divide ? v_descaled(div_at(Site::kONorm, acc[i * dv + c], li, index), c,
-                                   e_.idx(p_, gi, c, 3))
-                      : mul_at(Site::kONorm, acc[i * dv + c],
-                               v_descaled(inv, c, e_.idx(p_, gi, c, 3)), index);
-    }
+    e_.cfg.norm->normalise(*this, acc.data() + i * dv, li, out, gi, dv);
   };
   for (int64_t i0 = 0; i0 < nq; i0 += br_max) {
     const int64_t i1 = std::min(nq, i0 + br_max), br = i1 - i0;
@@ -115,7 +107,7 @@ void Head::forward_flash() {
           o_[gi * dv + c] = at(Site::kOOut, o_[gi * dv + c], e_.idx(p_, gi, c, 0));
         }
         lse_[gi] = softmax.log_sum_exp(i, li);
-        if (e_.cfg.lse_impl == LseImpl::kLog2) lse2_[gi] = softmax.log2_sum_exp(i, li);
+        if (base2_lse) lse2_[gi] = softmax.log2_sum_exp(i, li);
       }
       continue;
     }
@@ -195,47 +187,8 @@ void Head::combine_splits(int64_t gi, int64_t splits, const double* o_part, int6
   for (int64_t c = 0; c < dv; ++c) o_[gi * dv + c] = at(Site::kOOut, o[c], e_.idx(p_, gi, c, 0));
 }
 
-bool Head::unfused_exp_tile(int64_t i0, int64_t j0) const {
-  if (e_.cfg.flex_compile == FlexCompile::kNone) return false;
-  if (e_.cfg.flex_compile == FlexCompile::kDynamic) return true;
-  if (e_.cfg.causal && e_.cfg.block_mask == BlockMask::kDiagonalFirst &&
-      partial_sparse_block(i0 / kSparseBlock, j0 / kSparseBlock)) {
-    return true;
-  }
-  // FlexAttention's IS_DIVISIBLE: both lengths multiples of 128, whatever the tile; otherwise
-  // every block of the forward and backward kernels checks its bounds with a select.
-  return s_.nq % kSparseBlock != 0 || s_.nk % kSparseBlock != 0;
-}
-
-std::vector<int64_t> Head::key_tiles(int64_t i0, int64_t i1) const {
-  const int64_t bc_max = e_.cfg.block_cols;
-  const int64_t tiles = (s_.nk + bc_max - 1) / bc_max;
-  std::vector<int64_t> order;
-  if (!e_.cfg.causal) {
-    for (int64_t t = 0; t < tiles; ++t) order.push_back(t);
-    return order;
-  }
-  // Causal: the tiles up to the diagonal (a tile past it is masked for every row).
-  const int64_t last = std::min(tiles - 1, (i1 - 1) / bc_max);
-  if (e_.cfg.block_mask == BlockMask::kNone) {
-    for (int64_t t = 0; t <= last; ++t) order.push_back(t);
-    return order;
-  }
-  // The partial sparse blocks, then the full ones, each in increasing order.
-  const int64_t qb = i0 / kSparseBlock;
-  for (const bool partial : {true, false}) {
-    for (int64_t t = 0; t <= last; ++t) {
-      if (partial_sparse_block(qb, t * bc_max / kSparseBlock) == partial) order.push_back(t);
-    }
-  }
-  return order;
-}
-
-bool Head::partial_sparse_block(int64_t qb, int64_t kb) const {
-  const auto cut = [](int64_t block, int64_t n) {
-    return n % kSparseBlock != 0 && block == n / kSparseBlock;
-  };
-  return qb == kb || cut(qb, s_.nq) || cut(kb, s_.nk);
+BlockGrid Head::forward_grid() const {
+  return {s_.nq, s_.nk, e_.cfg.block_rows, e_.cfg.block_cols, e_.cfg.causal};
 }
 
 }  // namespace simprec::attention

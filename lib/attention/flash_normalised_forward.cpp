@@ -1,7 +1,6 @@
 // FlashAttention-1's forward pass (Dao et al. 2022, Algorithm 1) site by site: for every key/value
 // tile, each query row's tile-local max m~, P~ = exp(S - m~), l~ = rowsum(P~) and P~V; then the
-// row's max, sum and output are renormalised and written back (config.hpp,
-// FlashState::kNormalised):
+// row's max, sum and output are renormalised and written back (flash_state=normalised):
 //   m_new = max(m, m~),  a = exp(m - m_new),  b = exp(m~ - m_new)            (scaled maxima)
 //   l_new = (l a) + (b l~),  O = ((l a) O + b (P~V)) / l_new.
 // Unlike FlashAttention-2, O is a normalised output after every tile, so each tile adds the
@@ -24,10 +23,10 @@ void Head::forward_flash_normalised() {
   // then exp or exp2 rounded at o_rescale.
   const auto exp_of_difference = [&](const RowShift& x, const RowShift& y, int64_t gi, int64_t col,
                                      int64_t tile) {
-    const double arg = x.impl == ExpImpl::kExact ? x.offset - y.offset
-                                                 : add_at(Site::kExpArg, x.offset, -y.offset,
-                                                          idx(gi, col, 12 + 2 * tile));
-    return exp_rounded(Site::kORescale, arg, idx(gi, col, 4 * tile), is_exp2(x.impl));
+    const double arg = x.impl->has_tag("exact") ? x.offset - y.offset
+                                                : add_at(Site::kExpArg, x.offset, -y.offset,
+                                                         idx(gi, col, 12 + 2 * tile));
+    return exp_rounded(Site::kORescale, arg, idx(gi, col, 4 * tile), x.impl->base2());
   };
   for (int64_t i0 = 0; i0 < nq; i0 += br_max) {
     const int64_t i1 = std::min(nq, i0 + br_max), br = i1 - i0;
@@ -91,7 +90,7 @@ void Head::forward_flash_normalised() {
         o_[gi * dv + c] = at(Site::kOOut, o[i * dv + c], idx(gi, c, 0));
       }
       if (row_sum_) row_sum_[gi] = l[i];
-      lse_[gi] = at(Site::kLse, m[i] * e_.scale + std::log(l[i]), idx(gi, 0, 0));
+      lse_[gi] = e_.cfg.lse_impl->lse(*this, LseInput{m[i], shift[i], l[i], gi});
     }
   }
 }

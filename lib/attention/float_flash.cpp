@@ -113,8 +113,7 @@ std::optional<Numerics> numerics_of(const AttentionConfig& config) {
     AttentionConfig c;
     c.preset = config.preset;
     c.low_precision = config.low_precision;
-    c.algorithm = Algorithm::kFlash;
-    c.exp_impl = numerics == Numerics::kFp32 ? ExpImpl::kNatural : ExpImpl::kExp2Fma;
+    c.exp_impl = find_strategy<ExpArg>(numerics == Numerics::kFp32 ? "natural" : "exp2-fma");
     for (SiteSpec& site : c.sites) site = SiteSpec{formats::fp32, Rounding{}, "sequential"};
     if (numerics != Numerics::kFp32) {
       for (Site s : {Site::kPCast, Site::kOOut, Site::kPCastBwd, Site::kDsCast, Site::kGradOut}) {
@@ -139,7 +138,7 @@ std::optional<Numerics> numerics_of(const AttentionConfig& config) {
     return to_json(c);
   };
   const auto json = to_json(config);
-  if (config.exp2_table && config.exp_impl != ExpImpl::kNatural) return std::nullopt;
+  if (config.exp2_table && !config.exp_impl.is("natural")) return std::nullopt;
   for (const Numerics n : {Numerics::kFp32, Numerics::kFa2Fmaf, Numerics::kFa2TensorCore}) {
     if (supported(n) == json) return n;
   }

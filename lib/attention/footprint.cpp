@@ -10,26 +10,6 @@
 
 namespace simprec::attention {
 
-void check_shape(const AttentionShape& s) {
-  const std::pair<const char*, int64_t> dims[] = {{"B", s.batch}, {"H", s.heads}, {"Nq", s.nq},
-                                                  {"Nk", s.nk},   {"d", s.d},     {"dv", s.dv}};
-  for (const auto& [name, value] : dims) {
-    if (value < 1 || value > kMaxDimension) {
-      throw std::invalid_argument("attention shape: " + std::string(name) + " = " +
-                                  std::to_string(value) + " is out of range [1, " +
-                                  std::to_string(kMaxDimension) + "]");
-    }
-  }
-  // Each tensor's size in bytes (as doubles) must fit in 64 bits, and so must a problem's
-  // Nq x Nk scores.
-  const std::string what = "attention tensor (elements x 8 bytes)";
-  const std::pair<int64_t, int64_t> tensors[] = {
-      {s.nq, s.d}, {s.nk, s.d}, {s.nk, s.dv}, {s.nq, s.dv}};
-  for (const auto& [n, d] : tensors)
-    limits::checked_product({s.batch, s.heads, n, d, int64_t{8}}, what);
-  limits::checked_product({s.nq, s.nk, int64_t{8}}, "attention scores (Nq x Nk x 8 bytes)");
-}
-
 limits::MemoryEstimate estimate_memory(const AttentionShape& s, const AttentionConfig& config,
                                        const FootprintUse& use) {
   check_shape(s);
@@ -52,7 +32,7 @@ limits::MemoryEstimate estimate_memory(const AttentionShape& s, const AttentionC
   // Per problem in flight: the reference holds Nq x Nk scores (and, backward, dS and two
   // transposes); standard attention rows of Nk scores per tile row (backward: two Nq x Nk
   // matrices); a flash tile several Br x Bc blocks; every engine float and transposed copies.
-  const AttentionConfig tiled = resolve_dispatch(with_sram_tile(config, s.d), s);
+  const AttentionConfig tiled = resolve_for_shape(config, s);
   const int64_t br = tiled.block_rows, bc = tiled.block_cols;
   limits::MemoryEstimate reference;
   reference.add(s.nq, kDouble * uint64_t(s.nk)).times(use.backward ? 4 : 1);
@@ -71,8 +51,8 @@ limits::MemoryEstimate estimate_memory(const AttentionShape& s, const AttentionC
   standard.add(br, kDouble * 2 * uint64_t(s.nk));
   if (use.backward) standard.add(s.nq, kDouble * 4 * uint64_t(s.nk));
   limits::MemoryEstimate emulation = engine;
-  if (config.algorithm == Algorithm::kFlash) emulation.add(tiles);
-  if (config.algorithm == Algorithm::kStandard || use.standard_baseline) emulation.add(standard);
+  if (config.flash()) emulation.add(tiles);
+  if (!config.flash() || use.standard_baseline) emulation.add(standard);
   limits::MemoryEstimate per_problem =
       reference.bytes() > emulation.bytes() ? reference : emulation;
   const int64_t workers = std::min<int64_t>(problems, resolve_threads(use.threads));

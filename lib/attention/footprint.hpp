@@ -5,15 +5,11 @@
 
 #include <cstdint>
 
-#include "lib/attention/attention.hpp"
+#include "lib/attention/config.hpp"
+#include "lib/attention/tensors.hpp"
 #include "lib/limits/memory_bound.hpp"
 
 namespace simprec::attention {
-
-// Throws std::invalid_argument when a dimension is below 1 or above kMaxDimension, or when a
-// tensor's element count (B*H*N*d, B*H*Nq*Nk per problem scores) does not fit in 64 bits.
-void check_shape(const AttentionShape& shape);
-inline constexpr int64_t kMaxDimension = int64_t{1} << 31;
 
 // What a command keeps alive at once around run_attention.
 struct FootprintUse {

@@ -73,29 +73,11 @@ void Head::scores(int64_t i0, int64_t i1, int64_t j0, int64_t j1, double* out, i
   }
 }
 
-double Head::v_descaled(double o, int64_t c, uint64_t index) const {
-  if (!e_.scales || !e_.cfg.quant.v) return o;
-  return mul_at(Site::kONorm, o, e_.scales->v_scale(p_, c), index);
-}
-
 double Head::dscore(double p, double dp, double d, uint64_t index) const {
   if (p == 0) return 0.0;
   const double diff = add_at(Site::kDs, dp, -d, index);
-  double ds = mul_at(Site::kDs, p, diff, index + 1);
-  if (e_.cfg.grad_scale == GradScale::kScaleDs) ds = mul_at(Site::kDs, ds, e_.scale, index + 2);
+  const double ds = e_.cfg.grad_scale->ds(*this, mul_at(Site::kDs, p, diff, index + 1), index);
   return at(Site::kDsCast, ds, index);
-}
-
-double Head::scaled_grad(Site acc, double value, uint64_t index) const {
-  switch (e_.cfg.grad_scale) {
-    case GradScale::kExactProduct:
-      return mul_at(Site::kGradOut, value, e_.scale, index);
-    case GradScale::kFp32ThenCast:
-      return at(Site::kGradOut, mul_at(acc, value, e_.scale, index), index);
-    case GradScale::kScaleDs:
-      return at(Site::kGradOut, value, index);
-  }
-  return 0.0;
 }
 
 }  // namespace simprec::attention

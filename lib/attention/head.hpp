@@ -24,16 +24,16 @@ class Head : private SiteArithmetic {
        std::array<tracing::SiteTrace, kSiteCount>* traces, std::vector<uint32_t>* exp2_misses);
 
   void forward() {
-    if (e_.cfg.algorithm == Algorithm::kStandard) {
+    if (!e_.cfg.flash()) {
       forward_standard();
-    } else if (e_.cfg.flash_state == FlashState::kNormalised) {
+    } else if (e_.cfg.flash_state->normalised()) {
       forward_flash_normalised();
     } else {
       forward_flash();
     }
   }
   void backward() {
-    if (e_.cfg.algorithm == Algorithm::kFlash) {
+    if (e_.cfg.flash()) {
       backward_flash();
     } else {
       backward_standard();
@@ -51,29 +51,18 @@ class Head : private SiteArithmetic {
 
   // Scores of rows [i0, i1) against keys [j0, j1), causal mask applied.
   void scores(int64_t i0, int64_t i1, int64_t j0, int64_t j1, double* out, int64_t tile) const;
-  // O (or 1/l) of column c times V's scale at o_norm where V was quantised
-  // (input_quantization.hpp); o unchanged otherwise.
-  double v_descaled(double o, int64_t c, uint64_t index) const;
-  // dS = P o (dP - D), rounded at ds (the difference, then the product; with grad_scale=ds
-  // then its product with the softmax scale), then cast at ds_cast.
+  // dS = P o (dP - D), rounded at ds (the difference, then the product, then what grad_scale
+  // does to dS), then cast at ds_cast.
   double dscore(double p, double dp, double d, uint64_t index) const;
-  // dQ or dK from its accumulator (at site `acc`) as grad_scale says: scale*acc rounded once at
-  // grad_out; acc*scale rounded at acc, then cast at grad_out; or acc cast (dS carried the scale).
-  double scaled_grad(Site acc, double value, uint64_t index) const;
+  // dQ or dK from its accumulator (at site `acc`) as grad_scale says.
+  double scaled_grad(Site acc, double value, uint64_t index) const {
+    return e_.cfg.grad_scale->grad(*this, acc, value, index);
+  }
 
   // flash_forward.cpp
   void forward_flash();
-  // The key tiles query rows [i0, i1) visit, in order: all of them, or up to the diagonal when
-  // causal; with block_mask=diagonal-first, the partial sparse blocks' tiles first.
-  std::vector<int64_t> key_tiles(int64_t i0, int64_t i1) const;
-  // block_mask=diagonal-first: whether the causal block mask holds the sparse block (query rows
-  // from qb * 128, keys from kb * 128) as partial. create_block_mask pads the dense mask with
-  // False to whole blocks, so a visible block is partial when the diagonal crosses it or it
-  // reaches past a length that 128 does not divide.
-  bool partial_sparse_block(int64_t qb, int64_t kb) const;
-  // Whether the tile of query rows from i0 and keys from j0 forms its exponent argument
-  // unfused (config.hpp, FlexCompile), in the forward and the backward pass alike.
-  bool unfused_exp_tile(int64_t i0, int64_t j0) const;
+  // The blocks of the forward pass.
+  BlockGrid forward_grid() const;
 
   // flash_normalised_forward.cpp: FlashAttention-1's Algorithm 1 (config.hpp, FlashState).
   void forward_flash_normalised();
@@ -95,9 +84,10 @@ class Head : private SiteArithmetic {
   // P of rows [i0, i1) x keys [j0, j1) recomputed from the log-sum-exp.
   void recompute_p(int64_t i0, int64_t i1, int64_t j0, int64_t j1, double* s, double* p,
                    const std::vector<RowShift>& shift, int64_t tile) const;
-  // The (key block, query block) pairs of the flash backward pass in the order they run
-  // (config.hpp, QueryOrder): each key block's query blocks in its own order; with split keys,
-  // across key blocks by step, ties by key block.
+  // The blocks of the backward pass (its own tile).
+  BlockGrid backward_grid() const;
+  // The (key block, query block) pairs of the flash backward pass in the order they run: the
+  // block mask's where it fixes them, else query_order's.
   std::vector<std::pair<int64_t, int64_t>> backward_schedule() const;
 
   // standard_attention.cpp
@@ -113,7 +103,7 @@ class Head : private SiteArithmetic {
   double *o_, *lse_, *row_sum_ = nullptr, *dq_ = nullptr, *dk_ = nullptr, *dv_ = nullptr,
                      *delta_ = nullptr;
   std::vector<double> kt_;
-  // lse_impl=log2: the forward pass's base-2 LSE per query row, from which the backward pass of
+  // A base-2 lse_impl: the forward pass's base-2 LSE per query row, from which the backward pass of
   // the same run recomputes P (empty otherwise).
   std::vector<double> lse2_;
   std::vector<float> q32_, k32_, kt32_, v32_, vt32_, do32_;

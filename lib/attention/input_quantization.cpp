@@ -107,18 +107,20 @@ void check_quantization(const AttentionConfig& config, bool gradients) {
     throw std::invalid_argument("the input quantisation (qk_quant, v_quant, k_smooth) " + why);
   };
   if (gradients) refuse("is for the forward pass: the backward pass would need dequantised inputs");
-  if (config.algorithm == Algorithm::kFlash && config.kv_splits != 1) {
+  if (config.flash() && config.kv_splits != 1) {
     refuse("needs kv_splits=1, not " + std::to_string(config.kv_splits));
   }
-  if (config.algorithm == Algorithm::kFlash && config.flash_state == FlashState::kNormalised) {
+  if (config.flash() && config.flash_state->normalised()) {
     refuse("needs flash_state=running");
   }
-  if (qz.quantizes_qk() && config.exp_impl != ExpImpl::kExp2Fma &&
-      config.exp_impl != ExpImpl::kExp2) {
-    refuse(
-        "of Q and K folds its descale into the exp2 constant: it needs exp_impl exp2-fma or "
-        "exp2, not " +
-        std::string(to_string(config.exp_impl)));
+  if (qz.quantizes_qk() && !config.exp_impl->has_tag("folded-scale")) {
+    std::string folded;
+    for (const ExpArg* e : strategies_of<ExpArg>()) {
+      if (e->has_tag("folded-scale"))
+        folded += (folded.empty() ? "" : " or ") + std::string(e->name());
+    }
+    refuse("of Q and K folds its descale into the exp2 constant: it needs exp_impl " + folded +
+           ", not " + std::string(config.exp_impl.name()));
   }
 }
 

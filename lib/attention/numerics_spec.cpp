@@ -14,45 +14,31 @@ bool ends_with(std::string_view text, std::string_view suffix) {
 }
 
 NumericsSpec read_toml_spec(const std::string& path) {
-  try {
-    const toml::table root = config::parse_toml_file(path);
-    const config::TableReader t(root, path, "");
-    t.allow_only({"preset", "format", "mitigations", "set"});
-    NumericsSpec spec;
-    const auto preset = t.string("preset");
-    if (!preset)
-      t.fail(
-          nullptr, "a numerics file needs 'preset' (known: " + [] {
-            std::string known;
-            for (const auto& p : preset_names()) known += (known.empty() ? "" : ", ") + p;
-            return known;
-          }() + ")");
-    spec.preset = *preset;
-    spec.format = t.string("format").value_or("");
-    spec.mitigations = t.strings("mitigations").value_or(std::vector<std::string>{});
-    if (const auto set = t.table("set")) {
-      for (const std::string& key : set->keys()) {
-        const auto value = set->string(key);
-        spec.assignments.push_back(key + "=" + *value);
-        try {
-          AttentionConfig scratch = make_preset(spec.preset, formats::bf16);
-          apply_override(scratch, spec.assignments.back());
-        } catch (const std::invalid_argument& e) {
-          set->fail_at(key, e.what());
-        }
-      }
-    }
-    for (size_t i = 0; i < spec.mitigations.size(); ++i) {
-      try {
-        (void)canonical_mitigation(spec.mitigations[i]);
-      } catch (const std::invalid_argument& e) {
-        t.fail_at("mitigations", e.what());
-      }
-    }
-    return spec;
-  } catch (const config::ConfigError& e) {
-    throw std::invalid_argument(e.what());
+  auto model = std::make_shared<KernelModel>(read_model_file(path));
+  if (model->base.empty()) {
+    std::string known;
+    for (const auto& p : preset_names()) known += (known.empty() ? "" : ", ") + p;
+    throw std::invalid_argument(path +
+                                ": a numerics file needs 'preset', the model it builds on "
+                                "(known: " +
+                                known + ")");
   }
+  NumericsSpec spec;
+  spec.preset = model->base;
+  spec.format = model->format;
+  spec.mitigations = model->mitigations;
+  for (const std::string& m : spec.mitigations) {
+    try {
+      (void)canonical_mitigation(m);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(path + ": mitigations: " + e.what());
+    }
+  }
+  spec.file_model = std::move(model);
+  // The file's assignments checked where they stand, at its own format or bf16.
+  (void)instantiate_model(*spec.file_model,
+                          spec.format.empty() ? formats::bf16 : parse_format(spec.format), true);
+  return spec;
 }
 
 // The numerics of a configuration, without what belongs to one call (causal, scale, seed,
@@ -104,9 +90,13 @@ NumericsSpec parse_numerics_spec(std::string_view text) {
 
 AttentionConfig make_config(const NumericsSpec& spec, const Format& default_format) {
   const Format format = spec.format.empty() ? default_format : parse_format(spec.format);
-  AttentionConfig config = make_preset(spec.preset, format);
+  AttentionConfig config = spec.file_model ? instantiate_model(*spec.file_model, format, true)
+                                           : make_preset(spec.preset, format);
   for (const auto& a : spec.assignments) apply_override(config, a);
   for (const auto& m : spec.mitigations) apply_mitigation(config, m);
+  // What a run of any shape would refuse, refused here (Engine::check_structure adds the checks
+  // that need the run's tiles).
+  check_requirements(config);
   return config;
 }
 

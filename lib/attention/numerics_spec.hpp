@@ -3,13 +3,14 @@
 //   PRESET[,format=F][,SITE=FORMAT:ROUNDING[:ACCUMULATION]...][,OPTION=VALUE...][,MITIGATION...]
 //
 // e.g. "torch-math,p_cast=bf16:rne" or "cuda-fa2,format=fp16,tile=128x64,beta-rowmax:2", or the
-// path of a TOML file (ending in .toml) holding the same:
+// path of a TOML file (ending in .toml) holding a kernel model that builds on a preset (model.hpp:
+// the same language as lib/attention/models/, with F, A and [if_format] tables):
 //
 //   preset = "torch-math"
 //   format = "bf16"              # optional
 //   mitigations = ["sr-p:8"]     # optional
 //   [set]                        # optional: sites and structural options
-//   p_cast = "bf16:rne"
+//   p_cast = "F:rne"
 //
 // Sites and options are those of options.hpp and site.hpp; items may come in any order, and
 // assignments are applied before mitigations. `simprec attention --numerics`, experiment files
@@ -17,11 +18,13 @@
 // all accept it, and every result carries the canonical form, from which it can be re-run.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "lib/attention/config.hpp"
+#include "lib/attention/model.hpp"
 
 namespace simprec::attention {
 
@@ -30,6 +33,9 @@ struct NumericsSpec {
   std::string format;                    // empty: the caller's default
   std::vector<std::string> assignments;  // SITE=... and OPTION=..., in order
   std::vector<std::string> mitigations;  // in order
+  // A numerics file's model, applied at the format before `assignments` (its own assignments
+  // recorded as overrides of `preset`, its base); null for a spec given as text.
+  std::shared_ptr<const KernelModel> file_model;
 };
 
 // Parses the text form, or reads the TOML file the text names. Throws std::invalid_argument

@@ -1,8 +1,10 @@
-// The one table of attention's structural options and the one table of its mitigations. Every
-// reader of an attention configuration goes through these rows: `--set KEY=VALUE` and the
-// numerics spec (numerics_spec.hpp), experiment files, `validate` (a kernel's parameters and
-// attributes), to_json, reports, and the reference tables printed by `simprec attention
-// --list-options` that docs/attention.md carries (a test keeps the two the same).
+// The one table of attention's structural options and the one table of its mitigations. An
+// option is a slot (its value names one of the registry's strategies, strategy.hpp) or a
+// parameter (a number, a tile, a format). Every reader of an attention configuration goes through
+// these rows: `--set KEY=VALUE` and the numerics spec (numerics_spec.hpp), experiment files,
+// `validate` (a kernel's parameters and attributes), to_json, reports, the structure checks, and
+// the reference tables printed by `simprec numerics --list` (docs/attention.md carries the slot
+// and parameter tables; a test keeps them the same).
 #pragma once
 
 #include <cstdint>
@@ -22,7 +24,12 @@ namespace simprec::attention {
 struct StructuralOption {
   std::string_view key;  // in `--set KEY=VALUE`, numerics specs and the JSON
   std::string_view doc;  // one line
-  // The accepted values; empty for free-form values (described by `value_syntax`).
+  // A slot's: its description and the strategy a configuration holds there (nullptr for a
+  // parameter).
+  const SlotInfo* slot = nullptr;
+  std::function<const Strategy*(const AttentionConfig&)> strategy;
+  // The accepted values (a slot's strategies; a parameter's fixed choices); empty for free-form
+  // values (described by `value_syntax`).
   std::vector<std::string_view> choices;
   std::string_view value_syntax;  // for free-form values, e.g. "BRxBC"
   // Shown in the JSON even when it has its default value (the keys older results always had).
@@ -65,6 +72,8 @@ struct Mitigation {
 };
 
 std::span<const Mitigation> mitigations();
+// "beta-rowmax[:BETA][:EPS], sr-p[:BITS], ...": every mitigation with its arguments.
+std::string mitigation_syntax();
 const Mitigation* find_mitigation(std::string_view name);
 // "NAME[:ARG...]" with every defaulted argument written out and numbers in their shortest
 // round-trip form: the canonical text of one mitigation. Throws std::invalid_argument.
@@ -81,8 +90,20 @@ std::span<const std::string_view> kernel_parameter_names();
 // naming `what`.
 double parse_finite_number(std::string_view text, std::string_view what);
 
-// The Markdown reference tables (structural options; mitigations) that docs/attention.md holds.
-std::string options_markdown();
+// Checks every declared requirement of the configuration's strategies (strategy.hpp,
+// Requirement) and that each parameter with fixed choices holds one of them; slots of flash scope
+// and their requirements are skipped for standard attention. Throws std::invalid_argument naming
+// the strategy, what it needs and what the configuration has.
+void check_requirements(const AttentionConfig& config);
+// The strategies' own checks of a configuration whose tiles are concrete (Strategy::check).
+void check_run_requirements(const AttentionConfig& config);
+
+// The Markdown reference tables: the slots and the parameters (docs/attention.md holds both), the
+// strategies of every slot with what each computes, needs and draws (`simprec numerics --list`),
+// and the mitigations (docs/attention.md).
+std::string slots_markdown();
+std::string parameters_markdown();
+std::string strategies_markdown();
 std::string mitigations_markdown();
 
 }  // namespace simprec::attention

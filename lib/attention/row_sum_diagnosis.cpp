@@ -21,9 +21,8 @@ std::string of_rows(int64_t k, int64_t rows) {
 RowSumDiagnosis diagnose_row_sums(const AttentionOutputs& outputs, const AttentionConfig& config) {
   RowSumDiagnosis d;
   d.rows = static_cast<int64_t>(outputs.row_sum.size());
-  const bool reciprocal = config.algorithm == Algorithm::kFlash &&
-                          config.flash_state == FlashState::kRunning &&
-                          config.norm_mode == NormMode::kReciprocal;
+  const bool reciprocal =
+      config.flash() && !config.flash_state->normalised() && config.norm.is("reciprocal");
   // 1/l overflows where it exceeds the largest finite value by half an ulp or more; the test
   // in double is exact for l whose reciprocal is not within 2^-53 of that boundary.
   const Format& norm = config.site(Site::kONorm).format;

@@ -61,6 +61,20 @@ Site parse_site(std::string_view name) {
                               "' (known: " + site_names() + ")");
 }
 
+std::vector<Site> site_group(std::string_view name) {
+  std::vector<Site> sites;
+  if (name == "all") {
+    for (int i = 0; i < kSiteCount; ++i) sites.push_back(static_cast<Site>(i));
+  } else if (name == "products") {
+    sites = {Site::kS, Site::kPvAcc, Site::kDp, Site::kDqAcc, Site::kDkAcc, Site::kDvAcc};
+  }
+  return sites;
+}
+
+std::string site_group_names() {
+  return "all, products";
+}
+
 std::string site_names() {
   std::string known;
   for (const auto& s : kSites) known += (known.empty() ? "" : ", ") + std::string(s.name);

@@ -49,6 +49,11 @@ std::string_view site_name(Site site);
 Site parse_site(std::string_view name);
 // Every site's name, comma-separated, in report order.
 std::string site_names();
+// The sites of a group name: "all" (every site), "products" (the tensor-core products s, pv_acc,
+// dp, dq_acc, dk_acc, dv_acc); empty for any other name. Kernel models set a group first and its
+// members after (model.hpp).
+std::vector<Site> site_group(std::string_view name);
+std::string site_group_names();
 // True for the sites whose value is a sum or dot product (they take an accumulation model).
 bool site_accumulates(Site site);
 std::string_view site_description(Site site);

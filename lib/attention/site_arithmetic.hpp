@@ -11,25 +11,16 @@
 #include <vector>
 
 #include "lib/attention/engine.hpp"
+#include "lib/attention/strategies/exp_impl.hpp"
 #include "lib/tracing/site_trace.hpp"
 
 namespace simprec::attention {
 
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// The per-row state that turns a score into an exponent argument: built from the row max in the
-// forward pass and from the log-sum-exp in the backward pass.
-struct RowShift {
-  double offset = 0;  // natural: round(m*scale) or round(lse); exp2: round(m*c) or round(lse*log2
-                      // e); exact: scale*m or lse
-  bool valid = false;
-  ExpImpl impl = ExpImpl::kNatural;  // the pass's exp implementation
-};
-
-// The shift as a key block whose exponent argument is not fused takes it (config.hpp,
-// FlexCompile): exp2-scaled-fma becomes exp2-scaled, the rest stay as they are.
+// The shift as a key block whose exponent argument is not fused takes it (flex_compile).
 inline RowShift unfused(RowShift shift) {
-  if (shift.impl == ExpImpl::kExp2ScaledFma) shift.impl = ExpImpl::kExp2Scaled;
+  if (shift.impl) shift.impl = &shift.impl->unfused();
   return shift;
 }
 
@@ -42,6 +33,7 @@ class SiteArithmetic {
       : e_(e), p_(p), traces_(traces), exp2_misses_(exp2_misses) {}
 
   const Engine& engine() const { return e_; }
+  int64_t problem() const { return p_; }
   // The problem's random index for (row, column, step).
   uint64_t idx(int64_t i, int64_t j, int64_t step = 0) const { return e_.idx(p_, i, j, step); }
 
@@ -87,40 +79,34 @@ class SiteArithmetic {
     return at_exact(s, q, rem / b, index);
   }
 
-  // Row shift from a max m (forward) or a log-sum-exp (backward).
+  // Row shift from a max m (forward, exp_impl) or a log-sum-exp (backward, bwd_exp_impl).
   RowShift shift_from_max(double m, int64_t i) const;
   RowShift shift_from_lse(double lse, int64_t i) const;
-  // The base-2 LSE that lse_impl=log2 reports as `lse` (round(lse2 * ln2') at lse): of the
-  // fp32 neighbours of round(lse / ln2'), the one nearest lse / ln2' that reports lse (ln2' < 1,
-  // so most reported values have one such value and some two); round(lse / ln2') when the lse
-  // site is not fp32 round-to-nearest-even or none reports lse.
-  double base2_lse(double lse, int64_t i) const;
+  // round(lse * log2e') at exp_arg, log2e' lse_log2e's constant: the backward shift of a base-2
+  // exp_impl.
+  double base2_shift_from_lse(double lse, uint64_t index) const;
   // u(s) = round(round(s*scale')*log2e'), both products rounded at exp_arg (exp2-scaled's score in
   // base 2).
   double scaled_log2(double s, uint64_t index) const;
 
-  // exp2(arg) at `site`: the device's value when the engine has a table, the site is fp32
-  // round-to-nearest-even and arg is an fp32 value; otherwise (or when the table lacks arg,
-  // which is recorded) exp2 rounded at the site.
-  // device_math=sm90 and an fp32 round-to-nearest-even site: the device's functions apply.
-  bool sm90_at(Site site) const;
+  // The device functions (device_math) apply at sites that round to fp32 nearest-even, to fp32
+  // arguments. Elsewhere, and where the device's function has no value, each function below is
+  // correctly rounded at the site.
+  bool device_at(Site site) const;
+  // exp2(arg) at `site`: the device's exp2f, or else (fp32 argument and site) the value of the
+  // engine's device table where it has one (an argument the table lacks is recorded).
   double exp2_at(Site site, double arg, uint64_t index) const;
-  // expf(arg) and logf(l) at `site` as a kernel built without --use_fast_math calls them:
-  // libdevice's __nv_expf and __nv_logf (emulation/device_math/libdevice_expf_logf.hpp) where
-  // config.device_math says so and the argument is an fp32 value, else rounded at the site.
+  // expf(arg), logf(l), __logf(l) and log2f(l) at `site`.
   double expf_at(Site site, double arg, uint64_t index) const;
   double logf_at(Site site, double l, uint64_t index) const;
-  // log(l) at `site`: the device's __logf where config.device_math says so, else rounded.
   double log_at(Site site, double l, uint64_t index) const;
-  // log2(l) at `site`: libdevice's log2f (Triton's tl.log2) where config.device_math says so,
-  // the site is fp32 round-to-nearest-even and l an fp32 value; else log2 rounded at the site.
   double log2_at(Site site, double l, uint64_t index) const;
   // x / y as the H100's div.full.f32 (x * rcp.approx(y) rounded to nearest even) where x and y
   // are fp32 values within its modelled range; else x / y rounded at `site`.
   double div_full_at(Site site, double x, double y, uint64_t index) const;
-  // 1/l at `site` for the final normalisation: the H100's rcp.approx where norm=div-full (and l
-  // is an fp32 value), else rounded.
-  double reciprocal_at(Site site, double l, uint64_t index) const;
+  // o times V's scale for column c at o_norm where V was quantised (input_quantization.hpp); o
+  // unchanged otherwise.
+  double v_descaled(double o, int64_t c, uint64_t index) const;
 
   // exp(arg) or exp2(arg) correctly rounded at `site` (its format, mode and random bits), not a
   // libm double rounded again: C libraries' exp2 is not correctly rounded on every argument.
@@ -129,8 +115,12 @@ class SiteArithmetic {
   // P cast at p_cast; with tiled random bits the draw is the kernel's for (row i, column j).
   double cast_p(double p, int64_t i, int64_t j) const;
 
-  // Unnormalised probability of score s against the row shift, rounded at exp_arg and exp.
-  double prob(double s, const RowShift& shift, uint64_t index) const;
+  // Unnormalised probability of score s against the row shift (its exp_impl's), 0 for a masked
+  // score or an invalid shift.
+  double prob(double s, const RowShift& shift, uint64_t index) const {
+    if (!shift.valid || s == -kInf) return 0.0;
+    return shift.impl->prob(*this, s, shift.offset, index);
+  }
 
   // The max the exponent subtracts for one block row: the row max, or paper A's shifted max.
   double block_max(const double* srow, int64_t n) const;

@@ -1,6 +1,7 @@
 // Standard attention site by site, in blocks of block_rows query rows over all keys: S, P
-// normalised by its row sum at p_norm, O = P~ V; the backward pass from P recomputed from the
-// scores as autograd's softmax backward computes it (D = rowsum(dP o P)).
+// normalised by its row sum at p_norm, O = P~ V, the LSE as lse_impl forms it; the backward pass
+// from P recomputed from the scores as autograd's softmax backward computes it
+// (D = rowsum(dP o P)).
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -28,7 +29,7 @@ void Head::standard_rows(int64_t i0, int64_t i1, std::vector<double>& s, std::ve
       prow[j] = div_at(Site::kPNorm, prow[j], l, e_.idx(p_, gi, j, 1));
     }
     if (lse_out && row_sum_) row_sum_[gi] = l;
-    if (lse_out) lse_out[i] = at(Site::kLse, m * e_.scale + std::log(l), e_.idx(p_, gi, 0, 0));
+    if (lse_out) lse_out[i] = e_.cfg.lse_impl->lse(*this, LseInput{m, shift, l, gi});
   }
 }
 

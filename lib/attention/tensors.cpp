@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "lib/attention/footprint.hpp"
+#include "lib/limits/checked_arithmetic.hpp"
 
 namespace simprec::attention {
 namespace {
@@ -23,6 +23,26 @@ void check_size(const std::vector<double>& x, int64_t expected, const char* name
 }
 
 }  // namespace
+
+void check_shape(const AttentionShape& s) {
+  const std::pair<const char*, int64_t> dims[] = {{"B", s.batch}, {"H", s.heads}, {"Nq", s.nq},
+                                                  {"Nk", s.nk},   {"d", s.d},     {"dv", s.dv}};
+  for (const auto& [name, value] : dims) {
+    if (value < 1 || value > kMaxDimension) {
+      throw std::invalid_argument("attention shape: " + std::string(name) + " = " +
+                                  std::to_string(value) + " is out of range [1, " +
+                                  std::to_string(kMaxDimension) + "]");
+    }
+  }
+  // Each tensor's size in bytes (as doubles) must fit in 64 bits, and so must a problem's
+  // Nq x Nk scores.
+  const std::string what = "attention tensor (elements x 8 bytes)";
+  const std::pair<int64_t, int64_t> tensors[] = {
+      {s.nq, s.d}, {s.nk, s.d}, {s.nk, s.dv}, {s.nq, s.dv}};
+  for (const auto& [n, d] : tensors)
+    limits::checked_product({s.batch, s.heads, n, d, int64_t{8}}, what);
+  limits::checked_product({s.nq, s.nk, int64_t{8}}, "attention scores (Nq x Nk x 8 bytes)");
+}
 
 void AttentionInputs::validate() const {
   const AttentionShape& s = shape;

@@ -53,6 +53,13 @@ struct AttentionOutputs {
   std::vector<uint32_t> exp2_misses;
 };
 
+// Throws std::invalid_argument when a dimension is below 1 or above kMaxDimension, or when a
+// tensor's element count (B*H*N*d, B*H*Nq*Nk per problem scores) does not fit in 64 bits.
+void check_shape(const AttentionShape& shape);
+inline constexpr int64_t kMaxDimension = int64_t{1} << 31;
+
+// The softmax scale a configuration asks for: its scale, or 1/sqrt(d) (before softmax_scale's
+// rounding, which the engine applies).
 double softmax_scale(const AttentionConfig& config, const AttentionShape& shape);
 
 }  // namespace simprec::attention

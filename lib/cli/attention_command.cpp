@@ -18,6 +18,7 @@
 #include "lib/attention/dispatch.hpp"
 #include "lib/attention/footprint.hpp"
 #include "lib/attention/numerics_spec.hpp"
+#include "lib/attention/options.hpp"
 #include "lib/attention/preset.hpp"
 #include "lib/attention/row_sum_diagnosis.hpp"
 #include "lib/cli/command.hpp"
@@ -142,7 +143,7 @@ void run(const Options& opt) {
   }
   // Everything kept alive at once: the emulation's outputs, the reference's, a standard-attention
   // baseline's and the attribution's reruns.
-  const bool baseline = config.algorithm == Algorithm::kFlash && !opt.no_baseline;
+  const bool baseline = config.flash() && !opt.no_baseline;
   // With --query-rows, the sampled problem's estimate and the full inputs it is taken from.
   const auto check_memory = [&](const AttentionShape& full, bool backward) {
     FootprintUse use;
@@ -250,8 +251,7 @@ void run(const Options& opt) {
   const Format g_format = config.site(Site::kGradOut).format;
 
   // The tile the run used (the sram rule's for this head dimension, the dispatch's, flex's).
-  const AttentionConfig tiled =
-      with_tile_rule(resolve_dispatch(with_sram_tile(config, s.d), s), s.nq, s.d);
+  const AttentionConfig tiled = resolve_for_shape(config, s);
   nlohmann::json stats;
   stats["config"] = to_json(tiled);
   stats["numerics"] = canonical_numerics(config);
@@ -302,8 +302,8 @@ void run(const Options& opt) {
   std::printf("numerics: %s\n", stats["numerics"].get<std::string>().c_str());
   std::printf("simprec attention: preset %s, format %s, %s attention, exp %s, tile %dx%d%s\n",
               config.preset.c_str(), low.name().c_str(),
-              std::string(to_string(config.algorithm)).c_str(),
-              std::string(to_string(config.exp_impl)).c_str(), tiled.block_rows, tiled.block_cols,
+              std::string(config.algorithm.name()).c_str(),
+              std::string(config.exp_impl.name()).c_str(), tiled.block_rows, tiled.block_cols,
               config.causal ? ", causal" : "");
   std::printf("inputs: %s; shape B=%lld H=%lld Nq=%lld Nk=%lld d=%lld dv=%lld; scale %.6g\n",
               source.c_str(), (long long)s.batch, (long long)s.heads, (long long)s.nq,
@@ -373,19 +373,17 @@ const RegisterCommand kRegistration([](CLI::App& app) {
                       "the numerics spec PRESET[,format=F][,SITE=FORMAT:ROUNDING[:ACC]...]"
                       "[,OPTION=VALUE...][,MITIGATION...] or a .toml file holding it "
                       "(`simprec numerics --list`)");
+  std::string presets;
+  for (const std::string& name : preset_names()) presets += (presets.empty() ? "" : ", ") + name;
   command->add_option(
       "--preset", opt->preset,
-      "fp64, fp32, torch-math, fa2, paper-a, baseline-lp, flash-lp, paper-b, torch-flash, "
-      "torch-efficient, torch-flex, cuda-fa2, fa3-fp8, sage, sage2 (default fa2); the same as "
-      "--numerics PRESET");
+      "a kernel model: " + presets + " (default fa2); the same as --numerics PRESET");
   command->add_option("--format", opt->format,
                       "the preset's low-precision format unless the spec names one (default bf16)");
   command->add_option("--set", opt->sets,
                       "SITE=FORMAT:ROUNDING[:ACCUMULATION] or OPTION=VALUE (repeatable; "
                       "`simprec numerics --list`)");
-  command->add_option("--mitigation", opt->mitigations,
-                      "beta-rowmax[:BETA[:EPS]], sr-p[:BITS], sr-p-tiled[:BITS], sr-o[:BITS], "
-                      "hp:SITE[:FORMAT], delta-dpp (repeatable)");
+  command->add_option("--mitigation", opt->mitigations, mitigation_syntax() + " (repeatable)");
   command->add_option("--tile", opt->tile, "BRxBC tile sizes (default: the preset's); tile=BRxBC");
   command->add_flag("--causal", opt->causal, "causal mask");
   command->add_option("--query-rows", opt->query_rows,

@@ -1,9 +1,11 @@
 // simprec numerics: check a numerics spec (its canonical form and the configuration it means),
-// or list what a spec can say (presets, sites, structural options, mitigations).
+// or list what a spec can say (presets, sites, slots and their strategies, parameters,
+// mitigations), all read from the registries.
 #include <cstdio>
 #include <string>
 
 #include "emulation/format.hpp"
+#include "lib/attention/model.hpp"
 #include "lib/attention/numerics_spec.hpp"
 #include "lib/attention/options.hpp"
 #include "lib/attention/preset.hpp"
@@ -21,9 +23,9 @@ struct Options {
 };
 
 void print_reference() {
-  std::printf("## Presets\n\n| preset | numerics |\n| --- | --- |\n");
-  for (const auto& p : preset_names()) {
-    std::printf("| `%s` | %s |\n", p.c_str(), std::string(preset_description(p)).c_str());
+  std::printf("## Presets\n\n| preset | model file | numerics |\n| --- | --- | --- |\n");
+  for (const KernelModel& m : builtin_models()) {
+    std::printf("| `%s` | %s | %s |\n", m.name.c_str(), m.path.c_str(), m.description.c_str());
   }
   std::printf("\n## Sites\n\n| site | accumulates | what rounds there |\n| --- | --- | --- |\n");
   for (int i = 0; i < kSiteCount; ++i) {
@@ -31,8 +33,12 @@ void print_reference() {
     std::printf("| `%s` | %s | %s |\n", std::string(site_name(s)).c_str(),
                 site_accumulates(s) ? "yes" : "no", std::string(site_description(s)).c_str());
   }
-  std::printf("\n## Structural options\n\n%s", options_markdown().c_str());
-  std::printf("\n## Mitigations\n\n%s", mitigations_markdown().c_str());
+  std::printf("\nSite groups (a key that sets each of its sites): %s.\n",
+              site_group_names().c_str());
+  std::printf("\n## Slots\n\n%s", slots_markdown().c_str());
+  std::printf("\n## Parameters\n\n%s", parameters_markdown().c_str());
+  std::printf("\n## Strategies\n\n%s", strategies_markdown().c_str());
+  std::printf("## Mitigations\n\n%s", mitigations_markdown().c_str());
 }
 
 void run(const Options& o) {
@@ -67,8 +73,10 @@ const RegisterCommand kRegistration([](CLI::App& app) {
   command->add_option("--format", opt->format,
                       "the preset's format when the spec names none (default bf16)");
   command->add_flag("--json", opt->json, "print the whole configuration as JSON");
-  command->add_flag("--list", opt->list,
-                    "print the presets, sites, structural options and mitigations (Markdown)");
+  command->add_flag(
+      "--list", opt->list,
+      "print the presets, sites, slots with their strategies, parameters and mitigations "
+      "(Markdown)");
   command->callback([opt] { run(*opt); });
 });
 

@@ -66,14 +66,30 @@ std::string type_name(const toml::node& node) {
   }
 }
 
+namespace {
+
+ConfigError parse_failure(const std::string& path, const toml::parse_error& e) {
+  const auto& begin = e.source().begin;
+  if (begin.line == 0) return ConfigError(path + ": " + std::string(e.description()));
+  return ConfigError(path + ":" + std::to_string(begin.line) + ":" + std::to_string(begin.column) +
+                     ": " + std::string(e.description()));
+}
+
+}  // namespace
+
 toml::table parse_toml_file(const std::string& path) {
   try {
     return toml::parse_file(path);
   } catch (const toml::parse_error& e) {
-    const auto& begin = e.source().begin;
-    if (begin.line == 0) throw ConfigError(path + ": " + std::string(e.description()));
-    throw ConfigError(path + ":" + std::to_string(begin.line) + ":" + std::to_string(begin.column) +
-                      ": " + std::string(e.description()));
+    throw parse_failure(path, e);
+  }
+}
+
+toml::table parse_toml_text(std::string_view text, const std::string& path) {
+  try {
+    return toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    throw parse_failure(path, e);
   }
 }
 

@@ -27,6 +27,8 @@ std::optional<std::string> did_you_mean(std::string_view word,
 
 // Parses a TOML file; syntax errors become ConfigError with the position.
 toml::table parse_toml_file(const std::string& path);
+// Parses TOML text that came from `path` (a file embedded in the program, say).
+toml::table parse_toml_text(std::string_view text, const std::string& path);
 
 // One table of a configuration file, with the dotted path that leads to it for messages.
 class TableReader {

@@ -86,4 +86,10 @@ std::string excerpt(std::string_view text, size_t max_chars) {
   return out;
 }
 
+std::string shortest_text(double v) {
+  char buffer[64];
+  const auto r = std::to_chars(buffer, buffer + sizeof buffer, v);
+  return std::string(buffer, r.ptr);
+}
+
 }  // namespace simprec::limits

@@ -25,6 +25,9 @@ uint64_t parse_seed(std::string_view text, const std::string& what);
 // A finite double (decimal or hex float as strtod reads it, the whole text); nullopt otherwise.
 std::optional<double> parse_finite_double(std::string_view text);
 
+// The shortest decimal text that reads back as v (std::to_chars).
+std::string shortest_text(double v);
+
 // At most `max_chars` characters of `text` for an error message, with control characters and
 // bytes outside printable ASCII escaped (\n, \xNN) and "..." (and the full length) when cut.
 std::string excerpt(std::string_view text, size_t max_chars = 60);

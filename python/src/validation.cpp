@@ -163,7 +163,7 @@ py::dict validate_attention(const std::string& kernel, const py::dict& kernel_ou
   // auto: from the kernel's, unless the numerics keep a base-2 LSE for the backward pass
   // (lse_impl=log2, FlexAttention): the natural LSE a kernel returns is that value times ln 2
   // rounded to fp32, which does not give the base-2 one back on every row.
-  const bool base2_lse = config.lse_impl == attention::LseImpl::kLog2;
+  const bool base2_lse = config.lse_impl->base2();
   const bool grads_from_kernel_forward =
       in.has_grad() && kernel_o && kernel_lse &&
       (backward_from == "kernel" || (backward_from == "auto" && !base2_lse));

@@ -1,0 +1,50 @@
+// The memory-efficient kernel's backward pass with split keys (kernel_backward.h): the thread
+// block of key block s starts at query block s (mod the number of query blocks) and wraps around,
+// the key blocks running side by side, so dQ of a query block sees them in the order they reach it
+// (key block s at step (i - s) mod n; those of one step in split_ties' order). Causal masks start
+// every key block at its first visible query block. Where the dispatch's kernel selection runs one
+// split (Dispatch::splits_keys), the key blocks run one after the other in increasing order.
+#include "lib/attention/site_arithmetic.hpp"
+
+namespace simprec::attention {
+namespace {
+
+class SplitKeys final : public QueryOrder {
+ public:
+  SplitKeys()
+      : QueryOrder({
+            .name = "split-keys",
+            .doc = "key block s starts at query block s and wraps around; dQ adds the "
+                   "key blocks in the order they reach it (split_ties for one step): "
+                   "the memory-efficient kernel",
+        }) {}
+
+  std::vector<std::pair<int64_t, int64_t>> pairs(const SiteArithmetic& a,
+                                                 const BlockGrid& g) const override {
+    const AttentionConfig& c = a.engine().cfg;
+    if (!c.dispatch->splits_keys(c, a.engine().shape)) {
+      return find_strategy<QueryOrder>("ascending").pairs(a, g);
+    }
+    std::vector<SplitStep> steps;
+    for (int64_t tile = 0; tile < g.key_tiles(); ++tile) {
+      std::vector<int64_t> visible = g.visible_query_tiles(tile);
+      if (!g.causal) {
+        std::rotate(visible.begin(), visible.begin() + tile % g.query_tiles(), visible.end());
+      }
+      for (size_t at = 0; at < visible.size(); ++at) {
+        steps.push_back({static_cast<int64_t>(at), tile, visible[at]});
+      }
+    }
+    c.split_ties->order(steps, c.seed, a.problem());
+    std::vector<std::pair<int64_t, int64_t>> pairs;
+    pairs.reserve(steps.size());
+    for (const SplitStep& x : steps) pairs.emplace_back(x.tile, x.qtile);
+    return pairs;
+  }
+};
+
+}  // namespace
+
+SIMPREC_REGISTER_STRATEGIES(SplitKeys)
+
+}  // namespace simprec::attention
