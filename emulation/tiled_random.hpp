@@ -41,7 +41,7 @@ inline constexpr uint32_t kPhiloxM0 = 0xD2511F53u, kPhiloxM1 = 0xCD9E8D57u;
 // register pair is split with mov.b64: written as a 64-bit product shifted down (plain C++),
 // the compiler added a zero high word to every product (a UMOV and an IADD more per product,
 // 80 instructions per warp and key block in the wgmma kernel; ncu on the H100,
-// docs/findings.md).
+// git show 45bcba0:docs/findings.md).
 SIMPREC_HOST_DEVICE void multiply_wide(uint32_t a, uint32_t b, uint32_t& hi, uint32_t& lo) {
 #if defined(__CUDA_ARCH__)
   uint64_t product;

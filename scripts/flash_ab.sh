@@ -3,8 +3,8 @@
 # against the recorded one (tests/data/h100_flash_digest.txt: a change that should keep
 # the outputs must keep every line), and its bf16 forward benchmark on uniform and on repeated
 # keys; then each build's table (scripts/flash_bench_table.py), with each mitigation's time
-# against its own build's plain kernel. This is how the kernel experiments in
-# docs/findings.md were measured. Builds are made elsewhere (the GPU machine may lack the
+# against its own build's plain kernel. This is how the kernel variants in docs/gpu_kernels.md
+# ("Tried and not kept") were measured. Builds are made elsewhere (the GPU machine may lack the
 # host libraries), e.g. one per variant of kernels/flash/:
 #   nvcc -std=c++17 -O3 -lineinfo -gencode=arch=compute_90a,code=sm_90a -I. \
 #     kernels/flash/flash_bench.cu -o build-exp/fb_a

@@ -294,7 +294,7 @@ struct RunningMax {
       // for any max. Both candidates are formed side by side and one is selected: no branch,
       // and only the test and a select on the softmax's critical path. (Its double-precision
       // predecessor, a threshold in double and a double max behind a warp vote, cost +27% on
-      // wg128x64 against +15 to +18% for this; docs/findings.md.)
+      // wg128x64 against +15 to +18% for this; git show 45bcba0:docs/findings.md.)
       const float e = static_cast<float>(p.eps_over_scale), beta = static_cast<float>(p.beta);
       const bool repeat = mx > -kInf && top.lo >= __fsub_rn(mx, e);
       const float beta_max = mx > 0 ? __fmul_rn(mx, beta) : 0.f;
@@ -350,8 +350,8 @@ __device__ __forceinline__ uint32_t stochastic_round(float x, uint32_t random, i
 // x + 256 * (byte `byte` of word), in one instruction: a two-way dot product (dp2a) of the
 // 16-bit halves {256, 0} or {0, 256} with the byte pair that holds it, added to x. Extracting
 // the byte (a byte permute) and adding it took two: on the H100 SR's time fell 2% at 64x64 and
-// 128x64 and about 1% on wg128x64 (docs/findings.md). x + 256 * 255 must not overflow, which
-// holds for the bits of any float <= 1.
+// 128x64 and about 1% on wg128x64 (git show 45bcba0:docs/findings.md). x + 256 * 255 must not
+// overflow, which holds for the bits of any float <= 1.
 __device__ __forceinline__ uint32_t add_byte_times_256(uint32_t x, uint32_t word, int byte) {
   const uint32_t weight = byte % 2 == 0 ? 0x00000100u : 0x01000000u;
   return byte < 2 ? __dp2a_lo(weight, word, x) : __dp2a_hi(weight, word, x);

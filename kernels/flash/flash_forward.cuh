@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(kWarps * 32)
   // SR's Philox counters of the thread's rows differ between key blocks only in the 64-column
   // group: the part they fix is made once (p_row), SR's time at 64x64 1.5% less on the H100.
   // Not with 32 rows per warp, where the 16 registers it holds made the 128x64 kernel spill
-  // more and its SR 2.5% slower (docs/findings.md).
+  // more and its SR 2.5% slower (git show 45bcba0:docs/findings.md).
   constexpr bool kFixedSrRows = kSrBits != 0 && kM == 1;
   tiled_random::PhiloxFixedCounters sr_rows[kM][2] = {};
   if constexpr (kFixedSrRows) {
@@ -305,7 +305,7 @@ __global__ void __launch_bounds__(kWarps * 32)
       // softmax are one straight stretch of code, which the compiler interleaves, hiding the
       // repeat test under the tensor cores' work (A/B on the H100: beta-rowmax +3.5% instead of
       // +8.8% against the plain kernel peeled alike; the plain and SR kernels run faster
-      // without the peeling, docs/findings.md).
+      // without the peeling; git show 45bcba0:docs/findings.md).
       for (int jb = 0; jb + 1 < n_blocks; ++jb) step(jb, Fixed<true>{});
       if (n_blocks > 0) step(n_blocks - 1, Fixed<false>{});
     } else {

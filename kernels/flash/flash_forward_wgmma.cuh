@@ -7,7 +7,7 @@
 // shared-memory stages, 128-byte swizzled, completing on mbarriers. Per key block, a consumer
 // issues the next block's scores and this block's P V as asynchronous wgmma groups and runs
 // the next block's softmax while P V is in flight. (FlashAttention-3's ping-pong of the two
-// groups' products through named barriers made it 5% slower here: docs/findings.md.)
+// groups' products through named barriers made it 5% slower here: docs/gpu_kernels.md.)
 #pragma once
 
 #include <cuda.h>
@@ -209,7 +209,7 @@ __global__ void __launch_bounds__(Layout::kThreads, 1)
   }
 
   // Without the producer's registers the mitigated instances spill (beta-rowmax with SR) and
-  // SR's costs 49% instead of 31% (docs/findings.md).
+  // SR's costs 49% instead of 31% (git show 45bcba0:docs/findings.md).
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(L::kConsumerRegisters));
   // ---- a consumer warpgroup: rows row0 .. row0 + 63 ----
   const int group = warp / 4, warp_in_group = warp % 4;

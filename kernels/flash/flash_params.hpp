@@ -31,8 +31,9 @@ struct ForwardParams {
 // The parameters of a forward kernel with stochastic rounding: Philox's round keys of p.seed
 // come ready-made (kernel_params), so that a round's XOR reads its key from the constant bank
 // instead of registers recomputed in every key block (wg128x64 with SR on the H100: 369 -> 400
-// TFLOP/s, docs/findings.md). The kernels without SR keep the plain struct, so that their
-// code stays as it was (a larger parameter struct moved the plain kernels' speeds by +-4%).
+// TFLOP/s; git show 45bcba0:docs/findings.md). The kernels without SR keep the plain struct, so
+// that their code stays as it was (a larger parameter struct moved the plain kernels' speeds by
+// +-4%).
 struct SrForwardParams : ForwardParams {
   tiled_random::RoundKeys sr_keys{};
 };
