@@ -10,9 +10,9 @@ import json
 
 import numpy as np
 
-from simprec import _simprec as _core
 from simprec._arrays import like as _like
 from simprec._arrays import to_numpy as _to_numpy
+from simprec._extension import core as _core
 from simprec.validation import ValidationReport, validate  # noqa: F401
 
 __all__ = [
