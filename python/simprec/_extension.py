@@ -11,6 +11,7 @@ why, rather than at import.
 import importlib
 import sys
 
+_REASON = None
 try:
     core = importlib.import_module("simprec._simprec")
 except ImportError as _error:
@@ -29,3 +30,8 @@ except ImportError as _error:
             return unavailable
 
     core = _MissingExtension()
+
+
+def missing():
+    """Why the extension did not import (the ImportError), or None where it did."""
+    return _REASON

@@ -18,6 +18,7 @@ import os
 import numpy as np
 
 import simprec
+from simprec._extension import missing
 from simprec.recordings.examples import import_example
 from simprec.recordings.held_out import SCALE, SEED, SHAPE, capture_file
 from simprec.validation import _as_kernel_inputs, _kernel_output_arrays
@@ -50,6 +51,10 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("out", nargs="?", default="held_out")
     args = parser.parse_args(argv)
+    if missing():
+        raise SystemExit(f"record_held_out_attention: the inputs come from simprec's generator, "
+                         f"which needs the C++ extension; it did not import ({missing()}): run "
+                         "with PYTHONPATH=build/python:examples/python, a build for this Python")
     kernels = import_example("validate_on_gpu", "record_held_out_attention")
     os.makedirs(args.out, exist_ok=True)
     record("flex", kernels.flex, ("repeated-max", "normal"), args.out)
