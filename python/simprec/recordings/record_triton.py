@@ -22,7 +22,8 @@ from simprec.recordings.triton_example import CASES
 
 
 def record(out, flash_forward):
-    """Runs flash_forward(q, k, v, is_causal=...) -> (O, LSE) on every case, writing OUT/CASE.npz."""
+    """Runs flash_forward(q, k, v, is_causal=...) -> (O, LSE) on every case and writes
+    OUT/CASE.npz."""
     import torch
     os.makedirs(out, exist_ok=True)
     for name, (b_, h_, n, d, causal, kind) in CASES.items():
