@@ -39,6 +39,6 @@ done
 for name in "${names[@]}"; do
   echo "== $name"
   for path in "$out/$name.jsonl" "$out/${name}_rep.jsonl"; do
-    python3 "$(dirname "$0")/flash_bench_table.py" "$path"
+    PYTHONPATH="$(dirname "$0")/../python" python3 "$(dirname "$0")/flash_bench_table.py" "$path"
   done
 done

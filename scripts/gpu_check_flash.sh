@@ -135,9 +135,10 @@ note "== flash: speed beside PyTorch (B=4 H=16 N=4096 d=128 bf16, non-causal)"
 {
   "$build/bin/flash_bench" --iters 30
   "$build/bin/flash_bench" --iters 30 --repeated-keys  # beta-rowmax's worst case
-  python3 "$repo/scripts/torch_sdpa_bench.py" --iters 30 --determinism
+  PYTHONPATH="$repo/python" python3 "$repo/scripts/torch_sdpa_bench.py" --iters 30 --determinism
 } > "$out/bench.jsonl" 2> "$out/bench.err" || { status=1; note "benchmark FAILED (see bench.err)"; }
-python3 "$repo/scripts/flash_bench_table.py" "$out/bench.jsonl" > "$out/bench.md" 2>> "$out/bench.err"
+PYTHONPATH="$repo/python" python3 "$repo/scripts/flash_bench_table.py" "$out/bench.jsonl" \
+  > "$out/bench.md" 2>> "$out/bench.err"
 tee -a "$summary" < "$out/bench.md"
 grep determinism "$out/bench.jsonl" | tee -a "$summary"
 exit $status

@@ -26,10 +26,9 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from paper_training.model import ModelShape, Numerics, load_text  # noqa: E402
-from paper_training.report import write_report  # noqa: E402
-from paper_training.runs import Run, Schedule, train  # noqa: E402
+from paper_training.model import ModelShape, Numerics, load_text
+from paper_training.report import write_report
+from paper_training.runs import Run, Schedule, train
 
 FULL = dict(shape=ModelShape(layers=2, heads=4, head_dim=16, seq=64, batch=8),
             schedule=Schedule(steps=200, checkpoint_every=25, snapshot_every=10))

@@ -26,7 +26,7 @@ numerics description of it has to say; the spec item that says each in brackets)
   (tl.log2; no lg2.approx), then div.full.f32 by 1.442695f (lse_impl=fma-log2-div-full with
   device_math=sm90).
 The numerics spec that says all of this is TRITON_FLASH_FORWARD_SPEC in
-triton_flash_forward_numerics.py. It reproduces every bit of O and of the LSE that this kernel
+simprec.recordings.triton_example. It reproduces every bit of O and of the LSE that this kernel
 gave on an H100 in the six recorded cases of tests/data/triton_example
 (python/tests/test_triton_example.py; docs/python.md).
 """

@@ -3,7 +3,7 @@
 simprec.validate, each against the numerics spec that describes it: PyTorch's SDPA flash
 backend (preset torch-flash, forward and backward), FlexAttention through torch.compile (preset
 torch-flex, forward and backward) and the Triton kernel of triton_flash_forward.py (its spec
-TRITON_FLASH_FORWARD_SPEC of triton_flash_forward_numerics.py, which states the H100's
+TRITON_FLASH_FORWARD_SPEC of simprec.recordings.triton_example, which states the H100's
 ex2.approx, div.full and libdevice log2f itself and must be bit-exact), FlexAttention with the
 GPU's exp2 (tl.exp2, the same ex2.approx instruction), each on normal and repeated-maximum
 inputs, plain and causal.
@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 
 import simprec
-from triton_flash_forward_numerics import TRITON_FLASH_FORWARD_SPEC
+from simprec.recordings.triton_example import TRITON_FLASH_FORWARD_SPEC
 
 
 def sdpa_flash(q, k, v, is_causal=False, scale=None):

@@ -3,16 +3,17 @@
 Formats and their limits, correctly rounded rounding and arithmetic on numpy arrays (and torch
 tensors through DLPack), the tensor-core models, emulated attention with its analysis, experiment
 files, and validation of Python attention kernels. The C++ work runs without the GIL. See
-docs/python.md.
+docs/python.md. simprec.recordings records real kernels on a GPU and compares them with the
+emulation; its recorders run without the C++ extension (simprec._extension).
 """
 
 import json
 
 import numpy as np
 
-from simprec import _simprec as _core
 from simprec._arrays import like as _like
 from simprec._arrays import to_numpy as _to_numpy
+from simprec._extension import core as _core
 from simprec.validation import ValidationReport, validate  # noqa: F401
 
 __all__ = [

@@ -4,8 +4,8 @@ description, with the report of `simprec validate`."""
 
 import numpy as np
 
-from simprec import _simprec as _core
 from simprec._arrays import is_torch_tensor, tensor_to_numpy, torch_from_bits
+from simprec._extension import core as _core
 
 _OUTPUT_ORDER = ("O", "LSE")
 

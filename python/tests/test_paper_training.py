@@ -12,10 +12,7 @@ import torch
 
 import simprec
 from conftest import SOURCE_DIR
-
-sys.path.insert(0, str(SOURCE_DIR / "examples" / "python"))
-from paper_training.measures import (delta_analysis, repeated_maxima,  # noqa: E402
-                                     weight_distances)
+from paper_training.measures import delta_analysis, repeated_maxima, weight_distances
 
 SCRIPT = SOURCE_DIR / "examples" / "python" / "paper_a_training.py"
 

@@ -6,16 +6,12 @@ floors are the agreement the preset reaches on these shapes (docs/torch_kernels.
 table), a little below it; issue 17's target is >= 99% of O and of dQ, dK, dV bits, 100% of O
 (the kernels are deterministic)."""
 
-import sys
+import json
 
 import pytest
 
 from conftest import SOURCE_DIR
-
-sys.path.insert(0, str(SOURCE_DIR / "scripts"))
-import compare_torch_recordings as recordings  # noqa: E402
-
-import simprec  # noqa: E402
+from simprec.recordings.compare_torch import compare_shape
 
 DATA = SOURCE_DIR / "tests" / "data" / "torch_kernels"
 
@@ -23,14 +19,13 @@ DATA = SOURCE_DIR / "tests" / "data" / "torch_kernels"
 # The recording script compiled one flex_attention for all its shapes: torch.compile compiled
 # each graph's first call for its lengths (flex_compile=static: the two 128 x 128 shapes and the
 # first causal one) and recompiled for symbolic lengths after (flex_compile=dynamic). The
-# comparison passes each shape's as the recording made it (compare_torch_recordings.flex_compile_of).
+# comparison passes each shape's as the recording made it (simprec.recordings.flex_compile).
 NUMERICS = "torch-flex"
 
 
 def compare(shape, numerics=NUMERICS):
-    import json
     summary = json.loads((DATA / "summary_flex.json").read_text())
-    return recordings.compare_shape(shape, "flex", numerics, str(DATA), summary, 0, simprec)
+    return compare_shape(shape, "flex", numerics, str(DATA), summary)
 
 
 def test_one_key_block_is_bit_identical_everywhere():

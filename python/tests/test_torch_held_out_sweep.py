@@ -6,16 +6,11 @@ kernels'; the floors are what docs/torch_kernels.md's held-out table reports, a 
 where a kernel's dQ is not deterministic."""
 
 import json
-import sys
 
 import pytest
 
 from conftest import SOURCE_DIR
-
-sys.path.insert(0, str(SOURCE_DIR / "scripts"))
-import compare_torch_recordings as recordings  # noqa: E402
-
-import simprec  # noqa: E402
+from simprec.recordings.compare_torch import compare_shape
 
 DATA = SOURCE_DIR / "tests" / "data" / "torch_held_out_sweep"
 SUMMARY = json.loads((DATA / "summary.json").read_text())
@@ -42,13 +37,12 @@ CASES = [
 @pytest.mark.parametrize("kernel,numerics,shape,floors", CASES,
                          ids=[f"{c[0]}-{c[2]}" for c in CASES])
 def test_held_out_shape_is_predicted(kernel, numerics, shape, floors):
-    r = recordings.compare_shape(shape, kernel, numerics, str(DATA), SUMMARY, 0, simprec)
+    r = compare_shape(shape, kernel, numerics, str(DATA), SUMMARY)
     for output, floor in floors.items():
         assert r[output] >= floor, f"{shape} {output}: {r[output]:.6f} of elements identical"
     assert r["digest_o"], f"{shape}: the whole head's O differs"
 
 
 def test_the_reduction_kernel_inductor_chose_decides_dq():
-    r = recordings.compare_shape("b3h5_n700_d128_causal_repmax", "flex", "torch-flex", str(DATA),
-                                 SUMMARY, 0, simprec)
+    r = compare_shape("b3h5_n700_d128_causal_repmax", "flex", "torch-flex", str(DATA), SUMMARY)
     assert r["dq"] < 0.99

@@ -5,14 +5,14 @@ in well under a second. The expected bits are the recordings; the floors are the
 branch measured (docs/torch_kernels.md) rounded down, so that a change that loses agreement
 fails here."""
 
-import sys
+import json
 
 import pytest
 
 from conftest import SOURCE_DIR
-
-sys.path.insert(0, str(SOURCE_DIR / "scripts"))
-import compare_torch_recordings as compare  # noqa: E402
+from simprec.recordings import compare_torch as compare
+from simprec.recordings import inputs
+from simprec.recordings.layout import RecordingError
 
 DATA = SOURCE_DIR / "tests" / "data" / "torch_kernels"
 
@@ -54,15 +54,12 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def summary():
-    import json
     with open(DATA / "summary_sdpa.json") as f:
         return json.load(f)
 
 
 def compare_shape(shape, kernel, numerics, summary):
-    import simprec
-    return compare.compare_shape(shape, kernel, numerics, str(DATA), summary, 0, simprec,
-                                 recorded_lse=True)
+    return compare.compare_shape(shape, kernel, numerics, str(DATA), summary, recorded_lse=True)
 
 
 @pytest.mark.parametrize("kernel,numerics,shape,floors,digest", CASES,
@@ -96,8 +93,7 @@ def test_split_keys_add_dq_higher_key_block_first(summary):
     # preset's split_ties=descending) gives 99.817% of dQ, above the kernel's own run-to-run
     # 99.622%; the lower first 99.548%, below each of 40 shuffled orders (99.573-99.792%).
     def dq(shape, numerics):
-        import simprec
-        return compare.compare_shape(shape, "efficient", numerics, str(DATA), summary, 0, simprec)
+        return compare.compare_shape(shape, "efficient", numerics, str(DATA), summary)
     assert dq("b1h1_q64_k2048_d128", "torch-efficient")["dq"] >= 0.998
     assert dq("b1h1_q64_k2048_d128", "torch-efficient,split_ties=ascending")["dq"] < 0.996
     # 2 query blocks, 5 key blocks: the whole head's dQ is the recorded run's.
@@ -107,14 +103,12 @@ def test_split_keys_add_dq_higher_key_block_first(summary):
 
 def test_a_changed_input_is_refused(summary, monkeypatch):
     # The inputs are checked against the recording's digest before anything is compared.
-    import simprec
-    real = compare.head_inputs
+    real = inputs.head_inputs
 
     def shifted(*args):
         q, k, v, do = real(*args)
         q[0, 0] += 1.0
         return q, k, v, do
-    monkeypatch.setattr(compare, "head_inputs", shifted)
-    with pytest.raises(SystemExit, match="digest"):
-        compare.compare_shape("b1h1_n128_d64", "flash", "torch-flash", str(DATA), summary, 0,
-                              simprec)
+    monkeypatch.setattr(inputs, "head_inputs", shifted)
+    with pytest.raises(RecordingError, match="digest"):
+        compare.compare_shape("b1h1_n128_d64", "flash", "torch-flash", str(DATA), summary)

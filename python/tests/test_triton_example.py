@@ -4,20 +4,17 @@
 case regenerates the recorded inputs (checked against the recorded digest), runs the emulation
 and requires every bit of O (bf16) and of the LSE (float32) to equal the recording."""
 
-import sys
-
 import pytest
 
 from conftest import SOURCE_DIR
+from simprec.recordings.compare_triton import compare_case
+from simprec.recordings.triton_example import CASES
 
-sys.path.insert(0, str(SOURCE_DIR / "scripts"))
-import compare_triton_example as recording  # noqa: E402
-
-import simprec  # noqa: E402
+DATA = SOURCE_DIR / "tests" / "data" / "triton_example"
 
 
-@pytest.mark.parametrize("case", list(recording.CASES))
+@pytest.mark.parametrize("case", list(CASES))
 def test_spec_reproduces_every_recorded_bit(case):
-    r = recording.compare_case(case, simprec)
+    r = compare_case(case, str(DATA))
     for out in ("o", "lse"):
         assert r[out] == 1.0, f"{case} {out}: {100 * r[out]:.3f}% of the bits equal, expected 100%"
