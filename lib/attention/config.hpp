@@ -125,6 +125,9 @@ struct AttentionConfig {
   int rowsum_warps = 1;
   Choice<BlockMask> block_mask;
   Choice<FlexCompile> flex_compile;
+  // The lengths and head dimension (Sq, Sk, d) a torch.compile graph was first compiled for
+  // (flex_compile=automatic-dynamic); zeros: the run's own, as for a graph's first call.
+  std::array<int64_t, 3> compiled_for{};
   Choice<TileRule> tile_rule;
   std::array<SiteSpec, kSiteCount> sites{};
   int block_rows = 64;  // Br (0 with block_cols 0: the dispatch's tile)

@@ -167,7 +167,7 @@ void Head::recompute_p(int64_t i0, int64_t i1, int64_t j0, int64_t j1, double* s
 
 BlockGrid Head::backward_grid() const {
   const auto [rows, cols] = backward_tile(e_.cfg);
-  return {s_.nq, s_.nk, rows, cols, e_.cfg.causal};
+  return {s_.nq, s_.nk, rows, cols, e_.cfg.causal, s_.d};
 }
 
 std::vector<std::pair<int64_t, int64_t>> Head::backward_schedule() const {

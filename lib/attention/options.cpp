@@ -305,6 +305,32 @@ std::vector<StructuralOption> make_structural_options() {
   t.push_back(count_option("sms", "the GPU's multiprocessors that the dispatch weighs",
                            &AttentionConfig::sms, 65536, "an integer in [1, 65536]", ""));
   t.push_back(slot_option(&AttentionConfig::softmax_scale));
+  t.push_back(value_option(
+      "compiled_for",
+      "the lengths and head dimension a torch.compile graph was first compiled for "
+      "(flex_compile=automatic-dynamic; auto: the run's own, a graph's first call)",
+      "SQxSKxD (integers in [1, 2^31]) or auto",
+      [](AttentionConfig& c, std::string_view v) {
+        if (v == "auto") {
+          c.compiled_for = {};
+          return;
+        }
+        const size_t x1 = v.find('x'), x2 = x1 == std::string_view::npos ? x1 : v.find('x', x1 + 1);
+        if (x2 == std::string_view::npos) {
+          throw std::invalid_argument("compiled_for '" + limits::excerpt(v) +
+                                      "': expected SQxSKxD or auto");
+        }
+        const std::string_view parts[] = {v.substr(0, x1), v.substr(x1 + 1, x2 - x1 - 1),
+                                          v.substr(x2 + 1)};
+        for (int i = 0; i < 3; ++i) {
+          c.compiled_for[i] = limits::parse_integer(parts[i], 1, int64_t{1} << 31, "compiled_for");
+        }
+      },
+      [](const AttentionConfig& c) {
+        if (c.compiled_for == std::array<int64_t, 3>{}) return std::string("auto");
+        return std::to_string(c.compiled_for[0]) + "x" + std::to_string(c.compiled_for[1]) + "x" +
+               std::to_string(c.compiled_for[2]);
+      }));
   return t;
 }
 

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import SOURCE_DIR
 from simprec.recordings import layout
-from simprec.recordings.flex_compile import flex_compile_of
+from simprec.recordings.flex_compile import compiled_for_of
 from simprec.recordings.layout import RecordingError
 
 
@@ -102,9 +102,9 @@ def test_write_head_keeps_the_sampled_rows_and_digests_the_whole_head(tmp_path):
     assert str(z["digest_inputs"]) == "abc"
 
 
-def test_flex_compile_first_call_of_each_graph_is_static():
-    # Plain torch.compile: the first shape of each graph (one without a mask, one with the
-    # causal block mask) is compiled for its lengths, every other length symbolically.
+def test_compiled_for_is_each_graphs_first_shape():
+    # Plain torch.compile: each graph (one without a mask, one with the causal block mask) is
+    # first compiled for the lengths of its first call.
     summary = {"shapes": {
         "only_flash": entry(64, 64, 32, False, {"flash": OK}),  # no FlexAttention call
         "first": entry(128, 128, 64, False, {"flex": OK}),
@@ -115,19 +115,22 @@ def test_flex_compile_first_call_of_each_graph_is_static():
         "causal_shorter": entry(256, 256, 64, True, {"flex": OK}),
         "first_sizes_again": entry(128, 128, 64, False, {"flex": OK}),
     }}
-    expected = {"first": "static", "longer": "dynamic", "wider": "dynamic",
-                "first_causal": "static", "causal_again": "static",
-                "causal_shorter": "dynamic", "first_sizes_again": "static"}
-    assert {n: flex_compile_of(summary, n) for n in expected} == expected
-    # Compiled for each shape (--flex-compile static): all static.
+    expected = {"first": "128x128x64", "longer": "128x128x64", "wider": "128x128x64",
+                "first_causal": "512x512x64", "causal_again": "512x512x64",
+                "causal_shorter": "512x512x64", "first_sizes_again": "128x128x64"}
+    assert {n: compiled_for_of(summary, n) for n in expected} == expected
+    # Compiled for each shape (--flex-compile static): each its own.
     static = dict(summary, flex_compile="static")
-    assert {flex_compile_of(static, n) for n in expected} == {"static"}
+    assert {compiled_for_of(static, n) for n in expected} == {"auto"}
 
 
-def test_flex_compile_of_the_main_recording():
-    # tests/test_torch_flex.py: the two 128 x 128 shapes and the first causal one were
-    # compiled for their lengths, every other for symbolic lengths.
+def test_compiled_for_of_the_main_recording():
+    # tests/test_torch_flex.py: the two 128 x 128 shapes and the first causal one ran on the
+    # shape their graph was compiled for, every other on a recompilation.
     data = SOURCE_DIR / "tests" / "data" / "torch_kernels"
     summary = json.loads((data / "summary_flex.json").read_text())
-    static = {n for n in summary["shapes"] if flex_compile_of(summary, n) == "static"}
-    assert static == {"b1h1_n128_d64", "b2h2_n128_d64", "b1h1_n512_d64_causal"}
+    first = set()
+    for n, e in summary["shapes"].items():
+        if compiled_for_of(summary, n) == f"{e['Sq']}x{e['Sk']}x{e['d']}":
+            first.add(n)
+    assert first == {"b1h1_n128_d64", "b2h2_n128_d64", "b1h1_n512_d64_causal"}

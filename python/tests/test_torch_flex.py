@@ -18,8 +18,9 @@ DATA = SOURCE_DIR / "tests" / "data" / "torch_kernels"
 
 # The recording script compiled one flex_attention for all its shapes: torch.compile compiled
 # each graph's first call for its lengths (flex_compile=static: the two 128 x 128 shapes and the
-# first causal one) and recompiled for symbolic lengths after (flex_compile=dynamic). The
-# comparison passes each shape's as the recording made it (simprec.recordings.flex_compile).
+# first causal one) and recompiled for symbolic lengths after (flex_compile=dynamic). torch-flex's
+# flex_compile=automatic-dynamic is that policy; the comparison passes each shape's compiled_for
+# as the recording's order of calls made it (simprec.recordings.flex_compile).
 NUMERICS = "torch-flex"
 
 

@@ -15,10 +15,11 @@ namespace simprec::attention {
 // FlexAttention's default BLOCK_SIZE: the sparse blocks of its block masks.
 inline constexpr int64_t kSparseBlock = 128;
 
-// The blocks of one pass: nq queries and nk keys in tiles of rows x cols.
+// The blocks of one pass: nq queries and nk keys of head dimension d in tiles of rows x cols.
 struct BlockGrid {
   int64_t nq, nk, rows, cols;
   bool causal;
+  int64_t d;
   int64_t query_tiles() const { return (nq + rows - 1) / rows; }
   int64_t key_tiles() const { return (nk + cols - 1) / cols; }
   // Whether key tile `tile` is visible to some query of query tile `qtile` (causal: at or before

@@ -8,7 +8,7 @@ Each module has one concern; the scripts in scripts/ are their command lines.
     inputs            the recorded heads' inputs (PCG64 draws, rounded to bf16)
     shapes            the shapes PyTorch's kernels were recorded on
     layout            a recording folder: summary.json and one .npz per kernel and shape
-    flex_compile      how torch.compile compiled FlexAttention for each recorded shape
+    flex_compile      what torch.compile had compiled FlexAttention for at each recorded shape
     table             the comparison's table (plain text or markdown)
     compare_torch     PyTorch's recorded kernels against a numerics spec (compare_torch_recordings)
     record_torch      the recorder of PyTorch's flash, efficient and FlexAttention kernels

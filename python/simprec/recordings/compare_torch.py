@@ -35,7 +35,7 @@ import numpy as np
 import simprec
 from simprec.recordings import layout
 from simprec.recordings.bits import bits_of_bf16_values, float32_bits, sha256, share_equal
-from simprec.recordings.flex_compile import flex_compile_of
+from simprec.recordings.flex_compile import compiled_for_of
 from simprec.recordings.inputs import SEED, heads_bf16_bits
 from simprec.recordings.layout import OUTPUTS, ROWS_OF, RecordingError
 from simprec.recordings.table import percent, results_table
@@ -52,13 +52,13 @@ def accepts(spec):
         return False
 
 
-def spec_with_dispatch(numerics, shape, multiprocessors, flex_compile=None):
+def spec_with_dispatch(numerics, shape, multiprocessors, compiled_for=None):
     """The numerics spec, with batch_heads and sms added where the configuration has them, and
-    flex_compile (the recording's, for FlexAttention) unless the spec sets it."""
+    compiled_for (the recording's, for FlexAttention) unless the spec sets it."""
     b_, h_ = shape[0], shape[1]
     items = [s.strip().split("=")[0] for s in numerics.split(",")]
     spec = numerics
-    extra = (("flex_compile", flex_compile),) if flex_compile else ()
+    extra = (("compiled_for", compiled_for),) if compiled_for else ()
     for key, value in (("batch_heads", b_ * h_), ("sms", multiprocessors)) + extra:
         if key not in items and accepts(f"{spec},{key}={value}"):
             spec += f",{key}={value}"
@@ -90,7 +90,7 @@ def compare_shape(name, kernel, numerics, data, summary, *, threads=0, recorded_
                              f"{recorded['digest_inputs']}): nothing can be compared")
     q, k, v, do = (t.reshape(1, 1, -1, d) for t in inputs)
     spec = spec_with_dispatch(numerics, shape, summary["multiprocessors"],
-                              flex_compile_of(summary, name) if kernel == "flex" else None)
+                              compiled_for_of(summary, name) if kernel == "flex" else None)
     options = dict(numerics=spec, input_format="bf16", causal=causal, scale=kernel_scale(d),
                    threads=threads, seed=seed, reference=False, baseline=False)
     r = simprec.attention(q, k, v, do, **options)

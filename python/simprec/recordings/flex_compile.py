@@ -1,22 +1,17 @@
-"""How torch.compile compiled FlexAttention for a recorded shape: the policy behind the
-flex_compile option the comparison gives torch-flex (it decides where the kernel contracts the
-exponent argument into an fma, docs/torch_kernels.md)."""
+"""What torch.compile had compiled FlexAttention for when a recorded shape ran: the call history
+the kernel model's compile policy needs (torch-flex's flex_compile=automatic-dynamic, in
+lib/attention/models/torch-flex.toml), given to it as the compiled_for option."""
 
 
-def flex_compile_of(summary, name):
-    """How torch.compile compiled FlexAttention for a recorded shape. A recording made with
-    --flex-compile static compiled every shape for its lengths. Otherwise (plain torch.compile,
-    the main recordings) automatic dynamic shapes apply: a graph's first call is compiled for
-    its lengths (static) and, once a length has changed, recompiled for symbolic lengths
-    (dynamic). The causal shapes pass a block mask, a graph of its own whose first call is
-    static too."""
+def compiled_for_of(summary, name):
+    """The lengths and head dimension, as the text SQxSKxD, that the FlexAttention graph running
+    the recorded shape `name` was first compiled for; "auto" (the shape's own) for a recording
+    made with --flex-compile static, which compiled every shape for its lengths. The causal shapes
+    pass a block mask, a graph of its own with a first compilation of its own."""
     if summary.get("flex_compile") == "static":
-        return "static"
-    names = [n for n in summary["shapes"] if "flex" in summary["shapes"][n]["kernels"]]
+        return "auto"
     first_sizes = {}
-    for n in names:
-        e = summary["shapes"][n]
-        first_sizes.setdefault(bool(e["causal"]), (e["Sq"], e["Sk"], e["d"]))
-    e = summary["shapes"][name]
-    compiled_for = first_sizes[bool(e["causal"])]
-    return "static" if (e["Sq"], e["Sk"], e["d"]) == compiled_for else "dynamic"
+    for n, e in summary["shapes"].items():
+        if "flex" in e["kernels"]:
+            first_sizes.setdefault(bool(e["causal"]), (e["Sq"], e["Sk"], e["d"]))
+    return "x".join(str(x) for x in first_sizes[bool(summary["shapes"][name]["causal"])])
