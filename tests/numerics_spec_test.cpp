@@ -202,22 +202,5 @@ TEST(NumericsSpec, TomlFileErrorsGiveTheLine) {
   }
 }
 
-TEST(NumericsSpec, DocsCarryTheTablesAsTheCodeHasThem) {
-  std::ifstream f(std::string(SIMPREC_SOURCE_DIR) + "/docs/attention.md");
-  ASSERT_TRUE(f) << "docs/attention.md not found";
-  std::stringstream text;
-  text << f.rdbuf();
-  EXPECT_NE(text.str().find(slots_markdown()), std::string::npos)
-      << "docs/attention.md lacks the slots table; run scripts/update_attention_tables.py:\n"
-      << slots_markdown();
-  EXPECT_NE(text.str().find(parameters_markdown()), std::string::npos)
-      << "docs/attention.md lacks the parameters table; run "
-         "scripts/update_attention_tables.py:\n"
-      << parameters_markdown();
-  EXPECT_NE(text.str().find(mitigations_markdown()), std::string::npos)
-      << "docs/attention.md lacks the mitigations table:\n"
-      << mitigations_markdown();
-}
-
 }  // namespace
 }  // namespace simprec::attention

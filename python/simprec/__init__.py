@@ -14,12 +14,14 @@ import numpy as np
 from simprec._arrays import like as _like
 from simprec._arrays import to_numpy as _to_numpy
 from simprec._extension import core as _core
+from simprec._extension import missing as _missing_extension
 from simprec.validation import ValidationReport, validate  # noqa: F401
 
 __all__ = [
     "formats", "format_info", "rounding_modes", "round", "decode", "add", "sub", "mul", "div",
     "fma", "sqrt", "matmul", "tensor_core_models", "quantize", "attention", "AttentionResult",
-    "generate", "run_experiment", "validate", "ValidationReport",
+    "generate", "run_experiment", "validate", "ValidationReport", "numerics_reference",
+    "canonical_numerics", "numerics_help",
 ]
 
 formats = _core.formats
@@ -27,6 +29,8 @@ format_info = _core.format_info
 rounding_modes = _core.rounding_modes
 tensor_core_models = _core.tensor_core_models
 generator_kinds = _core.generator_kinds
+numerics_reference = _core.numerics_reference
+canonical_numerics = _core.canonical_numerics
 
 
 def round(x, format, rounding="rne", *, sr_bits=32, seed=0, overflow=None, subnormals=True,
@@ -201,7 +205,7 @@ def attention(q, k, v, do=None, *, numerics="fa2", format="bf16", set=(), mitiga
     q (..., Nq, d), k (..., Nk, d), v (..., Nk, dv), do (..., Nq, dv): float32/float64 values,
     or encodings of input_format (uint16/uint8), or torch tensors (bf16/fp16 ones as their
     encodings). numerics is a numerics spec ("fa2", "torch-math,p_cast=bf16:rne", a .toml
-    file; docs/numerics_spec.md) and format the low-precision format when the spec names none;
+    file; docs/attention.md, docs/kernel_models.md) and format the low-precision format when the spec names none;
     tile, set and mitigations add to it as the CLI's --tile, --set and --mitigation do. reference=False skips the fp64
     reference and the metrics (what a training step needs); o and lse, with do, are a forward
     pass to differentiate instead of running it again. Returns an AttentionResult.
@@ -213,6 +217,23 @@ def attention(q, k, v, do=None, *, numerics="fa2", format="bf16", set=(), mitiga
                           reference=reference, baseline=baseline, attribute=attribute,
                           attribute_target=attribute_target, o=o, lse=lse)
     return AttentionResult(raw)
+
+
+def numerics_help():
+    """What a numerics spec can name, from the registries: the kernel models (presets) and every
+    slot with its strategies. Empty where the C++ extension did not import."""
+    if _missing_extension():
+        return ""
+    reference = numerics_reference()
+    presets = ", ".join(p["name"] for p in reference["presets"])
+    slots = "\n".join(f"      {s['key']}: " + ", ".join(x["name"] for x in s["strategies"])
+                      for s in reference["slots"])
+    return (f"\n    Presets (kernel models, lib/attention/models/): {presets}.\n"
+            f"    Slots and their strategies (simprec.numerics_reference() says what each "
+            f"computes):\n{slots}\n")
+
+
+attention.__doc__ += numerics_help()
 
 
 def attention_config(numerics="fa2", format="bf16", *, set=(), mitigations=(), tile=None,

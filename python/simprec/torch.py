@@ -86,7 +86,7 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     pass. on_backward, when given, is called with a BackwardCall after each emulated backward
     pass (what an analysis of the gradients needs: dO, the emulated delta). attn_mask, dropout
     and grouped-query attention are not emulated: anything but their defaults raises
-    ValueError.
+    ValueError. numerics is a numerics spec, as for simprec.attention.
     """
     if attn_mask is not None:
         raise ValueError("attn_mask: not emulated; use is_causal=True for a causal mask")
@@ -102,3 +102,6 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     if on_backward is not None and not callable(on_backward):
         raise TypeError(f"on_backward: expected a callable, got {type(on_backward).__name__}")
     return _EmulatedAttention.apply(query, key, value, options, on_backward)
+
+
+attention.__doc__ += simprec.numerics_help()
