@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "lib/limits/input_file.hpp"
+
 namespace simprec::config {
 namespace {
 
@@ -67,8 +69,14 @@ std::string type_name(const toml::node& node) {
 }
 
 toml::table parse_toml_file(const std::string& path) {
+  std::string text;
   try {
-    return toml::parse_file(path);
+    text = limits::read_text_file(path, limits::kMaxTomlBytes, "a TOML file");
+  } catch (const std::runtime_error& e) {
+    throw ConfigError(e.what());
+  }
+  try {
+    return toml::parse(text, path);
   } catch (const toml::parse_error& e) {
     const auto& begin = e.source().begin;
     if (begin.line == 0) throw ConfigError(path + ": " + std::string(e.description()));
