@@ -42,18 +42,21 @@ LineReading read_record_line(std::string_view line) {
   }
   const bool has_member = record.is_object() && record.contains("crc32");
   if (!has_member) {
-    reading.parsed = ParsedLine{std::move(record), false};
+    reading.record = std::move(record);
     return reading;
   }
   // The member must be the line's last bytes, as the writer puts it.
-  const size_t at = line.size() >= kSuffixBytes ? line.size() - kSuffixBytes : 0;
-  const std::string_view suffix = line.substr(at);
-  const std::string_view digits = suffix.substr(kMemberStart.size(), kHexDigits);
-  if (line.size() < kSuffixBytes || suffix.substr(0, kMemberStart.size()) != kMemberStart ||
-      suffix.substr(kMemberStart.size() + kHexDigits) != "\"}" || !is_hex(digits)) {
+  const auto damaged_member = [&] {
     reading.problem = "damaged: the crc32 member is not the line's last, as written";
     return reading;
-  }
+  };
+  if (line.size() < kSuffixBytes) return damaged_member();
+  const size_t at = line.size() - kSuffixBytes;
+  const std::string_view suffix = line.substr(at);
+  const std::string_view digits = suffix.substr(kMemberStart.size(), kHexDigits);
+  if (suffix.substr(0, kMemberStart.size()) != kMemberStart ||
+      suffix.substr(kMemberStart.size() + kHexDigits) != "\"}" || !is_hex(digits))
+    return damaged_member();
   std::string body(line.substr(0, at));
   body += '}';
   const std::string actual = limits::crc32_hex(body);
@@ -63,7 +66,7 @@ LineReading read_record_line(std::string_view line) {
     return reading;
   }
   record.erase("crc32");
-  reading.parsed = ParsedLine{std::move(record), true};
+  reading.record = std::move(record);
   return reading;
 }
 

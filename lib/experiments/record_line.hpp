@@ -20,15 +20,10 @@ namespace simprec::experiments {
 // The line for a record, with its checksum and the newline.
 std::string record_line(const nlohmann::json& record);
 
-struct ParsedLine {
-  nlohmann::json record;  // without the checksum member
-  bool checksummed = false;
-};
-
-// The record a line holds, or the reason it holds none: "not JSON", "damaged: checksum
-// 0a1b2c3d does not match the line (8f7e6d5c)".
+// The record a line holds (without its checksum member), or the reason it holds none: "not
+// JSON", "damaged: its checksum 0a1b2c3d does not match its contents (8f7e6d5c)".
 struct LineReading {
-  std::optional<ParsedLine> parsed;
+  std::optional<nlohmann::json> record;
   std::string problem;
 };
 LineReading read_record_line(std::string_view line);

@@ -50,11 +50,11 @@ ResultsFile load_records(const limits::OutputFolder& folder, bool repair) {
     start = complete_end = newline + 1;
     if (text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     LineReading reading = read_record_line(text);
-    if (!reading.parsed) {
+    if (!reading.record) {
       out.skipped.push_back({line, reading.problem, std::string(text)});
       continue;
     }
-    nlohmann::json& record = reading.parsed->record;
+    nlohmann::json& record = *reading.record;
     if (const std::string problem = record_layout_problem(record); !problem.empty()) {
       // The problem quotes member names from the file: a bounded excerpt of it.
       out.skipped.push_back({line, limits::excerpt(problem, 200), std::string(text)});
@@ -131,16 +131,19 @@ bool holds_other_files(const fs::path& dir) {
                      [](const auto& entry) { return entry.path().filename() != kLockFile; });
 }
 
-// Moves results.jsonl and experiment.json aside to the first pair of names
-// results.jsonl.previous[.N] / experiment.json.previous[.N] not yet taken, so that no --force
+// Moves results.jsonl, experiment.json (and results.jsonl.damaged) aside to the first names
+// results.jsonl.previous[.N], experiment.json.previous[.N] not yet taken, so that no --force
 // ever replaces records saved by an earlier one. Returns the suffix used (empty: nothing moved).
 std::string move_previous_results(const limits::OutputFolder& folder) {
   if (!folder.contains(kResults)) return "";
   for (int n = 1;; ++n) {
     const std::string suffix = ".previous" + (n == 1 ? std::string() : "." + std::to_string(n));
-    if (folder.contains(kResults + suffix) || folder.contains(kHeader + suffix)) continue;
+    if (folder.contains(kResults + suffix) || folder.contains(kHeader + suffix) ||
+        folder.contains(kDamaged + suffix))
+      continue;
     if (!folder.move_without_replacing(kResults, kResults + suffix)) continue;
     if (folder.contains(kHeader)) folder.move_without_replacing(kHeader, kHeader + suffix);
+    if (folder.contains(kDamaged)) folder.move_without_replacing(kDamaged, kDamaged + suffix);
     return suffix;
   }
 }
@@ -163,7 +166,7 @@ void set_aside(const limits::OutputFolder& folder, const ResultsFile& file) {
   ::close(fd);
   if (!written)
     fail(folder.path() / kDamaged, std::string("cannot set lines aside: ") + std::strerror(error));
-  folder.write_file(kResults, good);
+  folder.write_file(kResults, good, /*durable=*/true);
 }
 
 // "the contents of FILE changed since (crc64:... then, crc64:... now)" when the folder's
@@ -233,7 +236,8 @@ void ResultsStore::open_locked(const ExperimentSpec& spec, bool force) {
                                       {"fingerprint", fingerprint},
                                       {"experiment", spec.to_json()}};
   folder_.write_file(
-      kHeader, header_json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+      kHeader, header_json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+      /*durable=*/true);
   ResultsFile existing_results = load_records(folder_, /*repair=*/true);
   set_aside(folder_, existing_results);
   skipped_ = std::move(existing_results.skipped);

@@ -103,8 +103,4 @@ std::string read_text_file(const std::filesystem::path& path, uint64_t max_bytes
   return InputFile(path, expected).read_all(max_bytes);
 }
 
-uint64_t require_regular_file(const std::filesystem::path& path, std::string_view expected) {
-  return InputFile(path, expected).size();
-}
-
 }  // namespace simprec::limits

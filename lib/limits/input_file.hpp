@@ -64,8 +64,4 @@ void InputFile::for_each_chunk(size_t chunk, Consume&& consume) const {
 std::string read_text_file(const std::filesystem::path& path, uint64_t max_bytes,
                            std::string_view expected);
 
-// Checks what InputFile checks and returns the size, without reading.
-uint64_t require_regular_file(const std::filesystem::path& path,
-                              std::string_view expected = "a regular file");
-
 }  // namespace simprec::limits

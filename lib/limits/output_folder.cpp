@@ -87,10 +87,10 @@ OutputFolder::~OutputFolder() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void OutputFolder::write_file(const std::string& name, std::string_view bytes) const {
+void OutputFolder::write_file(const std::string& name, std::string_view bytes, bool durable) const {
   ReplacingFile file(*this, name);
   file.write(bytes);
-  file.commit();
+  file.commit(durable);
 }
 
 int OutputFolder::open_file(const std::string& name, int flags) const {
@@ -163,8 +163,8 @@ void ReplacingFile::write(const void* data, size_t bytes) {
   }
 }
 
-void ReplacingFile::commit() {
-  if (::fdatasync(fd_) != 0) fail("write failed");
+void ReplacingFile::commit(bool durable) {
+  if (durable && ::fdatasync(fd_) != 0) fail("write failed");
   // renameat replaces whatever entry has the name (a link is replaced, not followed), except a
   // directory, which is refused.
   if (::renameat(folder_.fd(), temporary_.c_str(), folder_.fd(), name_.c_str()) != 0)

@@ -30,8 +30,9 @@ class OutputFolder {
   const std::filesystem::path& path() const { return path_; }
   int fd() const { return fd_; }
 
-  // Replaces the file `name` with `bytes` (temporary file, flushed to disk, renamed).
-  void write_file(const std::string& name, std::string_view bytes) const;
+  // Replaces the file `name` with `bytes` (temporary file renamed over it); with `durable` the
+  // bytes are on disk before the rename (records a power loss must not take).
+  void write_file(const std::string& name, std::string_view bytes, bool durable = false) const;
   // Opens the regular file `name` with `flags` (O_CREAT etc.; O_NOFOLLOW and O_CLOEXEC are
   // added) and returns the descriptor; a link, FIFO, directory or device is refused.
   int open_file(const std::string& name, int flags) const;
@@ -64,7 +65,8 @@ class ReplacingFile {
   void write(std::string_view text) { write(text.data(), text.size()); }
   // The temporary file's path, for a program that writes the file itself (gnuplot).
   std::filesystem::path temporary_path() const { return folder_.path() / temporary_; }
-  void commit();
+  // Renames the file into place; with `durable`, after flushing it to disk.
+  void commit(bool durable = false);
 
  private:
   [[noreturn]] void fail(const std::string& what);

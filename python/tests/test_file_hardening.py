@@ -12,8 +12,12 @@ import numpy as np
 
 
 def run_child(code, cwd):
+    # The child runs in `cwd`: a relative PYTHONPATH is made absolute for it.
+    path = os.pathsep.join(os.path.abspath(p)
+                           for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=cwd,
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, PYTHONPATH=path))
     assert r.returncode == 0, f"exit {r.returncode}: {r.stderr[-2000:]}"
     return r.stdout
 
