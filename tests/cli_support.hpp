@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 namespace simprec::testing {
@@ -61,6 +62,19 @@ inline std::filesystem::path write_file(const std::filesystem::path& file,
                                         const std::string& text) {
   std::ofstream(file) << text;
   return file;
+}
+
+// `simprec ARGS` run in `dir` with no input, killed after `seconds`, so that a command that
+// hangs fails its test instead of stalling the suite (exit -1: killed by a signal).
+inline CommandResult run_simprec_in(const std::filesystem::path& dir, const std::string& arguments,
+                                    int seconds = 60) {
+  return run_command("cd '" + dir.string() + "' && timeout -s KILL " + std::to_string(seconds) +
+                     " " + SIMPREC_CLI + " " + arguments + " </dev/null 2>&1");
+}
+
+inline std::string text_of(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 inline bool contains(const std::string& text, const std::string& part) {

@@ -46,7 +46,8 @@ mitigations = [[], ["beta-rowmax"]]
 baseline = "baseline"
 )";
 
-// Records by case id, without the fields that legitimately differ between runs (timing).
+// Records by case id, without the fields that legitimately differ between runs (timing, and the
+// line's checksum, which covers it).
 std::map<std::string, nlohmann::json> results_by_case(const fs::path& dir) {
   std::map<std::string, nlohmann::json> out;
   std::ifstream in(dir / "results.jsonl");
@@ -54,6 +55,7 @@ std::map<std::string, nlohmann::json> results_by_case(const fs::path& dir) {
   while (std::getline(in, line)) {
     auto record = nlohmann::json::parse(line);
     record.erase("elapsed_s");
+    record.erase("crc32");
     out[record["case_id"].get<std::string>()] = record;
   }
   return out;

@@ -26,6 +26,21 @@ inline void write_raw_npy(const std::filesystem::path& file, const std::string& 
   out << header << data;
 }
 
+// Version 2.0 file (a 4-byte header length, for headers past 64 KB) with `header` as written,
+// padded to 64 bytes, then `data`.
+inline void write_npy_v2(const std::filesystem::path& file, std::string header,
+                         const std::string& data) {
+  header.append((64 - (12 + header.size() + 1) % 64) % 64, ' ');
+  header += '\n';
+  const auto n = static_cast<uint32_t>(header.size());
+  const char len[4] = {static_cast<char>(n & 0xff), static_cast<char>((n >> 8) & 0xff),
+                       static_cast<char>((n >> 16) & 0xff), static_cast<char>(n >> 24)};
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out.write("\x93NUMPY\x02\x00", 8);
+  out.write(len, 4);
+  out << header << data;
+}
+
 // `count` little-endian float32 copies of `value`.
 inline std::string float32_data(float value, size_t count) {
   std::string data;

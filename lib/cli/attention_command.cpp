@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -22,6 +21,7 @@
 #include "lib/attention/preset.hpp"
 #include "lib/attention/row_sum_diagnosis.hpp"
 #include "lib/cli/command.hpp"
+#include "lib/cli/output_option.hpp"
 #include "lib/cli/seed_option.hpp"
 #include "lib/inputs/generators.hpp"
 #include "lib/inputs/query_rows.hpp"
@@ -277,26 +277,21 @@ void run(const Options& opt) {
                       {"total", std::chrono::duration<double>(end - start).count()}};
 
   // Files.
-  const std::filesystem::path dir(opt.out);
-  std::filesystem::create_directories(dir);
+  const limits::OutputFolder dir(opt.out);
   std::vector<int64_t> oshape = leading;
   oshape.push_back(s.nq);
   oshape.push_back(s.dv);
-  write_npy(dir / "o.npy", stored_array(out.o, oshape, o_format));
+  write_npy(dir, "o.npy", stored_array(out.o, oshape, o_format));
   if (raw.has_grad()) {
     std::vector<int64_t> qshape = leading, kshape = leading, vshape = leading;
     qshape.insert(qshape.end(), {s.nq, s.d});
     kshape.insert(kshape.end(), {s.nk, s.d});
     vshape.insert(vshape.end(), {s.nk, s.dv});
-    write_npy(dir / "dq.npy", stored_array(out.dq, qshape, g_format));
-    write_npy(dir / "dk.npy", stored_array(out.dk, kshape, g_format));
-    write_npy(dir / "dv.npy", stored_array(out.dv, vshape, g_format));
+    write_npy(dir, "dq.npy", stored_array(out.dq, qshape, g_format));
+    write_npy(dir, "dk.npy", stored_array(out.dk, kshape, g_format));
+    write_npy(dir, "dv.npy", stored_array(out.dv, vshape, g_format));
   }
-  {
-    std::ofstream f(dir / "stats.json");
-    f << stats.dump(2) << '\n';
-    if (!f) throw std::runtime_error("cannot write " + (dir / "stats.json").string());
-  }
+  dir.write_file("stats.json", stats.dump(2) + "\n");
 
   // Summary.
   std::printf("numerics: %s\n", stats["numerics"].get<std::string>().c_str());
@@ -343,7 +338,7 @@ void run(const Options& opt) {
   }
   if (analysis.attribution) std::printf("%s", analysis.attribution->table().c_str());
   std::printf("wrote %s (%s)%s and stats.json to %s\n", "o.npy", stored_kind(o_format).c_str(),
-              raw.has_grad() ? ", dq.npy, dk.npy, dv.npy" : "", dir.string().c_str());
+              raw.has_grad() ? ", dq.npy, dk.npy, dv.npy" : "", dir.path().string().c_str());
 }
 
 const RegisterCommand kRegistration([](CLI::App& app) {
@@ -401,7 +396,7 @@ const RegisterCommand kRegistration([](CLI::App& app) {
   command->add_flag("--trace", opt->trace, "per-site rounding error statistics");
   command->add_flag("--no-baseline", opt->no_baseline, "skip the standard-attention comparison");
   command->add_option("--threads", opt->threads, "threads over batch x heads (default: all cores)");
-  command->add_option("--out", opt->out, "output directory")->required();
+  command->add_option("--out", opt->out, "output directory")->required()->check(output_path());
   command->callback([opt] { run(*opt); });
 });
 

@@ -10,6 +10,7 @@
 #include "emulation/round.hpp"
 #include "emulation/tensor_core.hpp"
 #include "lib/cli/command.hpp"
+#include "lib/cli/output_option.hpp"
 #include "lib/mma/batched_mma.hpp"
 #include "lib/npy/npy.hpp"
 
@@ -98,8 +99,10 @@ const RegisterCommand kRegistration([](CLI::App& app) {
   command->add_option("--c", options->c,
                       "C.npy, shape (..., M, N): float32 (fp16 accumulators: uint16 bits or "
                       "float32); default zeros");
-  command->add_option("--out", options->out,
-                      "D.npy: float32, or uint16 fp16 bit patterns for fp16 accumulators");
+  command
+      ->add_option("--out", options->out,
+                   "D.npy: float32, or uint16 fp16 bit patterns for fp16 accumulators")
+      ->check(output_path());
   command->add_option("--threads", options->threads, "threads (0: all)");
   command->add_option("--max-memory", options->max_memory,
                       "refuse work whose estimated memory exceeds SIZE (e.g. 4G; default: the "

@@ -10,6 +10,7 @@
 
 #include "lib/cli/command.hpp"
 #include "lib/cli/number_text.hpp"
+#include "lib/cli/output_option.hpp"
 #include "lib/npy/npy.hpp"
 #include "lib/quantize/quantize_tensor.hpp"
 
@@ -93,14 +94,13 @@ void run_quantize(const Options& o) {
     throw UsageError(o.in + ": " + e.what());
   }
 
-  const std::filesystem::path dir(o.out);
-  std::filesystem::create_directories(dir);
-  write_npy(dir / "elements.npy", make_npy<uint8_t>(q.shape, q.blocks.elements));
-  write_npy(dir / "scales.npy", make_npy<uint8_t>(q.scale_shape, q.blocks.scales));
-  write_npy(dir / "dequantized.npy", make_npy<double>(q.shape, q.dequantized));
+  const limits::OutputFolder dir(o.out);
+  write_npy(dir, "elements.npy", make_npy<uint8_t>(q.shape, q.blocks.elements));
+  write_npy(dir, "scales.npy", make_npy<uint8_t>(q.scale_shape, q.blocks.scales));
+  write_npy(dir, "dequantized.npy", make_npy<double>(q.shape, q.dequantized));
   if (q.nvfp4) {
     const float tensor_scale[1] = {static_cast<float>(q.blocks.tensor_scale)};
-    write_npy(dir / "tensor_scale.npy", make_npy<float>({1}, tensor_scale));
+    write_npy(dir, "tensor_scale.npy", make_npy<float>({1}, tensor_scale));
   }
   print_summary(o, q.blocks, array.to_doubles(), q.dequantized);
 }
@@ -114,7 +114,7 @@ const RegisterCommand kRegistration([](CLI::App& app) {
   command->add_option("--scheme", options->scheme, quantize::scheme_names())->required();
   command->add_option("--in", options->in, "input .npy, float32 (or float64 for the MX schemes)")
       ->required();
-  command->add_option("--out", options->out, "output folder")->required();
+  command->add_option("--out", options->out, "output folder")->required()->check(output_path());
   command
       ->add_option("--rounding,-r", options->rounding,
                    "rounding of the elements: rne rna rtz rup rdn rto sr rnr")

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "lib/cli/command.hpp"
+#include "lib/cli/output_option.hpp"
 #include "lib/config/toml_reader.hpp"
 #include "lib/distributed/ranks.hpp"
 #include "lib/experiments/attention_backend.hpp"
@@ -116,10 +117,13 @@ const RegisterCommand kRegistration([](CLI::App& app) {
       "run", "Run an experiment file: sweeps, resumable results, report and plots.");
   auto args = std::make_shared<RunArguments>();
   command->add_option("experiment", args->file, "the experiment file (TOML)")->required();
-  command->add_option("--out,-o", args->out,
-                      "results folder (default: a folder named after the experiment)");
+  command
+      ->add_option("--out,-o", args->out,
+                   "results folder (default: a folder named after the experiment)")
+      ->check(output_path());
   command->add_flag("--force", args->force,
-                    "replace the results of a different experiment in the folder");
+                    "start afresh in a folder of a different experiment's results, keeping them "
+                    "as results.jsonl.previous[.N]");
   command->add_flag("--quiet,-q", args->quiet, "no progress and no summary");
   command->add_option("--threads,-j", args->threads, "threads (default: all cores)");
   command->add_option("--max-cases", args->max_cases,

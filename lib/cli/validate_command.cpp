@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lib/cli/command.hpp"
+#include "lib/cli/output_option.hpp"
 #include "lib/cli/plugin_timeouts.hpp"
 #include "lib/cli/seed_option.hpp"
 #include "lib/inputs/generators.hpp"
@@ -89,12 +90,12 @@ validate::InputChoices input_choices(const ValidateOptions& o) {
 
 // NAME.npy for every input, NAME.kernel.npy and NAME.emulated.npy for every output.
 void save_tensors(const std::filesystem::path& dir, const validate::ValidationResult& r) {
-  std::filesystem::create_directories(dir);
-  for (const auto& t : r.inputs) write_npy(dir / (t.name + ".npy"), validate::npy_of(t));
+  const limits::OutputFolder folder(dir);
+  for (const auto& t : r.inputs) write_npy(folder, t.name + ".npy", validate::npy_of(t));
   for (const auto& t : r.kernel_outputs)
-    write_npy(dir / (t.name + ".kernel.npy"), validate::npy_of(t));
+    write_npy(folder, t.name + ".kernel.npy", validate::npy_of(t));
   for (const auto& t : r.emulated_outputs)
-    write_npy(dir / (t.name + ".emulated.npy"), validate::npy_of(t));
+    write_npy(folder, t.name + ".emulated.npy", validate::npy_of(t));
 }
 
 void run_validate(const ValidateOptions& o) {
@@ -171,7 +172,8 @@ const RegisterCommand registration{[](CLI::App& app) {
       "repeated-max, low-rank, sinks, outliers (shape from --dim B=,H=,Sq=,D=; Sk = Sq)");
   cmd->add_option("--save", o->save,
                   "write every input (NAME.npy) and every kernel and emulated output "
-                  "(NAME.kernel.npy, NAME.emulated.npy) to this directory");
+                  "(NAME.kernel.npy, NAME.emulated.npy) to this directory")
+      ->check(output_path());
   cmd->add_option("--max-memory", o->max_memory,
                   "refuse a validation whose estimated memory exceeds SIZE (e.g. 4G; default: "
                   "the machine's physical memory)");

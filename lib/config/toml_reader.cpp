@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "lib/limits/input_file.hpp"
+
 namespace simprec::config {
 namespace {
 
@@ -78,8 +80,14 @@ ConfigError parse_failure(const std::string& path, const toml::parse_error& e) {
 }  // namespace
 
 toml::table parse_toml_file(const std::string& path) {
+  std::string text;
   try {
-    return toml::parse_file(path);
+    text = limits::read_text_file(path, limits::kMaxTomlBytes, "a TOML file");
+  } catch (const std::runtime_error& e) {
+    throw ConfigError(e.what());
+  }
+  try {
+    return toml::parse(text, path);
   } catch (const toml::parse_error& e) {
     throw parse_failure(path, e);
   }

@@ -25,7 +25,8 @@ class ConfigError : public std::runtime_error {
 std::optional<std::string> did_you_mean(std::string_view word,
                                         const std::vector<std::string>& candidates);
 
-// Parses a TOML file; syntax errors become ConfigError with the position.
+// Parses a TOML file read through limits::InputFile (a regular file of at most
+// limits::kMaxTomlBytes); that refusal, and syntax errors with their position, are ConfigError.
 toml::table parse_toml_file(const std::string& path);
 // Parses TOML text that came from `path` (a file embedded in the program, say).
 toml::table parse_toml_text(std::string_view text, const std::string& path);

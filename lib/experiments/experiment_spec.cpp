@@ -10,7 +10,7 @@
 
 #include "lib/config/toml_reader.hpp"
 #include "lib/limits/checked_arithmetic.hpp"
-#include "lib/limits/input_file.hpp"
+#include "lib/limits/checksums.hpp"
 #include "lib/limits/strict_parse.hpp"
 
 namespace simprec::experiments {
@@ -58,6 +58,21 @@ void located(const TableReader& table, Fn&& check) {
   }
 }
 
+// A path relative to the experiment file's folder, absolute and normal.
+std::string resolve_path(const std::string& value, const fs::path& base) {
+  const fs::path p = fs::path(value).is_absolute() ? fs::path(value) : base / value;
+  return fs::absolute(p).lexically_normal().string();
+}
+
+// A numerics spec that names a TOML file is read relative to the experiment file, as inputs and
+// plugins are; a spec given as text is left as it is.
+std::string resolve_numerics_file(const std::string& numerics, const fs::path& base) {
+  const std::string_view suffix = ".toml";
+  const bool file = numerics.size() > suffix.size() &&
+                    numerics.compare(numerics.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return file ? resolve_path(numerics, base) : numerics;
+}
+
 InputSpec read_input(const TableReader& t, const std::string& name, const fs::path& base,
                      const CaseBackend& backend) {
   t.allow_only({"generator", "shape", "seed", "backward", "options", "query_rows", "q", "k", "v",
@@ -103,9 +118,9 @@ InputSpec read_input(const TableReader& t, const std::string& name, const fs::pa
     const auto resolve = [&](const char* key) -> std::string {
       const auto value = t.string(key);
       if (!value) return "";
-      const fs::path p = fs::path(*value).is_absolute() ? fs::path(*value) : base / *value;
-      if (!fs::exists(p)) t.fail_at(key, "file '" + p.string() + "' does not exist");
-      return fs::absolute(p).lexically_normal().string();
+      const std::string p = resolve_path(*value, base);
+      if (!fs::exists(p)) t.fail_at(key, "file '" + p + "' does not exist");
+      return p;
     };
     in.q = resolve("q");
     in.k = resolve("k");
@@ -127,14 +142,13 @@ ImplementationSpec read_implementation(const TableReader& t, const std::string& 
   impl.preset = t.string("preset").value_or("");
   impl.numerics = t.string("numerics").value_or("");
   impl.plugin = t.string("plugin").value_or("");
+  impl.numerics = resolve_numerics_file(impl.numerics, base);
   if (impl.preset.empty() + impl.numerics.empty() + impl.plugin.empty() != 2) {
     t.fail(nullptr,
            "implementation '" + name + "' needs exactly one of 'preset', 'numerics' or 'plugin'");
   }
   if (!impl.plugin.empty()) {
-    const fs::path p =
-        fs::path(impl.plugin).is_absolute() ? fs::path(impl.plugin) : base / impl.plugin;
-    impl.plugin = fs::absolute(p).lexically_normal().string();
+    impl.plugin = resolve_path(impl.plugin, base);
     impl.kernel = t.string("kernel").value_or("");
     if (impl.kernel.empty())
       t.fail(nullptr, "implementation '" + name + "' names a plugin but no 'kernel'");
@@ -148,7 +162,7 @@ ImplementationSpec read_implementation(const TableReader& t, const std::string& 
   return impl;
 }
 
-SweepAxis read_axis(const TableReader& sweep, const std::string& key) {
+SweepAxis read_axis(const TableReader& sweep, const std::string& key, const fs::path& base) {
   const AxisKind* kind = find_axis(key);
   if (!kind) {
     std::vector<std::string> names;
@@ -166,10 +180,11 @@ SweepAxis read_axis(const TableReader& sweep, const std::string& key) {
   axis.key = key;
   for (const auto& v : *values) {
     const std::string k = key;
-    if (k == "format" || k == "preset" || k == "tile") {
+    if (k == "format" || k == "preset" || k == "tile" || k == "numerics") {
       if (!v.is_string())
         sweep.fail(&v, "sweep." + k + " values must be strings, not " + config::type_name(v));
-      axis.values.emplace_back(*v.value<std::string>());
+      const std::string text = *v.value<std::string>();
+      axis.values.emplace_back(k == "numerics" ? resolve_numerics_file(text, base) : text);
     } else if (k == "causal") {
       if (!v.is_boolean()) sweep.fail(&v, "sweep.causal values must be true or false");
       axis.values.emplace_back(*v.value<bool>());
@@ -199,6 +214,36 @@ SweepAxis read_axis(const TableReader& sweep, const std::string& key) {
     }
   }
   return axis;
+}
+
+// Every file the cases read (inputs, numerics files, plugins) and its contents' digest: the
+// fingerprint changes when any of them does, so that a resume never mixes records computed from
+// other contents with new ones.
+void record_file_digests(ExperimentSpec& spec) {
+  const auto add = [&](const std::string& file, const char* what) {
+    if (file.empty() || spec.files.count(file)) return;
+    try {
+      spec.files[file] = limits::file_digest(file, what);
+    } catch (const std::runtime_error& e) {
+      throw ConfigError(spec.file + ": " + e.what());
+    }
+  };
+  for (const auto& in : spec.inputs) {
+    for (const std::string* file : {&in.q, &in.k, &in.v, &in.d_out}) add(*file, "a .npy file");
+  }
+  const auto add_numerics = [&](const std::string& numerics) {
+    if (numerics.size() > 5 && numerics.ends_with(".toml")) add(numerics, "a numerics file (TOML)");
+  };
+  for (const auto& impl : spec.implementations) {
+    add_numerics(impl.numerics);
+    add(impl.plugin, "a plugin (shared library)");
+  }
+  for (const auto& study : spec.studies) {
+    for (const auto& axis : study.sweep) {
+      if (axis.key != "numerics") continue;
+      for (const auto& value : axis.values) add_numerics(value.get<std::string>());
+    }
+  }
 }
 
 }  // namespace
@@ -262,6 +307,9 @@ nlohmann::json ExperimentSpec::to_json() const {
   for (const auto& impl : implementations) j["implementations"].push_back(impl.to_json());
   for (const auto& study : studies) j["studies"].push_back(study.to_json());
   j["analysis"] = analysis.to_json();
+  // Only where there are files, so that the fingerprint of an experiment of generated inputs is
+  // the one it always had (its results folders resume as before).
+  if (!files.empty()) j["files"] = files;
   return j;
 }
 
@@ -282,11 +330,6 @@ std::string ExperimentSpec::fingerprint() const {
 
 ExperimentSpec load_experiment(const std::string& path, const CaseBackend& backend) {
   if (!fs::exists(path)) throw ConfigError(path + ": no such experiment file");
-  try {
-    limits::require_regular_file(path);  // a FIFO would block the parser
-  } catch (const std::runtime_error& e) {
-    throw ConfigError(e.what());
-  }
   const toml::table root_table = config::parse_toml_file(path);
   const TableReader root(root_table, path, "");
   root.allow_only({"name", "description", "max_cases", "inputs", "implementations", "sweep",
@@ -319,7 +362,7 @@ ExperimentSpec load_experiment(const std::string& path, const CaseBackend& backe
   }
   const auto read_sweep = [&](const TableReader& sweep, std::vector<SweepAxis>& axes) {
     for (const auto& key : sweep.keys()) {
-      axes.push_back(read_axis(sweep, key));
+      axes.push_back(read_axis(sweep, key, base));
       axes.back().location = config::location(path, *sweep.node(key));
     }
   };
@@ -393,6 +436,7 @@ ExperimentSpec load_experiment(const std::string& path, const CaseBackend& backe
       }
     }
   }
+  record_file_digests(spec);
   return spec;
 }
 

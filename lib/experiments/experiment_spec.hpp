@@ -88,6 +88,9 @@ struct ExperimentSpec {
   std::vector<ImplementationSpec> implementations;
   std::vector<Study> studies;  // [studies.*], or one study from the top-level [sweep]
   AnalysisSpec analysis;
+  // Every file the cases read, by absolute path, with its contents' digest
+  // (limits::file_digest): part of what defines the results.
+  std::map<std::string, std::string> files;
   nlohmann::json to_json() const;   // canonical: what defines the results
   std::string fingerprint() const;  // hash of to_json()
 };

@@ -8,49 +8,38 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <set>
 #include <stdexcept>
 #include <string_view>
 
-#include "lib/limits/input_file.hpp"
+#include "lib/experiments/record_layout.hpp"
+#include "lib/experiments/record_line.hpp"
+#include "lib/limits/strict_parse.hpp"
 
 namespace simprec::experiments {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kLockFile = "run.lock";
+const std::string kLockFile = "run.lock";
+const std::string kHeader = "experiment.json";
+const std::string kResults = "results.jsonl";
+const std::string kDamaged = "results.jsonl.damaged";
 
 [[noreturn]] void fail(const fs::path& path, const std::string& what) {
   throw std::runtime_error(path.string() + ": " + what);
 }
 
-// Why `record` cannot be used as a case record, or empty when it can.
-std::string record_problem(const nlohmann::json& record) {
-  if (!record.is_object()) return "not a JSON object";
-  const auto id = record.find("case_id");
-  if (id == record.end() || !id->is_string()) return "no case_id";
-  const auto index = record.find("case_index");
-  if (index != record.end() && !index->is_number_unsigned()) return "case_index is not a count";
-  const auto params = record.find("params");
-  if (params == record.end() || !params->is_object()) return "no params";
-  for (const char* key : {"implementation", "input", "analysis"}) {
-    const auto part = params->find(key);
-    if (part == params->end() || !part->is_object()) return std::string("no params.") + key;
-  }
-  return "";
-}
-
 // Reads the lines of results.jsonl: good records (the first of each case id) and the lines
-// skipped. A last line without its newline is a torn write; with `repair` it is cut off.
-ResultsFile load_records(const fs::path& file, bool repair) {
+// skipped, each with its text. A last line without its newline is a torn write; with `repair`
+// it is cut off.
+ResultsFile load_records(const limits::OutputFolder& folder, bool repair) {
   ResultsFile out;
-  if (!fs::exists(file)) return out;
-  limits::require_regular_file(file);
-  std::ifstream in(file, std::ios::binary);
-  if (!in) fail(file, std::string("cannot read: ") + std::strerror(errno));
-  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!folder.contains(kResults)) return out;
+  const fs::path file = folder.path() / kResults;
+  const std::string content =
+      folder.read_file(kResults, "the records of a results folder (results.jsonl)")
+          .read_all(limits::kMaxRecordsBytes);
   std::set<std::string> ids;
   size_t complete_end = 0, start = 0, line = 0;
   while (start < content.size()) {
@@ -60,30 +49,36 @@ ResultsFile load_records(const fs::path& file, bool repair) {
     const std::string_view text(content.data() + start, newline - start);
     start = complete_end = newline + 1;
     if (text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    nlohmann::json record;
-    try {
-      record = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception&) {
-      out.skipped.push_back({line, "not JSON"});
+    LineReading reading = read_record_line(text);
+    if (!reading.record) {
+      out.skipped.push_back({line, reading.problem, std::string(text)});
       continue;
     }
-    if (const std::string problem = record_problem(record); !problem.empty()) {
-      out.skipped.push_back({line, problem});
+    nlohmann::json& record = *reading.record;
+    if (const std::string problem = record_layout_problem(record); !problem.empty()) {
+      // The problem quotes member names from the file: a bounded excerpt of it.
+      out.skipped.push_back({line, limits::excerpt(problem, 200), std::string(text)});
       continue;
     }
     const std::string id = record["case_id"].get<std::string>();
     if (!ids.insert(id).second) {
-      out.skipped.push_back({line, "a second record of case " + id});
+      out.skipped.push_back(
+          {line, "a second record of case " + limits::excerpt(id), std::string(text)});
       continue;
     }
+    out.good_lines.emplace_back(text);
     out.records.push_back(std::move(record));
   }
   if (complete_end < content.size()) {
     out.skipped.push_back({line + 1, repair ? "torn by an interrupted write; cut off"
                                             : "incomplete (a run is writing it, or was "
                                               "interrupted)"});
-    if (repair && ::truncate(file.c_str(), static_cast<off_t>(complete_end)) != 0) {
-      fail(file, std::string("cannot cut off a torn record: ") + std::strerror(errno));
+    if (repair) {
+      const int fd = folder.open_file(kResults, O_WRONLY);
+      const bool cut = ::ftruncate(fd, static_cast<off_t>(complete_end)) == 0;
+      const int error = errno;
+      ::close(fd);
+      if (!cut) fail(file, std::string("cannot cut off a torn record: ") + std::strerror(error));
     }
   }
   return out;
@@ -91,10 +86,10 @@ ResultsFile load_records(const fs::path& file, bool repair) {
 
 // Takes the folder's lock for this process (released when `fd` is closed) and writes who holds
 // it into the lock file, for the message a second run gets.
-int lock_folder(const fs::path& dir) {
+int lock_folder(const limits::OutputFolder& folder) {
+  const fs::path& dir = folder.path();
   const fs::path file = dir / kLockFile;
-  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) fail(file, std::string("cannot create the lock file: ") + std::strerror(errno));
+  const int fd = folder.open_file(kLockFile, O_RDWR | O_CREAT);
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int error = errno;
     char holder[512] = {};
@@ -136,31 +131,68 @@ bool holds_other_files(const fs::path& dir) {
                      [](const auto& entry) { return entry.path().filename() != kLockFile; });
 }
 
-void write_file_atomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) fail(path, std::string("cannot write: ") + std::strerror(errno));
-    out << text;
-    if (!out.flush()) fail(path, std::string("write failed: ") + std::strerror(errno));
+// Moves results.jsonl, experiment.json (and results.jsonl.damaged) aside to the first names
+// results.jsonl.previous[.N], experiment.json.previous[.N] not yet taken, so that no --force
+// ever replaces records saved by an earlier one. Returns the suffix used (empty: nothing moved).
+std::string move_previous_results(const limits::OutputFolder& folder) {
+  if (!folder.contains(kResults)) return "";
+  for (int n = 1;; ++n) {
+    const std::string suffix = ".previous" + (n == 1 ? std::string() : "." + std::to_string(n));
+    if (folder.contains(kResults + suffix) || folder.contains(kHeader + suffix) ||
+        folder.contains(kDamaged + suffix))
+      continue;
+    if (!folder.move_without_replacing(kResults, kResults + suffix)) continue;
+    if (folder.contains(kHeader)) folder.move_without_replacing(kHeader, kHeader + suffix);
+    if (folder.contains(kDamaged)) folder.move_without_replacing(kDamaged, kDamaged + suffix);
+    return suffix;
   }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) fail(path, "cannot rename into place: " + ec.message());
+}
+
+// Appends the skipped lines to results.jsonl.damaged and rewrites results.jsonl with the good
+// lines alone (atomically), so that a damaged record is kept for inspection, reported once, and
+// its case runs again.
+void set_aside(const limits::OutputFolder& folder, const ResultsFile& file) {
+  std::string damaged, good;
+  for (const auto& s : file.skipped) {
+    if (!s.text.empty()) damaged += s.text + "\n";
+  }
+  if (damaged.empty()) return;
+  for (const auto& line : file.good_lines) good += line + "\n";
+  const int fd = folder.open_file(kDamaged, O_WRONLY | O_CREAT | O_APPEND);
+  const bool written =
+      ::write(fd, damaged.data(), damaged.size()) == static_cast<ssize_t>(damaged.size()) &&
+      ::fdatasync(fd) == 0;
+  const int error = errno;
+  ::close(fd);
+  if (!written)
+    fail(folder.path() / kDamaged, std::string("cannot set lines aside: ") + std::strerror(error));
+  folder.write_file(kResults, good, /*durable=*/true);
+}
+
+// "the contents of FILE changed since (crc64:... then, crc64:... now)" when the folder's
+// experiment differs from `spec` in the contents of a file it reads; empty otherwise.
+std::string changed_file(const nlohmann::json& header, const ExperimentSpec& spec) {
+  if (!header.is_object() || !header.contains("experiment")) return "";
+  const nlohmann::json& then = header["experiment"];
+  if (!then.is_object() || !then.contains("files") || !then["files"].is_object()) return "";
+  for (const auto& [file, digest] : spec.files) {
+    const auto it = then["files"].find(file);
+    if (it == then["files"].end() || !it->is_string() || *it == digest) continue;
+    return "the contents of " + file + " changed since they were computed (" +
+           it->get<std::string>() + " then, " + digest + " now)";
+  }
+  return "";
 }
 
 }  // namespace
 
 ResultsStore::ResultsStore(fs::path dir, const ExperimentSpec& spec, bool force)
-    : dir_(std::move(dir)) {
-  std::error_code ec;
-  fs::create_directories(dir_, ec);
-  if (ec) fail(dir_, "cannot create the output folder: " + ec.message());
+    : dir_(std::move(dir)), folder_(dir_) {
   // A folder of something else is refused before the lock file is put into it.
-  if (!force && !fs::exists(dir_ / "experiment.json") && holds_other_files(dir_)) {
+  if (!force && !folder_.contains(kHeader) && holds_other_files(dir_)) {
     refuse_foreign_folder(dir_);
   }
-  lock_fd_ = lock_folder(dir_);
+  lock_fd_ = lock_folder(folder_);
   try {
     open_locked(spec, force);
   } catch (...) {
@@ -170,29 +202,27 @@ ResultsStore::ResultsStore(fs::path dir, const ExperimentSpec& spec, bool force)
 }
 
 void ResultsStore::open_locked(const ExperimentSpec& spec, bool force) {
-  std::error_code ec;
-  const fs::path header = dir_ / "experiment.json";
-  const fs::path results = dir_ / "results.jsonl";
   const std::string fingerprint = spec.fingerprint();
   bool start_afresh = false;
-  if (fs::exists(header)) {
-    nlohmann::json existing;
-    try {
-      std::ifstream in(header);
-      existing = nlohmann::json::parse(in);
-    } catch (const std::exception&) {
-    }
+  if (folder_.contains(kHeader)) {
+    // Not JSON (damaged, edited) counts as another experiment's; a link or FIFO is refused.
+    const nlohmann::json existing =
+        nlohmann::json::parse(folder_.read_file(kHeader, "a results folder's experiment.json")
+                                  .read_all(limits::kMaxJsonBytes),
+                              nullptr, /*allow_exceptions=*/false);
     const auto text = [&](const char* key) {
       const auto it = existing.is_object() ? existing.find(key) : existing.end();
       return it != existing.end() && it->is_string() ? it->get<std::string>() : "?";
     };
     if (text("fingerprint") != fingerprint) {
       if (!force) {
-        fail(dir_,
-             "holds results of a different experiment ('" + text("name") + "' from " +
-                 text("file") +
-                 ", or an earlier version of this file); use --force to replace them or --out "
-                 "to choose another folder");
+        const std::string changed = changed_file(existing, spec);
+        fail(dir_, "holds results of a different experiment (" +
+                       (changed.empty() ? "'" + text("name") + "' from " + text("file") +
+                                              ", or an earlier version of this file"
+                                        : changed) +
+                       "); use --force to move them aside and start afresh, or --out to "
+                       "choose another folder");
       }
       start_afresh = true;
     }
@@ -200,16 +230,16 @@ void ResultsStore::open_locked(const ExperimentSpec& spec, bool force) {
     if (!force) refuse_foreign_folder(dir_);
     start_afresh = true;
   }
-  if (start_afresh && fs::exists(results)) {
-    fs::rename(results, dir_ / "results.jsonl.previous", ec);
-    if (ec) fail(results, "cannot move old results aside: " + ec.message());
-  }
+  if (start_afresh) previous_suffix_ = move_previous_results(folder_);
   const nlohmann::json header_json = {{"name", spec.name},
                                       {"file", spec.file},
                                       {"fingerprint", fingerprint},
                                       {"experiment", spec.to_json()}};
-  write_file_atomically(header, header_json.dump(2) + "\n");
-  ResultsFile existing_results = load_records(results, /*repair=*/true);
+  folder_.write_file(
+      kHeader, header_json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+      /*durable=*/true);
+  ResultsFile existing_results = load_records(folder_, /*repair=*/true);
+  set_aside(folder_, existing_results);
   skipped_ = std::move(existing_results.skipped);
   for (auto& record : existing_results.records) {
     // The key first: json's assignment takes its argument by value, and C++17 evaluates the
@@ -217,8 +247,7 @@ void ResultsStore::open_locked(const ExperimentSpec& spec, bool force) {
     const std::string id = record["case_id"].get<std::string>();
     finished_[id] = std::move(record);
   }
-  fd_ = ::open(results.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0) fail(results, std::string("cannot open for appending: ") + std::strerror(errno));
+  fd_ = folder_.open_file(kResults, O_WRONLY | O_CREAT | O_APPEND);
 }
 
 ResultsStore::~ResultsStore() {
@@ -227,7 +256,7 @@ ResultsStore::~ResultsStore() {
 }
 
 void ResultsStore::append(const nlohmann::json& record) {
-  const std::string line = record.dump() + "\n";
+  const std::string line = record_line(record);
   std::lock_guard lock(mutex_);
   // One write per record (O_APPEND): a crash leaves whole records and at most one torn line,
   // which the next run cuts off.
@@ -258,9 +287,11 @@ std::string skipped_lines_text(const fs::path& file, const std::vector<SkippedLi
 }
 
 ResultsFile read_results_file(const fs::path& dir) {
-  const fs::path results = dir / "results.jsonl";
-  if (!fs::exists(results)) fail(dir, "no results.jsonl here (run the experiment first)");
-  ResultsFile file = load_records(results, /*repair=*/false);
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) fail(dir, "no results.jsonl here (run the experiment first)");
+  const limits::OutputFolder folder(dir, /*create=*/false);
+  if (!folder.contains(kResults)) fail(dir, "no results.jsonl here (run the experiment first)");
+  ResultsFile file = load_records(folder, /*repair=*/false);
   std::stable_sort(file.records.begin(), file.records.end(), [](const auto& a, const auto& b) {
     return a.value("case_index", uint64_t{0}) < b.value("case_index", uint64_t{0});
   });

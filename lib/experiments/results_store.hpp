@@ -1,11 +1,14 @@
-// DIR/results.jsonl: one self-describing JSON record per finished case, each appended with a
-// single write and flushed to disk, so that an interrupted run loses at most the cases in
-// flight; DIR/experiment.json says which experiment the folder belongs to.
+// DIR/results.jsonl: one self-describing JSON record per finished case, each line checksummed
+// (record_line.hpp) and appended with a single write flushed to disk, so that an interrupted run
+// loses at most the cases in flight; DIR/experiment.json says which experiment the folder
+// belongs to.
 //
-// A line that is not a record (corrupted, or edited by hand) is reported by its line number and
-// skipped: every good record before and after it is kept, and only the cases without a good
-// record run again. The folder is locked (flock on DIR/run.lock) while a run writes to it; a
-// second run on the same folder is refused with the pid and host of the first.
+// A line that holds no usable record (damaged, edited by hand, of the wrong layout) is reported
+// by its line number: every good record before and after it is kept, a run moves the line to
+// DIR/results.jsonl.damaged, and only the cases without a good record run again. The folder is
+// locked (flock on DIR/run.lock) while a run writes to it; a second run on the same folder is
+// refused with the pid and host of the first. Every file of the folder is written through
+// limits::OutputFolder: never through a symbolic link.
 #pragma once
 
 #include <filesystem>
@@ -17,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/experiments/experiment_spec.hpp"
+#include "lib/limits/output_folder.hpp"
 
 namespace simprec::experiments {
 
@@ -24,10 +28,12 @@ namespace simprec::experiments {
 struct SkippedLine {
   size_t line = 0;  // 1-based
   std::string reason;
+  std::string text;  // the line as it was (empty for a torn last line)
 };
 
 struct ResultsFile {
   std::vector<nlohmann::json> records;  // good records, in file order, the first of each case id
+  std::vector<std::string> good_lines;  // their lines, as written
   std::vector<SkippedLine> skipped;     // bad lines and later duplicates of a case id
 };
 
@@ -40,8 +46,10 @@ class ResultsStore {
  public:
   // Opens (or creates) `dir` for `spec`. Refuses, with std::runtime_error, a folder that holds
   // another experiment's results (or anything that is not a results folder) unless `force`;
-  // with `force` the old results are moved aside to results.jsonl.previous and the run starts
-  // afresh. Also refuses an unwritable folder, and a folder another run holds locked.
+  // with `force` the old results.jsonl and experiment.json are moved aside to the first free
+  // pair of names results.jsonl.previous[.N], experiment.json.previous[.N] (no --force ever
+  // replaces saved records) and the run starts afresh. Also refuses an unwritable folder, a
+  // folder another run holds locked, and files of the folder that are symbolic links.
   ResultsStore(std::filesystem::path dir, const ExperimentSpec& spec, bool force);
   ~ResultsStore();
   ResultsStore(const ResultsStore&) = delete;
@@ -49,8 +57,10 @@ class ResultsStore {
 
   // Records already in the file, by case id (a torn last line, from a crash mid-write, is cut).
   const std::map<std::string, nlohmann::json>& finished() const { return finished_; }
-  // Lines of the existing file that were skipped.
+  // Lines of the existing file that were skipped (and moved to results.jsonl.damaged).
   const std::vector<SkippedLine>& skipped() const { return skipped_; }
+  // ".previous" or ".previous.N" when --force moved earlier results aside; empty otherwise.
+  const std::string& previous_suffix() const { return previous_suffix_; }
   // Appends one record; safe to call from several threads.
   void append(const nlohmann::json& record);
   const std::filesystem::path& dir() const { return dir_; }
@@ -59,6 +69,8 @@ class ResultsStore {
   void open_locked(const ExperimentSpec& spec, bool force);
 
   std::filesystem::path dir_;
+  limits::OutputFolder folder_;
+  std::string previous_suffix_;
   std::map<std::string, nlohmann::json> finished_;
   std::vector<SkippedLine> skipped_;
   std::mutex mutex_;

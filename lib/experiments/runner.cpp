@@ -115,9 +115,19 @@ RunSummary run_experiment(const ExperimentSpec& spec, const std::vector<Case>& c
   summary.skipped = cases.size() - todo.size();
   Progress progress(cases.size(), summary.skipped, options.quiet);
   // Reported even when quiet: records the run will not use.
-  if (!skipped.empty())
-    std::fprintf(stderr, "simprec run: %s; cases without a good record run again\n",
-                 skipped.c_str());
+  if (!skipped.empty()) {
+    std::fprintf(stderr,
+                 "simprec run: %s; those lines are moved to %s, and cases without a good record "
+                 "run again\n",
+                 skipped.c_str(), (options.out / "results.jsonl.damaged").string().c_str());
+  }
+  if (!store.previous_suffix().empty()) {
+    std::fprintf(stderr,
+                 "simprec run: --force: the earlier results are kept as %s and "
+                 "experiment.json%s\n",
+                 (options.out / ("results.jsonl" + store.previous_suffix())).string().c_str(),
+                 store.previous_suffix().c_str());
+  }
   if (summary.skipped > 0) {
     progress.message("resuming: " + std::to_string(summary.skipped) + " of " +
                      std::to_string(cases.size()) + " cases already in " +

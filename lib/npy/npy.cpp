@@ -1,15 +1,12 @@
 #include "lib/npy/npy.hpp"
 
-#include <unistd.h>
 #include <cstring>
-#include <fstream>
-#include <regex>
 #include <stdexcept>
-#include <system_error>
 
 #include "lib/limits/checked_arithmetic.hpp"
 #include "lib/limits/input_file.hpp"
 #include "lib/limits/strict_parse.hpp"
+#include "lib/npy/npy_header.hpp"
 
 namespace simprec {
 namespace {
@@ -36,34 +33,6 @@ const TypeInfo& info(NpyType t) {
 
 [[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
   throw std::runtime_error(path.string() + ": not a usable .npy file: " + what);
-}
-
-// The dimensions of a header's shape tuple, "(2, 3)", "(5,)" or "()": non-negative decimal
-// integers, with at most one trailing comma.
-std::vector<int64_t> parse_shape(const std::filesystem::path& path, const std::string& dims) {
-  std::vector<int64_t> shape;
-  size_t start = 0;
-  while (start <= dims.size()) {
-    size_t comma = dims.find(',', start);
-    if (comma == std::string::npos) comma = dims.size();
-    std::string item = dims.substr(start, comma - start);
-    item.erase(0, item.find_first_not_of(" \t"));
-    item.erase(item.find_last_not_of(" \t") + 1);
-    const bool last = comma == dims.size();
-    if (item.empty()) {
-      // "()" and the trailing comma of "(5,)" or "(2, 3,)" hold no dimension.
-      if (last && (shape.empty() == (start == 0))) break;
-      fail(path, "shape (" + dims + ") has an empty entry");
-    }
-    const auto d = limits::parse_int64(item);
-    if (!d || *d < 0) {
-      fail(path, "shape entry '" + limits::excerpt(item) +
-                     "' is not a dimension (expected a non-negative integer)");
-    }
-    shape.push_back(*d);
-    start = comma + 1;
-  }
-  return shape;
 }
 
 }  // namespace
@@ -118,57 +87,62 @@ std::vector<double> NpyArray::to_doubles() const {
 
 namespace {
 
-// Reads and checks the header; leaves `in` at the start of the data and returns its size.
-uint64_t read_header(const std::filesystem::path& path, std::ifstream& in, NpyArray& array) {
-  const uint64_t file_bytes = limits::require_regular_file(path);
-  in.open(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path.string() + ": cannot open: " + std::strerror(errno));
-  char magic[8];
-  if (!in.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0) fail(path, "bad magic");
-  const int major = static_cast<unsigned char>(magic[6]);
+// The largest header read: numpy writes headers of a few hundred bytes for the dtypes read here,
+// and the parser is linear, so this only bounds the memory a hostile file can claim.
+constexpr uint32_t kMaxHeaderBytes = 1u << 20;
+
+// Reads and checks the header; returns where the data starts and its size.
+std::pair<uint64_t, uint64_t> read_header(const limits::InputFile& in, NpyArray& array) {
+  const std::filesystem::path& path = in.path();
+  const uint64_t file_bytes = in.size();
+  unsigned char prefix[12];
+  if (file_bytes < 10) fail(path, "bad magic (a file of " + std::to_string(file_bytes) + " bytes)");
+  in.read_at(0, prefix, 10);
+  if (std::memcmp(prefix, "\x93NUMPY", 6) != 0) fail(path, "bad magic");
+  const int major = prefix[6];
   uint32_t header_len = 0;
-  uint64_t data_offset = 0;
+  uint64_t header_offset = 0;
   if (major == 1) {
-    unsigned char len[2];
-    if (!in.read(reinterpret_cast<char*>(len), 2)) fail(path, "truncated header");
-    header_len = len[0] | (len[1] << 8);
-    data_offset = 10 + uint64_t{header_len};
+    header_len = prefix[8] | (prefix[9] << 8);
+    header_offset = 10;
   } else if (major == 2 || major == 3) {
-    unsigned char len[4];
-    if (!in.read(reinterpret_cast<char*>(len), 4)) fail(path, "truncated header");
-    header_len = len[0] | (len[1] << 8) | (len[2] << 16) | (uint32_t{len[3]} << 24);
-    data_offset = 12 + uint64_t{header_len};
+    if (file_bytes < 12) fail(path, "truncated header");
+    in.read_at(10, prefix + 10, 2);
+    header_len = prefix[8] | (prefix[9] << 8) | (prefix[10] << 16) | (uint32_t{prefix[11]} << 24);
+    header_offset = 12;
   } else {
     fail(path, "unsupported version " + std::to_string(major));
   }
-  if (header_len > (1u << 20)) fail(path, "header of " + std::to_string(header_len) + " bytes");
+  if (header_len > kMaxHeaderBytes) {
+    fail(path, "a header of " + std::to_string(header_len) + " bytes (at most " +
+                   std::to_string(kMaxHeaderBytes) + " are read)");
+  }
+  const uint64_t data_offset = header_offset + header_len;
   if (data_offset > file_bytes) fail(path, "truncated header");
-  std::string header(header_len, '\0');
-  if (!in.read(header.data(), header_len)) fail(path, "truncated header");
+  std::string text(header_len, '\0');
+  in.read_at(header_offset, text.data(), header_len);
 
-  std::smatch m;
-  if (!std::regex_search(header, m, std::regex(R"('descr'\s*:\s*'([^']*)')")))
-    fail(path, "no descr");
-  const std::string descr = m[1];
+  NpyHeader header;
+  try {
+    header = parse_npy_header(text);
+  } catch (const std::invalid_argument& e) {
+    fail(path, e.what());
+  }
   bool known = false;
   for (const auto& t : kTypes) {
-    if (descr == t.descr || (t.bytes == 1 && descr == "<u1")) {
+    if (header.descr == t.descr || (t.bytes == 1 && header.descr == "<u1")) {
       array.type = t.type;
       known = true;
     }
   }
   if (!known) {
-    fail(path, "dtype '" + limits::excerpt(descr) +
+    fail(path, "dtype '" + limits::excerpt(header.descr) +
                    "' (expected float32, float64, uint8, uint16, uint32, uint64, int32 or int64, "
                    "little endian)");
   }
-  if (!std::regex_search(header, m, std::regex(R"('fortran_order'\s*:\s*(True|False))"))) {
-    fail(path, "no fortran_order");
-  }
-  if (m[1] == "True") fail(path, "Fortran order is not supported (save a C-contiguous array)");
-  if (!std::regex_search(header, m, std::regex(R"('shape'\s*:\s*\(([^)]*)\))")))
-    fail(path, "no shape");
-  array.shape = parse_shape(path, m[1]);
+  if (header.fortran_order)
+    fail(path, "Fortran order is not supported (save a C-contiguous array)");
+  array.shape = std::move(header.shape);
   // The sizes the header claims are checked against the file before anything is allocated.
   uint64_t bytes = 0;
   try {
@@ -184,30 +158,30 @@ uint64_t read_header(const std::filesystem::path& path, std::ifstream& in, NpyAr
                    npy_type_name(array.type) + " needs " + std::to_string(bytes) +
                    " bytes of data, the file holds " + std::to_string(data_bytes));
   }
-  return bytes;
+  return {data_offset, bytes};
 }
+
+constexpr const char* kExpected = "a .npy file";
 
 }  // namespace
 
 NpyArray read_npy_header(const std::filesystem::path& path) {
-  std::ifstream in;
+  const limits::InputFile in(path, kExpected);
   NpyArray array;
-  read_header(path, in, array);
+  read_header(in, array);
   return array;
 }
 
 NpyArray read_npy(const std::filesystem::path& path) {
-  std::ifstream in;
+  const limits::InputFile in(path, kExpected);
   NpyArray array;
-  const uint64_t bytes = read_header(path, in, array);
+  const auto [offset, bytes] = read_header(in, array);
   array.data.resize(bytes);
-  if (!in.read(reinterpret_cast<char*>(array.data.data()), static_cast<std::streamsize>(bytes))) {
-    fail(path, "data shorter than the shape says (" + std::to_string(bytes) + " bytes expected)");
-  }
+  in.read_at(offset, array.data.data(), bytes);
   return array;
 }
 
-void write_npy(const std::filesystem::path& path, const NpyArray& array) {
+void write_npy(const limits::OutputFolder& folder, const std::string& name, const NpyArray& array) {
   std::string shape = "(";
   for (size_t i = 0; i < array.shape.size(); ++i) {
     shape += std::to_string(array.shape[i]) +
@@ -220,31 +194,28 @@ void write_npy(const std::filesystem::path& path, const NpyArray& array) {
   const size_t unpadded = 10 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
   header += '\n';
-  const std::filesystem::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
-  // The temporary file goes whenever the write or the rename fails (a directory in the way, a
-  // full disk): nothing is left behind but the file asked for.
-  const auto fail_write = [&](const std::string& what) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw std::runtime_error(path.string() + ": " + what);
-  };
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) fail_write("cannot write: it is a directory");
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) fail_write(std::string("cannot write: ") + std::strerror(errno));
-    out.write("\x93NUMPY\x01\x00", 8);
-    const auto len = static_cast<uint16_t>(header.size());
-    const char len_bytes[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
-    out.write(len_bytes, 2);
-    out << header;
-    out.write(reinterpret_cast<const char*>(array.data.data()),
-              static_cast<std::streamsize>(array.data.size()));
-    out.flush();
-    if (!out) fail_write(std::string("write failed: ") + std::strerror(errno));
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) fail_write("cannot rename into place: " + ec.message());
+  const auto len = static_cast<uint16_t>(header.size());
+  const char prefix[10] = {'\x93',
+                           'N',
+                           'U',
+                           'M',
+                           'P',
+                           'Y',
+                           1,
+                           0,
+                           static_cast<char>(len & 0xff),
+                           static_cast<char>(len >> 8)};
+  // A temporary file renamed into place: nothing is left behind but the file asked for, and a
+  // link at its name is replaced, never written through.
+  limits::ReplacingFile out(folder, name);
+  out.write(prefix, sizeof prefix);
+  out.write(header);
+  out.write(array.data.data(), array.data.size());
+  out.commit();
+}
+
+void write_npy(const std::filesystem::path& path, const NpyArray& array) {
+  write_npy(limits::folder_of(path), path.filename().string(), array);
 }
 
 template <class T>

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "lib/limits/output_folder.hpp"
+
 namespace simprec {
 
 enum class NpyType : uint8_t {
@@ -47,8 +49,10 @@ std::string npy_type_name(NpyType type);  // "float32", "uint16", ...
 NpyArray read_npy(const std::filesystem::path& path);
 // The type and shape alone, checked as read_npy checks them (the data is not read).
 NpyArray read_npy_header(const std::filesystem::path& path);
-// Writes atomically (a temporary file renamed into place). Throws std::runtime_error.
+// Writes atomically through limits::OutputFolder (a temporary file renamed into place; a link at
+// the name is replaced, never followed). Throws std::runtime_error naming the file.
 void write_npy(const std::filesystem::path& path, const NpyArray& array);
+void write_npy(const limits::OutputFolder& folder, const std::string& name, const NpyArray& array);
 
 template <class T>
 NpyArray make_npy(std::vector<int64_t> shape, std::span<const T> values);

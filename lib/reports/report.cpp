@@ -1,11 +1,11 @@
 #include "lib/reports/report.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "lib/experiments/results_store.hpp"
+#include "lib/limits/output_folder.hpp"
 #include "lib/reports/plots.hpp"
 #include "lib/reports/result_view.hpp"
 #include "lib/reports/summary_csv.hpp"
@@ -100,7 +100,7 @@ void bias_verdict(const std::vector<nlohmann::json>& records, std::vector<std::s
       line << "; the sites that explain it: ";
       int shown = 0;
       for (const auto& s : (*a)["sites"]) {
-        const double exact = s.value("explained_exact", 0.0), sr = s.value("explained_sr", 0.0);
+        const double exact = number_in(s, "explained_exact"), sr = number_in(s, "explained_sr");
         if (shown == 3 || std::max(exact, sr) < 0.1) break;
         line << (shown ? ", " : "") << s.value("site", "?") << " ("
              << fmt(100 * std::max(exact, sr), 3) << "% "
@@ -248,18 +248,18 @@ void attribution_tables(const std::vector<nlohmann::json>& records, std::ostream
       header = true;
     }
     md << "\n### " << describe(c) << " on " << c.input_name() << ", N = " << c.seq_len()
-       << ": bias of " << a->value("output", "o") << " " << fmt(a->value("bias", 0.0))
-       << " (z = " << fmt(a->value("bias_z", 0.0), 3) << ")\n\n"
+       << ": bias of " << a->value("output", "o") << " " << fmt(number_in(*a, "bias"))
+       << " (z = " << fmt(number_in(*a, "bias_z"), 3) << ")\n\n"
        << "| rank | site | bias with site exact (z) | explained | bias with site SR (z) | "
           "explained by SR |\n"
        << "|---|---|---|---|---|---|\n";
     int rank = 1;
     for (const auto& s : (*a)["sites"]) {
       md << "| " << rank++ << " | " << s.value("site", "?") << " | "
-         << fmt(s.value("bias_exact", 0.0)) << " (" << fmt(s.value("bias_z_exact", 0.0), 3)
-         << ") | " << fmt(100 * s.value("explained_exact", 0.0), 3) << "% | "
-         << fmt(s.value("bias_sr", 0.0)) << " (" << fmt(s.value("bias_z_sr", 0.0), 3) << ") | "
-         << fmt(100 * s.value("explained_sr", 0.0), 3) << "% |\n";
+         << fmt(number_in(s, "bias_exact")) << " (" << fmt(number_in(s, "bias_z_exact"), 3)
+         << ") | " << fmt(100 * number_in(s, "explained_exact"), 3) << "% | "
+         << fmt(number_in(s, "bias_sr")) << " (" << fmt(number_in(s, "bias_z_sr"), 3) << ") | "
+         << fmt(100 * number_in(s, "explained_sr"), 3) << "% |\n";
     }
   }
 }
@@ -373,12 +373,15 @@ static ReportFiles write_report_from(const fs::path& dir, const experiments::Res
   files.plots = plots.files;
   files.plot_note = plots.note;
 
+  // experiment.json only adds the name, file and fingerprint: one that is not JSON is left out,
+  // one that is a link, FIFO or larger than its bound is refused by the reader.
+  const limits::OutputFolder folder(dir, /*create=*/false);
   nlohmann::json header = nlohmann::json::object();
-  if (std::ifstream in(dir / "experiment.json"); in) {
-    try {
-      header = nlohmann::json::parse(in);
-    } catch (const std::exception&) {
-    }
+  if (folder.contains("experiment.json")) {
+    header = nlohmann::json::parse(
+        folder.read_file("experiment.json", "a results folder's experiment.json")
+            .read_all(limits::kMaxJsonBytes),
+        nullptr, /*allow_exceptions=*/false);
   }
   if (!header.is_object()) header = nlohmann::json::object();
   size_t failed = 0;
@@ -418,13 +421,7 @@ static ReportFiles write_report_from(const fs::path& dir, const experiments::Res
   for (const auto& p : files.plots)
     md << "![" << p.stem().string() << "](" << p.filename().string() << ")\n\n";
   files.markdown = dir / "report.md";
-  const fs::path tmp = files.markdown.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw std::runtime_error(files.markdown.string() + ": cannot write");
-    out << md.str();
-  }
-  fs::rename(tmp, files.markdown);
+  folder.write_file("report.md", md.str());
   return files;
 }
 

@@ -14,6 +14,14 @@ namespace simprec::reports {
 
 inline constexpr const char* kOutputs[] = {"o", "delta", "dq", "dk", "dv"};
 
+// The number `key` of `object`; NaN when it is absent or not a number (null: a statistic that
+// was not finite).
+inline double number_in(const nlohmann::json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_number() ? it->get<double>()
+                                               : std::numeric_limits<double>::quiet_NaN();
+}
+
 struct CaseView {
   const nlohmann::json& record;
 

@@ -1,9 +1,10 @@
 #include "lib/reports/summary_csv.hpp"
 
 #include <cstdio>
-#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
+#include "lib/limits/output_folder.hpp"
 #include "lib/reports/result_view.hpp"
 
 namespace simprec::reports {
@@ -39,10 +40,8 @@ std::string fmt(double x, int digits) {
 
 void write_summary_csv(const std::vector<nlohmann::json>& records,
                        const std::filesystem::path& file) {
-  const std::filesystem::path tmp = file.string() + ".tmp";
   {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw std::runtime_error(file.string() + ": cannot write");
+    std::ostringstream out;
     out << "case_index,case_id,implementation,preset,format,tile,causal,mitigations,set,input,"
            "generator,"
            "draws,heads,seq_len,head_dim,seed";
@@ -72,9 +71,8 @@ void write_summary_csv(const std::vector<nlohmann::json>& records,
       }
       out << '\n';
     }
-    if (!out.flush()) throw std::runtime_error(file.string() + ": write failed");
+    limits::write_file_replacing(file, out.str());
   }
-  std::filesystem::rename(tmp, file);
 }
 
 }  // namespace simprec::reports

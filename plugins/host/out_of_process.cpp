@@ -3,9 +3,9 @@
 #include <stdlib.h>
 
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
+#include "lib/limits/input_file.hpp"
 #include "plugins/host/child_process.hpp"
 #include "plugins/host/plugin_error.hpp"
 #include "plugins/host/plugin_json.hpp"
@@ -40,12 +40,17 @@ class WorkDirectory {
 
 // The last lines the runner printed, to show with a crash.
 std::string log_tail(const fs::path& file) {
-  std::ifstream in(file);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string s = text.str();
   constexpr size_t kMaxBytes = 2000;
-  if (s.size() > kMaxBytes) s = "..." + s.substr(s.size() - kMaxBytes);
+  std::string s;
+  try {
+    const limits::InputFile in(file, "the plugin runner's log");
+    const uint64_t from = in.size() > kMaxBytes ? in.size() - kMaxBytes : 0;
+    s.resize(static_cast<size_t>(in.size() - from));
+    in.read_at(from, s.data(), s.size());
+    if (from > 0) s = "..." + s;
+  } catch (const std::runtime_error&) {
+    return "";  // no log: nothing to add to the message about the crash
+  }
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s.empty() ? "" : "; its output:\n" + s;
 }

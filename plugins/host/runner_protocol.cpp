@@ -1,7 +1,8 @@
 #include "plugins/host/runner_protocol.hpp"
 
 #include <fstream>
-#include <iterator>
+
+#include "lib/limits/input_file.hpp"
 
 #include "plugins/host/plugin_error.hpp"
 #include "plugins/host/plugin_json.hpp"
@@ -22,14 +23,18 @@ void write_bytes(const fs::path& file, const std::vector<uint8_t>& bytes) {
 }
 
 void read_bytes(const fs::path& file, std::vector<uint8_t>& bytes) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw PluginError("missing " + file.string());
-  std::vector<uint8_t> read((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (read.size() != bytes.size()) {
-    throw PluginError(file.string() + " has " + std::to_string(read.size()) + " bytes, expected " +
-                      std::to_string(bytes.size()));
+  try {
+    const limits::InputFile in(file, "a tensor the plugin runner wrote");
+    if (in.size() != bytes.size()) {
+      throw PluginError(file.string() + " has " + std::to_string(in.size()) + " bytes, expected " +
+                        std::to_string(bytes.size()));
+    }
+    in.read_at(0, bytes.data(), bytes.size());
+  } catch (const PluginError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw PluginError(e.what());
   }
-  bytes = std::move(read);
 }
 
 nlohmann::json tensor_json(const HostTensor& t, const std::string& file) {
@@ -50,10 +55,14 @@ void write_json(const fs::path& file, const nlohmann::json& json) {
 }
 
 nlohmann::json read_json(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) throw PluginError("missing " + file.string());
+  std::string text;
   try {
-    return nlohmann::json::parse(in);
+    text = limits::read_text_file(file, limits::kMaxJsonBytes, "a message of the plugin runner");
+  } catch (const std::runtime_error& e) {
+    throw PluginError(e.what());
+  }
+  try {
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw PluginError("malformed " + file.string() + ": " + e.what());
   }

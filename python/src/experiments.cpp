@@ -7,6 +7,7 @@
 #include "lib/experiments/attention_backend.hpp"
 #include "lib/experiments/results_store.hpp"
 #include "lib/experiments/runner.hpp"
+#include "lib/limits/output_folder.hpp"
 #include "lib/reports/report.hpp"
 #include "python/src/bindings.hpp"
 
@@ -18,6 +19,13 @@ namespace {
 py::dict run_experiment_file(const std::string& file, const std::optional<std::string>& out,
                              bool force, bool quiet, unsigned threads, int64_t max_cases,
                              bool check) {
+  if (out) {
+    try {
+      limits::check_output_path("out", *out);
+    } catch (const std::invalid_argument& e) {
+      throw py::value_error(e.what());
+    }
+  }
   const experiments::AttentionBackend backend;
   experiments::ExperimentSpec spec;
   std::vector<experiments::Case> cases;
