@@ -86,11 +86,7 @@ toml::table parse_toml_file(const std::string& path) {
   } catch (const std::runtime_error& e) {
     throw ConfigError(e.what());
   }
-  try {
-    return toml::parse(text, path);
-  } catch (const toml::parse_error& e) {
-    throw parse_failure(path, e);
-  }
+  return parse_toml_text(text, path);
 }
 
 toml::table parse_toml_text(std::string_view text, const std::string& path) {
