@@ -11,6 +11,7 @@
 
 #include "lib/attention/dispatch.hpp"
 #include "lib/attention/head.hpp"
+#include "lib/attention/lane_reduction.hpp"
 #include "lib/attention/online_softmax.hpp"
 
 namespace simprec::attention {
@@ -149,27 +150,28 @@ void Head::combine_splits(int64_t gi, int64_t splits, const double* o_part, int6
   const int64_t hd = flash_kernel_head_dim(std::max(s_.d, dv));
   const int64_t rows_per_block = hd % 128 == 0 ? 4 : hd % 64 == 0 ? 8 : 16;
   const int64_t max_splits = std::max<int64_t>(2, std::bit_ceil(static_cast<uint64_t>(splits)));
-  const int64_t lanes = std::min(128 / rows_per_block, max_splits);
+  const int lanes = static_cast<int>(std::min(128 / rows_per_block, max_splits));
+  const LaneReduction reduction(lanes, 1, LaneReduction::offsets_down(lanes), true);
   const auto split_exp = [&](int64_t sp, double shift, int64_t step) {
     const double lse = lse_of(sp);
     if (lse == -kInf) return 0.0;
     const double arg = add_at(Site::kLse, lse, -shift, e_.idx(p_, gi, sp, step));
     return expf_at(Site::kLse, arg, e_.idx(p_, gi, sp, step + 1));
   };
-  std::vector<double> lane(lanes, 0.0), next(lanes);
-  for (int64_t r = 0; r < lanes; ++r) {
-    for (int64_t sp = r; sp < max_splits; sp += lanes) {
+  // Each thread starts from its first term and adds the others.
+  std::vector<double> lane(lanes);
+  std::vector<int64_t> mine;
+  for (int r = 0; r < lanes; ++r) {
+    mine.clear();
+    reduction.elements(r, max_splits, mine);
+    for (const int64_t sp : mine) {
       const double term = split_exp(sp, lse_max, 2);
       lane[r] = sp == r ? term : add_at(Site::kLse, lane[r], term, e_.idx(p_, gi, sp, 4));
     }
   }
-  for (int64_t offset = lanes / 2; offset >= 1; offset /= 2) {
-    for (int64_t r = 0; r < lanes; ++r) {
-      next[r] = add_at(Site::kLse, lane[r], lane[r ^ offset], e_.idx(p_, gi, r, 5 + offset));
-    }
-    lane.swap(next);
-  }
-  const double sum = lane[0];
+  const double sum = reduction.combine(lane, [&](double x, double y, int r, int step) {
+    return add_at(Site::kLse, x, y, e_.idx(p_, gi, r, 5 + reduction.offset(step)));
+  });
   const double lse = sum == 0.0 || sum != sum
                          ? kInf
                          : add_at(Site::kLse, logf_at(Site::kLse, sum, e_.idx(p_, gi, 0, 6)),

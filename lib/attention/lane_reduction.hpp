@@ -31,6 +31,7 @@ class LaneReduction {
 
   int threads() const { return threads_; }
   int chunk() const { return chunk_; }
+  int offset(int step) const { return offsets_[step]; }
 
   // The elements of [0, n) that `thread` holds, in its order, appended to `out`.
   void elements(int thread, int64_t n, std::vector<int64_t>& out) const;
