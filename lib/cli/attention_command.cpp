@@ -22,6 +22,7 @@
 #include "lib/attention/row_sum_diagnosis.hpp"
 #include "lib/cli/command.hpp"
 #include "lib/cli/seed_option.hpp"
+#include "lib/cli/threads_option.hpp"
 #include "lib/inputs/generators.hpp"
 #include "lib/inputs/query_rows.hpp"
 #include "lib/limits/memory_bound.hpp"
@@ -402,7 +403,8 @@ const RegisterCommand kRegistration([](CLI::App& app) {
                       "o (default), dq, dk, dv or delta");
   command->add_flag("--trace", opt->trace, "per-site rounding error statistics");
   command->add_flag("--no-baseline", opt->no_baseline, "skip the standard-attention comparison");
-  command->add_option("--threads", opt->threads, "threads over batch x heads (default: all cores)");
+  add_threads_option(*command, opt->threads, "--threads",
+                     "threads over batch x heads (default: all cores)");
   command->add_option("--out", opt->out, "output directory")->required();
   command->callback([opt] { run(*opt); });
 });

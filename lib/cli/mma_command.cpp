@@ -10,6 +10,7 @@
 #include "emulation/round.hpp"
 #include "emulation/tensor_core.hpp"
 #include "lib/cli/command.hpp"
+#include "lib/cli/threads_option.hpp"
 #include "lib/mma/batched_mma.hpp"
 #include "lib/npy/npy.hpp"
 
@@ -100,7 +101,7 @@ const RegisterCommand kRegistration([](CLI::App& app) {
                       "float32); default zeros");
   command->add_option("--out", options->out,
                       "D.npy: float32, or uint16 fp16 bit patterns for fp16 accumulators");
-  command->add_option("--threads", options->threads, "threads (0: all)");
+  add_threads_option(*command, options->threads, "--threads", "threads (0: all)");
   command->add_option("--max-memory", options->max_memory,
                       "refuse work whose estimated memory exceeds SIZE (e.g. 4G; default: the "
                       "machine's physical memory)");

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "lib/cli/command.hpp"
+#include "lib/cli/threads_option.hpp"
 #include "lib/config/toml_reader.hpp"
 #include "lib/distributed/ranks.hpp"
 #include "lib/experiments/attention_backend.hpp"
@@ -121,7 +122,7 @@ const RegisterCommand kRegistration([](CLI::App& app) {
   command->add_flag("--force", args->force,
                     "replace the results of a different experiment in the folder");
   command->add_flag("--quiet,-q", args->quiet, "no progress and no summary");
-  command->add_option("--threads,-j", args->threads, "threads (default: all cores)");
+  add_threads_option(*command, args->threads, "--threads,-j", "threads (default: all cores)");
   command->add_option("--max-cases", args->max_cases,
                       "refuse sweeps with more cases (default: the file's max_cases)");
   command->add_flag("--check", args->validate_only,
