@@ -9,6 +9,7 @@
 #include "lib/experiments/runner.hpp"
 #include "lib/reports/report.hpp"
 #include "python/src/bindings.hpp"
+#include "python/src/integer_arguments.hpp"
 
 namespace py = pybind11;
 
@@ -16,7 +17,7 @@ namespace simprec::python {
 namespace {
 
 py::dict run_experiment_file(const std::string& file, const std::optional<std::string>& out,
-                             bool force, bool quiet, unsigned threads, int64_t max_cases,
+                             bool force, bool quiet, ThreadCount threads, int64_t max_cases,
                              bool check) {
   const experiments::AttentionBackend backend;
   experiments::ExperimentSpec spec;
@@ -35,7 +36,7 @@ py::dict run_experiment_file(const std::string& file, const std::optional<std::s
   options.out = out ? std::filesystem::path(*out) : std::filesystem::path(spec.name);
   options.force = force;
   options.quiet = quiet;
-  options.threads = threads;
+  options.threads = threads.value;
   experiments::RunSummary summary;
   reports::ReportFiles files;
   std::vector<std::string> verdict;
