@@ -11,6 +11,7 @@
 #include "lib/config/toml_reader.hpp"
 #include "lib/distributed/ranks.hpp"
 #include "lib/experiments/attention_backend.hpp"
+#include "lib/experiments/memory_plan.hpp"
 #include "lib/experiments/results_store.hpp"
 #include "lib/experiments/runner.hpp"
 #include "lib/limits/memory_bound.hpp"
@@ -41,16 +42,7 @@ int run(const RunArguments& args, distributed::Ranks& ranks) {
   // The memory bound, checked for every case before any runs (and by --check).
   experiments::RunOptions options;
   try {
-    const limits::MemoryLimit limit = limits::memory_limit(args.max_memory);
-    limits::MemoryEstimate largest;
-    for (const auto& c : cases) {
-      const limits::MemoryEstimate estimate = backend.estimate_memory(c.params);
-      limits::check_memory(estimate, limit,
-                           "case " + std::to_string(c.index) + " (" + c.label() + ")");
-      if (estimate.bytes() > largest.bytes()) largest = estimate;
-    }
-    options.case_memory_bytes = largest.bytes();
-    options.memory_limit_bytes = limit.bytes;
+    experiments::plan_case_memory(cases, backend, limits::memory_limit(args.max_memory), options);
   } catch (const std::invalid_argument& e) {
     throw UsageError(args.file + ": " + e.what());
   }

@@ -235,9 +235,12 @@ def generate(kind, shape, *, seed=0, backward=False, peak=4.0, prototypes=32,
 
 
 def run_experiment(file, *, out=None, force=False, quiet=True, threads=0, max_cases=0,
-                   check=False):
+                   check=False, max_memory=None):
     """Runs an experiment file as `simprec run` does (resumable; the same results, report and
     verdict). Returns a dict: cases, out, total, skipped, ran, failed, report, summary, plots,
-    verdict. check=True only validates the file and counts its cases."""
+    verdict. check=True only validates the file (and the memory bound) and counts its cases.
+    A case whose estimated memory exceeds max_memory ("4G", bytes; None: the machine's physical
+    memory) raises MemoryError before any runs, as `simprec run --max-memory` refuses it."""
     return _core.run_experiment(str(file), out=None if out is None else str(out), force=force,
-                                quiet=quiet, threads=threads, max_cases=max_cases, check=check)
+                                quiet=quiet, threads=threads, max_cases=max_cases, check=check,
+                                max_memory=max_memory)

@@ -171,10 +171,13 @@ void check_memory_argument(const limits::MemoryEstimate& estimate, const limits:
   try {
     limits::check_memory(estimate, limit, what);
   } catch (const std::invalid_argument& e) {
-    PyErr_SetString(PyExc_MemoryError,
-                    (std::string(e.what()) + "; max_memory= sets the limit").c_str());
-    throw py::error_already_set();
+    raise_memory_error(e.what());
   }
+}
+
+void raise_memory_error(const std::string& message) {
+  PyErr_SetString(PyExc_MemoryError, (message + "; max_memory= sets the limit").c_str());
+  throw py::error_already_set();
 }
 
 py::dtype encoding_dtype(const Format& format) {

@@ -50,8 +50,10 @@ pybind11::dtype encoding_dtype(const Format& format);
 // --max-memory takes it ("512M", "4G") or a number of bytes. ValueError otherwise.
 limits::MemoryLimit memory_limit_argument(const pybind11::object& max_memory);
 // Raises MemoryError (as numpy does for an array too large) when the estimate exceeds the limit:
-// "WHAT needs an estimated X of memory, more than LIMIT (SOURCE)".
+// "WHAT needs an estimated X of memory, more than LIMIT (SOURCE); max_memory= sets the limit".
 void check_memory_argument(const limits::MemoryEstimate& estimate, const limits::MemoryLimit& limit,
                            const std::string& what);
+// Raises MemoryError with the message and that hint.
+[[noreturn]] void raise_memory_error(const std::string& message);
 
 }  // namespace simprec::python

@@ -5,9 +5,11 @@
 
 #include "lib/config/toml_reader.hpp"
 #include "lib/experiments/attention_backend.hpp"
+#include "lib/experiments/memory_plan.hpp"
 #include "lib/experiments/results_store.hpp"
 #include "lib/experiments/runner.hpp"
 #include "lib/reports/report.hpp"
+#include "python/src/arguments.hpp"
 #include "python/src/bindings.hpp"
 #include "python/src/integer_arguments.hpp"
 
@@ -18,7 +20,7 @@ namespace {
 
 py::dict run_experiment_file(const std::string& file, const std::optional<std::string>& out,
                              bool force, bool quiet, ThreadCount threads, int64_t max_cases,
-                             bool check) {
+                             bool check, const py::object& max_memory) {
   const experiments::AttentionBackend backend;
   experiments::ExperimentSpec spec;
   std::vector<experiments::Case> cases;
@@ -29,10 +31,17 @@ py::dict run_experiment_file(const std::string& file, const std::optional<std::s
   } catch (const config::ConfigError& e) {
     throw py::value_error(e.what());
   }
+  // The memory bound, checked for every case before any runs (and by check=True).
+  experiments::RunOptions options;
+  const limits::MemoryLimit limit = memory_limit_argument(max_memory);
+  try {
+    experiments::plan_case_memory(cases, backend, limit, options);
+  } catch (const std::invalid_argument& e) {
+    raise_memory_error(file + ": " + e.what());
+  }
   py::dict r;
   r["cases"] = cases.size();
   if (check) return r;
-  experiments::RunOptions options;
   options.out = out ? std::filesystem::path(*out) : std::filesystem::path(spec.name);
   options.force = force;
   options.quiet = quiet;
@@ -71,6 +80,7 @@ void bind_experiments(py::module_& m) {
   m.def("run_experiment", &run_experiment_file, py::arg("file"), py::kw_only(),
         py::arg("out") = py::none(), py::arg("force") = false, py::arg("quiet") = true,
         py::arg("threads") = 0, py::arg("max_cases") = 0, py::arg("check") = false,
+        py::arg("max_memory") = py::none(),
         "Runs an experiment file as `simprec run` does; returns the counts, the report's files "
         "and the verdict.");
 }

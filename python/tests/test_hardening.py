@@ -102,6 +102,24 @@ def test_the_memory_bound_is_the_clis(cli, tmp_path):
     assert f"needs an estimated {cli_estimate} of memory, more than 64 MiB" in str(e.value)
 
 
+def test_run_experiment_checks_the_memory_bound_of_simprec_run(tmp_path):
+    experiment = tmp_path / "big.toml"
+    experiment.write_text('name = "big"\n[inputs.a]\ngenerator = "normal"\n'
+                          'shape = [1, 1, 4096, 64]\n[implementations.flash]\npreset = "fa2"\n')
+    r = subprocess.run([os.environ["SIMPREC_CLI"], "run", experiment, "--check",
+                        "--max-memory", "64M"], capture_output=True, text=True)
+    assert r.returncode == 2, r.stderr
+    cli_message = r.stderr.removeprefix("simprec: error: ").strip()
+    assert " needs an estimated " in cli_message, cli_message
+    for check in (True, False):
+        with pytest.raises(MemoryError) as e:
+            simprec.run_experiment(experiment, out=tmp_path / "out", check=check,
+                                   max_memory="64M")
+        assert str(e.value) == (cli_message.replace("--max-memory 64M", "max_memory='64M'") +
+                                "; max_memory= sets the limit")
+    assert not (tmp_path / "out").exists()
+
+
 def test_max_memory_must_be_a_size():
     with pytest.raises(ValueError) as e:
         simprec.attention(Q, Q, Q, max_memory="lots")
