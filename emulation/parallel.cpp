@@ -7,12 +7,20 @@
 #include <atomic>
 #include <exception>
 #include <mutex>
+#include <stdexcept>
+#include <string>
+
+#include "emulation/cancellation.hpp"
 
 namespace simprec {
 
 unsigned resolve_threads(unsigned requested) {
+  if (requested > kMaxThreads) {
+    throw std::invalid_argument("a thread count of " + std::to_string(requested) +
+                                " is above the limit of " + std::to_string(kMaxThreads));
+  }
   if (requested > 0) return requested;
-  return static_cast<unsigned>(std::max(1, omp_get_max_threads()));
+  return static_cast<unsigned>(std::clamp(omp_get_max_threads(), 1, int{kMaxThreads}));
 }
 
 namespace {
@@ -45,9 +53,14 @@ namespace detail {
 
 void parallel_for_erased(int64_t count, unsigned threads, void (*call)(void*, int64_t), void* fn) {
   if (count <= 0) return;
+  const CancellationToken* token = current_cancellation();
+  const auto run_item = [&](int64_t i) {
+    if (token && token->requested()) throw Cancelled(token->reason());
+    call(fn, i);
+  };
   const int team = static_cast<int>(std::min<int64_t>(resolve_threads(threads), count));
   if (team <= 1 || !threads_usable()) {
-    for (int64_t i = 0; i < count; ++i) call(fn, i);
+    for (int64_t i = 0; i < count; ++i) run_item(i);
     return;
   }
   allow_two_levels();
@@ -61,7 +74,8 @@ void parallel_for_erased(int64_t count, unsigned threads, void (*call)(void*, in
   for (int64_t i = 0; i < count; ++i) {
     if (i > first_failed.load(std::memory_order_relaxed)) continue;
     try {
-      call(fn, i);
+      const CancellationScope scope(token);
+      run_item(i);
     } catch (...) {
       std::lock_guard lock(error_mutex);
       if (i < first_failed.load(std::memory_order_relaxed)) {

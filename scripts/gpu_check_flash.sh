@@ -112,12 +112,14 @@ note "== flash: the e4m3 forward at long N (up to 128k keys)"
 # Where fp8 P.V accumulation loses accuracy: the wgmma fp8 accumulator chained over up to 1024
 # key blocks. One query tile (64 rows, the kernel's smallest) keeps the emulation on the CPU
 # short; one head is emulated on one thread, so heads are what spreads it over the cores.
+# --timeout bounds the emulation too: these long heads get ten minutes.
 for sk in 8192 32768 131072; do
   heads=2
   [ "$sk" = 131072 ] && heads=8
   for kind in normal repeated-max; do
     validate "flash_fwd_e4m3_64x128.d128.$kind.sk$sk" --kernel flash_fwd_e4m3_64x128 \
-      --generate "$kind" --dim B=1 --dim H=$heads --dim Sq=64 --dim Sk="$sk" --dim D=128
+      --generate "$kind" --dim B=1 --dim H=$heads --dim Sq=64 --dim Sk="$sk" --dim D=128 \
+      --timeout 600
   done
 done
 

@@ -6,15 +6,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "emulation/bulk.hpp"
+#include "emulation/cancellation.hpp"
 #include "emulation/parallel.hpp"
 #include "emulation/tensor_core.hpp"
 #include "lib/attention/attention.hpp"
@@ -39,13 +43,94 @@ TEST(ParallelFor, RunsEveryItemOnce) {
 }
 
 // ctest runs this again with OMP_NUM_THREADS=3 (parallel_test@OMP_NUM_THREADS=3): the default
-// then follows it.
+// then follows it; and with OMP_NUM_THREADS=100000, which is clamped to the bound.
 TEST(ParallelFor, ResolvesThreadCounts) {
   EXPECT_EQ(resolve_threads(5), 5u);
+  EXPECT_EQ(resolve_threads(1024), 1024u);
   EXPECT_GE(resolve_threads(0), 1u);
+  EXPECT_LE(resolve_threads(0), 1024u);
   if (const char* env = std::getenv("OMP_NUM_THREADS")) {
-    EXPECT_EQ(resolve_threads(0), static_cast<unsigned>(std::atoi(env)));
+    EXPECT_EQ(resolve_threads(0), std::min(static_cast<unsigned>(std::atoi(env)), 1024u));
   }
+}
+
+// Asked for 100000 threads, the OpenMP runtime ended the process; such a count never reaches it.
+TEST(ParallelFor, RefusesThreadCountsBeyondTheBound) {
+  EXPECT_EQ(kMaxThreads, 1024u);
+  for (const unsigned threads : {1025u, 100000u, 4294967295u}) {
+    try {
+      resolve_threads(threads);
+      ADD_FAILURE() << threads << " threads resolved";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "a thread count of " + std::to_string(threads) + " is above the limit of 1024");
+    }
+    int runs = 0;
+    EXPECT_THROW(parallel_for(10, threads, [&](int64_t) { ++runs; }), std::invalid_argument);
+    EXPECT_EQ(runs, 0);
+  }
+  // The default follows OMP_NUM_THREADS (parallel_test@OMP_NUM_THREADS=100000 sets it so): on a
+  // loop of more items than it, the team is at most the bound, where 100000 threads ended the
+  // process (the machine's limit on threads is below that).
+  std::atomic<int64_t> runs{0};
+  parallel_for(200000, 0, [&](int64_t) { ++runs; });
+  EXPECT_EQ(runs.load(), 200000);
+}
+
+// A cancelled token stops a loop before its next item, on any thread count, with the token's
+// reason; nested loops and serial checks inside items answer to the token of the outer loop.
+TEST(Cancellation, StopsALoopBetweenItems) {
+  for (const unsigned threads : kThreadCounts) {
+    CancellationToken token("stopped on purpose");
+    const CancellationScope scope(&token);
+    std::atomic<int> runs{0};
+    try {
+      parallel_for(1000, threads, [&](int64_t i) {
+        ++runs;
+        if (i == 10) token.cancel();
+      });
+      ADD_FAILURE() << "threads=" << threads << ": the loop ran to its end";
+    } catch (const Cancelled& e) {
+      EXPECT_EQ(std::string(e.what()), "stopped on purpose");
+    }
+    // The items already running when item 10 cancelled finish; none after them start.
+    EXPECT_GE(runs.load(), 11);
+    EXPECT_LE(runs.load(), 11 + static_cast<int>(threads)) << "threads=" << threads;
+  }
+}
+
+TEST(Cancellation, ReachesNestedLoopsAndSerialChecks) {
+  CancellationToken token("stopped inside");
+  const CancellationScope scope(&token);
+  std::atomic<int> inner_runs{0};
+  EXPECT_THROW(parallel_for(4, 2,
+                            [&](int64_t) {
+                              parallel_for(100, 2, [&](int64_t j) {
+                                ++inner_runs;
+                                if (j == 5) token.cancel();
+                                throw_if_cancelled();
+                              });
+                            }),
+               Cancelled);
+  EXPECT_LT(inner_runs.load(), 400);
+  // Without a token nothing is ever cancelled.
+  const CancellationScope none(nullptr);
+  EXPECT_NO_THROW(throw_if_cancelled());
+  std::atomic<int> runs{0};
+  parallel_for(100, 3, [&](int64_t) { ++runs; });
+  EXPECT_EQ(runs.load(), 100);
+}
+
+TEST(Cancellation, ADeadlineCancelsByItself) {
+  const auto start = std::chrono::steady_clock::now();
+  CancellationToken token("too late", start + std::chrono::milliseconds(50));
+  const CancellationScope scope(&token);
+  // 20 s of items without the deadline.
+  EXPECT_THROW(
+      parallel_for(2000, 2,
+                   [](int64_t) { std::this_thread::sleep_for(std::chrono::milliseconds(10)); }),
+      Cancelled);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 }
 
 // Items 13, 40 and 41 fail: whatever the thread count, item 13's error is the one reported,

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <stdexcept>
 
 #include "plugins/host/describe.hpp"
+#include "plugins/host/kernel_request.hpp"
 #include "plugins/host/plugin_error.hpp"
 
 namespace simprec::plugins {
@@ -106,6 +108,30 @@ TEST(PluginDescribe, AcceptsDescriptionsOfANewerMinorVersion) {
   EXPECT_EQ(f.refusal(), "");
 }
 
+// A fixed size where the kind has a symbol (D [M,16] for [M,N]) may agree with the inputs of a
+// call; the call decides, before the plugin runs (kind_shapes.hpp).
+TEST(PluginDescribe, LeavesToTheCallWhatOnlyItsSizesShow) {
+  Fixture f;
+  f.d.shape = "M,16";
+  const PluginInfo info = describe_plugin(&f.plugin, "fixture.so");
+  const auto request = [](int64_t n) {
+    KernelRequest r;
+    r.kernel = "mma";
+    r.inputs = {HostTensor::zeros("A", "bf16", {4, 32}), HostTensor::zeros("B", "bf16", {32, n})};
+    return r;
+  };
+  EXPECT_EQ(prepare_outputs(info.kernels[0], request(16)).at(0).shape,
+            (std::vector<int64_t>{4, 16}));
+  try {
+    prepare_outputs(info.kernels[0], request(8));
+    ADD_FAILURE() << "D [4,16] accepted for B [32,8]";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "kernel 'mma': output 'D' has shape [4,16] (from its declaration [M,16]), but a "
+              "matmul kernel's D is [M,N]: N is 8 in input 'B' (dimension 2), not 16");
+  }
+}
+
 TEST(PluginDescribe, RefusesEachKindOfBadDescription) {
   const std::vector<std::pair<std::function<void(Fixture&)>, std::string>> cases = {
       {[](Fixture& f) { f.plugin.abi_major = 0; }, "speaks plugin ABI 0.0, this host speaks 1.0"},
@@ -155,6 +181,36 @@ TEST(PluginDescribe, RefusesEachKindOfBadDescription) {
        "'mma': description is not valid UTF-8"},
       {[](Fixture& f) { f.accumulator.string_value = "fp32\xff"; },
        "'accumulator_format': string value is not valid UTF-8"},
+      // A control character in anything `plugins list` prints as a field would end its record
+      // and start a forged one; a space in a name would blur its key=value fields.
+      {[](Fixture& f) { f.kernel.name = "mma\nplugin forged version=1"; },
+       "kernel #0: name 'mma\\nplugin forged version=1' holds a control character (at byte 3); "
+       "names and values are printed one per line"},
+      {[](Fixture& f) { f.kernel.name = "mma kind=function"; },
+       "kernel #0: name 'mma kind=function' holds a space"},
+      {[](Fixture& f) { f.plugin.version = "0.1\r"; },
+       "version '0.1\\r' holds a control character (at byte 3)"},
+      {[](Fixture& f) { f.kernel.emulation_model = "tc:sm90\x1b[2J"; },
+       "emulation model 'tc:sm90\\x1b[2J' holds a control character"},
+      {[](Fixture& f) { f.seed.default_value = "0\n"; }, "default value '0\\n' holds"},
+      {[](Fixture& f) { f.accumulator.string_value = "fp32\t"; }, "string value 'fp32\\t' holds"},
+      {[](Fixture& f) { f.k.symbol = "K\n"; }, "symbol 'K\\n' holds a control character"},
+      // Shapes against the kind's (matmul: A [M,K], B [K,N], D [M,N]), which the host's own
+      // emulation reads and writes.
+      {[](Fixture& f) { f.d.shape = "M,M"; },
+       "'mma': output 'D' is declared [M,M], but a matmul kernel's D is [M,N]: its dimension 2 is "
+       "N, which input 'B' declares as 'N', not 'M'"},
+      {[](Fixture& f) { f.b.shape = "M,N"; },
+       "input 'B' is declared [M,N], but a matmul kernel's B is [K,N]: its dimension 1 is K, "
+       "which input 'A' declares as 'K', not 'M'"},
+      {[](Fixture& f) { f.d.shape = "M,N,1"; },
+       "output 'D' is declared [M,N,1], but a matmul kernel's D is [M,N]"},
+      {[](Fixture& f) {
+         f.a.shape = "16,K";
+         f.d.shape = "32,N";
+       },
+       "output 'D' is declared [32,N], but a matmul kernel's D is [M,N]: its dimension 1 is M, "
+       "which input 'A' declares as '16', not '32'"},
       {[](Fixture& f) {
          f.plugin.kernel_count = 2;
          static const SimprecKernel* twice[2];

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "emulation/parallel.hpp"
+#include "lib/attention/analysis.hpp"
 #include "lib/attention/dispatch.hpp"
 #include "lib/limits/checked_arithmetic.hpp"
 
@@ -58,6 +59,26 @@ limits::MemoryEstimate estimate_memory(const AttentionShape& s, const AttentionC
   const int64_t workers = std::min<int64_t>(problems, resolve_threads(use.threads));
   total.add(per_problem.times(uint64_t(workers)));
   return total;
+}
+
+std::string shape_text(const AttentionShape& s) {
+  return "B=" + std::to_string(s.batch) + " H=" + std::to_string(s.heads) +
+         " Nq=" + std::to_string(s.nq) + " Nk=" + std::to_string(s.nk) +
+         " d=" + std::to_string(s.d) + " dv=" + std::to_string(s.dv);
+}
+
+limits::MemoryEstimate estimate_analysis_memory(const AttentionShape& shape,
+                                                const AttentionConfig& config,
+                                                const AnalysisOptions& options, bool backward) {
+  const bool baseline =
+      options.reference && options.baseline && config.algorithm == Algorithm::kFlash;
+  FootprintUse use;
+  use.backward = backward;
+  use.output_sets =
+      1 + (options.reference ? 1 : 0) + (baseline ? 1 : 0) + (options.attribute ? 1 : 0);
+  use.threads = config.threads;
+  use.standard_baseline = baseline;
+  return estimate_memory(shape, config, use);
 }
 
 }  // namespace simprec::attention

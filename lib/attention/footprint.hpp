@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "lib/attention/config.hpp"
 #include "lib/attention/tensors.hpp"
@@ -25,5 +26,17 @@ struct FootprintUse {
 // threads, forward and backward, N from 256 to 4096) lie between 0.5 and 1 times it.
 limits::MemoryEstimate estimate_memory(const AttentionShape& shape, const AttentionConfig& config,
                                        const FootprintUse& use);
+
+// "B=1 H=2 Nq=64 Nk=64 d=16 dv=16", as refusals name a shape.
+std::string shape_text(const AttentionShape& shape);
+
+struct AnalysisOptions;
+// The estimate of analyse_attention on inputs of `shape` (with dO when `backward`): the
+// emulation's outputs, and with the reference its outputs, a flash configuration's
+// standard-attention baseline and the attribution's, on config.threads threads. The one
+// estimate that `simprec attention` and Python's attention() both check.
+limits::MemoryEstimate estimate_analysis_memory(const AttentionShape& shape,
+                                                const AttentionConfig& config,
+                                                const AnalysisOptions& options, bool backward);
 
 }  // namespace simprec::attention

@@ -23,6 +23,7 @@
 #include "lib/cli/command.hpp"
 #include "lib/cli/output_option.hpp"
 #include "lib/cli/seed_option.hpp"
+#include "lib/cli/threads_option.hpp"
 #include "lib/inputs/generators.hpp"
 #include "lib/inputs/query_rows.hpp"
 #include "lib/limits/memory_bound.hpp"
@@ -93,12 +94,6 @@ inputs::GeneratorParams parse_generator_params(const std::vector<std::string>& i
   }
 }
 
-std::string shape_text(const AttentionShape& s) {
-  return "B=" + std::to_string(s.batch) + " H=" + std::to_string(s.heads) +
-         " Nq=" + std::to_string(s.nq) + " Nk=" + std::to_string(s.nk) +
-         " d=" + std::to_string(s.d) + " dv=" + std::to_string(s.dv);
-}
-
 void print_metrics_line(const char* name, const metrics::ErrorMetrics& m) {
   std::printf(
       "  %-6s max|err| %-10.3g rms %-10.3g rel %-10.3g bias %-+11.3e se %-9.2e z %-+7.1f W1 %.3g\n",
@@ -141,18 +136,15 @@ void run(const Options& opt) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  // Everything kept alive at once: the emulation's outputs, the reference's, a standard-attention
-  // baseline's and the attribution's reruns.
-  const bool baseline = config.flash() && !opt.no_baseline;
+  AnalysisOptions analysis_options;
+  analysis_options.baseline = !opt.no_baseline;
+  analysis_options.attribute = opt.attribute;
+  analysis_options.attribute_target = opt.attribute_target;
   // With --query-rows, the sampled problem's estimate and the full inputs it is taken from.
   const auto check_memory = [&](const AttentionShape& full, bool backward) {
-    FootprintUse use;
-    use.backward = backward;
-    use.output_sets = 2 + (baseline ? 1 : 0) + (opt.attribute ? 1 : 0);
-    use.threads = opt.threads;
-    use.standard_baseline = baseline;
     const AttentionShape shape = query_rows > 0 ? inputs::sampled_shape(full, query_rows) : full;
-    limits::MemoryEstimate estimate = estimate_memory(shape, config, use);
+    limits::MemoryEstimate estimate =
+        estimate_analysis_memory(shape, config, analysis_options, backward);
     if (query_rows > 0) estimate.add(inputs::sampling_memory(full));
     try {
       limits::check_memory(estimate, memory_limit, "attention on shape " + shape_text(full));
@@ -233,10 +225,6 @@ void run(const Options& opt) {
   }
 
   // Emulation, reference, metrics, baseline, attribution.
-  AnalysisOptions analysis_options;
-  analysis_options.baseline = !opt.no_baseline;
-  analysis_options.attribute = opt.attribute;
-  analysis_options.attribute_target = opt.attribute_target;
   AttentionAnalysis analysis;
   try {
     analysis = analyse_attention(raw, config, analysis_options);
@@ -395,7 +383,8 @@ const RegisterCommand kRegistration([](CLI::App& app) {
                       "o (default), dq, dk, dv or delta");
   command->add_flag("--trace", opt->trace, "per-site rounding error statistics");
   command->add_flag("--no-baseline", opt->no_baseline, "skip the standard-attention comparison");
-  command->add_option("--threads", opt->threads, "threads over batch x heads (default: all cores)");
+  add_threads_option(*command, opt->threads, "--threads",
+                     "threads over batch x heads (default: all cores)");
   command->add_option("--out", opt->out, "output directory")->required()->check(output_path());
   command->callback([opt] { run(*opt); });
 });

@@ -11,6 +11,7 @@
 #include "emulation/tensor_core.hpp"
 #include "lib/cli/command.hpp"
 #include "lib/cli/output_option.hpp"
+#include "lib/cli/threads_option.hpp"
 #include "lib/mma/batched_mma.hpp"
 #include "lib/npy/npy.hpp"
 
@@ -103,7 +104,7 @@ const RegisterCommand kRegistration([](CLI::App& app) {
       ->add_option("--out", options->out,
                    "D.npy: float32, or uint16 fp16 bit patterns for fp16 accumulators")
       ->check(output_path());
-  command->add_option("--threads", options->threads, "threads (0: all)");
+  add_threads_option(*command, options->threads, "--threads", "threads (0: all)");
   command->add_option("--max-memory", options->max_memory,
                       "refuse work whose estimated memory exceeds SIZE (e.g. 4G; default: the "
                       "machine's physical memory)");

@@ -13,6 +13,7 @@
 #include "plugins/host/plugin_error.hpp"
 #include "plugins/host/plugin_json.hpp"
 #include "plugins/host/plugin_search.hpp"
+#include "plugins/host/plugin_text.hpp"
 
 namespace simprec::cli {
 namespace {
@@ -36,17 +37,19 @@ std::string join(const std::vector<std::string>& items, const char* separator = 
   return text;
 }
 
-// Free text from a plugin on one line, so that every record stays one line.
+// Free text from a plugin on one line, so that every record stays one line: line breaks and
+// tabs become spaces, other control characters \xNN. (Names and values cannot hold control
+// characters: the host refuses such a plugin, plugins/host/describe.cpp.)
 std::string one_line(std::string text) {
   for (auto& c : text) {
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   }
-  return text;
+  return one_line_text(text);
 }
 
 void print_plugin(const PluginInfo& p) {
   std::printf("plugin %s version=%s abi=%u.%u path=%s\n", p.name.c_str(), p.version.c_str(),
-              p.abi_major, p.abi_minor, p.path.c_str());
+              p.abi_major, p.abi_minor, one_line_text(p.path).c_str());
   if (!p.description.empty()) std::printf("  description %s\n", one_line(p.description).c_str());
   for (const auto& k : p.kernels) {
     std::printf("  kernel %s kind=%s model=%s bit-exact=%s\n", k.name.c_str(),

@@ -8,9 +8,11 @@
 
 #include "lib/cli/command.hpp"
 #include "lib/cli/output_option.hpp"
+#include "lib/cli/threads_option.hpp"
 #include "lib/config/toml_reader.hpp"
 #include "lib/distributed/ranks.hpp"
 #include "lib/experiments/attention_backend.hpp"
+#include "lib/experiments/memory_plan.hpp"
 #include "lib/experiments/results_store.hpp"
 #include "lib/experiments/runner.hpp"
 #include "lib/limits/memory_bound.hpp"
@@ -41,16 +43,7 @@ int run(const RunArguments& args, distributed::Ranks& ranks) {
   // The memory bound, checked for every case before any runs (and by --check).
   experiments::RunOptions options;
   try {
-    const limits::MemoryLimit limit = limits::memory_limit(args.max_memory);
-    limits::MemoryEstimate largest;
-    for (const auto& c : cases) {
-      const limits::MemoryEstimate estimate = backend.estimate_memory(c.params);
-      limits::check_memory(estimate, limit,
-                           "case " + std::to_string(c.index) + " (" + c.label() + ")");
-      if (estimate.bytes() > largest.bytes()) largest = estimate;
-    }
-    options.case_memory_bytes = largest.bytes();
-    options.memory_limit_bytes = limit.bytes;
+    experiments::plan_case_memory(cases, backend, limits::memory_limit(args.max_memory), options);
   } catch (const std::invalid_argument& e) {
     throw UsageError(args.file + ": " + e.what());
   }
@@ -125,7 +118,7 @@ const RegisterCommand kRegistration([](CLI::App& app) {
                     "start afresh in a folder of a different experiment's results, keeping them "
                     "as results.jsonl.previous[.N]");
   command->add_flag("--quiet,-q", args->quiet, "no progress and no summary");
-  command->add_option("--threads,-j", args->threads, "threads (default: all cores)");
+  add_threads_option(*command, args->threads, "--threads,-j", "threads (default: all cores)");
   command->add_option("--max-cases", args->max_cases,
                       "refuse sweeps with more cases (default: the file's max_cases)");
   command->add_flag("--check", args->validate_only,

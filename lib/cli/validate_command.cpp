@@ -120,7 +120,8 @@ void run_validate(const ValidateOptions& o) {
   }
   validate::ValidationResult result;
   try {
-    result = validate::validate_kernel(*plugin, request, {o.model, o.require_bit_exact});
+    result = validate::validate_kernel(*plugin, request,
+                                       {o.model, o.require_bit_exact, open_options.timeout});
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
@@ -149,7 +150,8 @@ const RegisterCommand registration{[](CLI::App& app) {
   cmd->add_flag("--in-process", o->in_process,
                 "load the plugin into this process instead of a runner");
   cmd->add_option("--timeout", o->timeout_seconds,
-                  "seconds a plugin call may take before it is killed")
+                  "seconds each step may take: loading the plugin and each kernel call (killed "
+                  "past it) and simprec's own emulation of the kernel (stopped past it)")
       ->check(CLI::PositiveNumber);
   add_seed_option(*cmd, o->seed, "seed of generated inputs");
   cmd->add_option(

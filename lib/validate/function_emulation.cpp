@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "emulation/cancellation.hpp"
 #include "emulation/elementary.hpp"
 #include "lib/validate/tensor_values.hpp"
 
@@ -29,8 +30,10 @@ void emulate_function(const EmulationCall& call, std::vector<plugins::HostTensor
                                 "' cannot be emulated (known: exp, exp2, log)");
   }
   RoundingContext ctx(parse_format(y->format));
-  for (int64_t i = 0; i < x->element_count(); ++i)
+  for (int64_t i = 0; i < x->element_count(); ++i) {
+    if (i % 4096 == 0) throw_if_cancelled();  // validate's time limit
     set_value(*y, i, decode(ctx.format(), evaluate(ctx, value_at(*x, i))));
+  }
 }
 
 }  // namespace simprec::validate

@@ -4,9 +4,11 @@
 #include <cinttypes>
 #include <stdexcept>
 
+#include "emulation/cancellation.hpp"
 #include "lib/attention/numerics_spec.hpp"
 #include "lib/validate/attention_emulation.hpp"
 #include "lib/validate/kernel_emulation.hpp"
+#include "plugins/host/plugin_error.hpp"
 
 namespace simprec::validate {
 namespace {
@@ -139,7 +141,17 @@ ValidationResult validate_kernel(plugins::Plugin& plugin, const plugins::KernelR
   check_kernel_call(call, result.emulated_outputs);
   result.numerics = numerics_of(call, result.emulated_outputs);
   result.kernel_outputs = plugin.run(request);
-  emulate_kernel(call, result.emulated_outputs);
+  if (options.time_limit) {
+    const CancellationToken deadline("simprec's emulation of kernel '" + kernel.name + "' (model " +
+                                         result.model + ") did not finish within " +
+                                         plugins::seconds_text(*options.time_limit) +
+                                         " and was stopped",
+                                     CancellationToken::Clock::now() + *options.time_limit);
+    const CancellationScope scope(&deadline);
+    emulate_kernel(call, result.emulated_outputs);
+  } else {
+    emulate_kernel(call, result.emulated_outputs);
+  }
   for (size_t i = 0; i < result.kernel_outputs.size(); ++i) {
     OutputComparison c = compare_outputs(result.kernel_outputs[i], result.emulated_outputs[i]);
     const auto ref = reference.find(c.name);

@@ -2,7 +2,9 @@
 // same inputs, and say how far apart they are.
 #pragma once
 
+#include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,10 @@ namespace simprec::validate {
 struct ValidationOptions {
   std::string model;               // empty: the model the kernel declares
   bool require_bit_exact = false;  // fail on any difference, whatever the kernel claims
+  // The longest the host's emulation of the kernel may take (the plugin's own steps have the
+  // limit of its OpenOptions); past it the emulation stops at its next cancellation point with
+  // Cancelled (emulation/cancellation.hpp). None: no limit.
+  std::optional<std::chrono::milliseconds> time_limit;
 };
 
 struct ValidationResult {
@@ -44,7 +50,7 @@ struct ValidationResult {
 void check_can_validate(const plugins::KernelInfo& kernel, const std::string& model);
 
 // Throws std::invalid_argument for a request that does not fit, PluginError when the plugin
-// fails, crashes or times out.
+// fails, crashes or times out, Cancelled when the emulation outlives options.time_limit.
 ValidationResult validate_kernel(plugins::Plugin& plugin, const plugins::KernelRequest& request,
                                  const ValidationOptions& options);
 

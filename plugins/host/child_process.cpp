@@ -56,25 +56,30 @@ ChildOutcome run_child(const std::filesystem::path& program,
   auto pause = std::chrono::milliseconds(1);
   ChildOutcome outcome;
   for (;;) {
-    int status = 0;
-    const pid_t done = waitpid(pid, &status, WNOHANG);
-    if (done == pid) {
-      if (WIFEXITED(status)) outcome.exit_code = WEXITSTATUS(status);
-      if (WIFSIGNALED(status)) outcome.signal = WTERMSIG(status);
-      break;
-    }
-    if (done < 0 && errno != EINTR) {
+    // Seen ended but left unreaped (WNOWAIT): while the runner is a zombie its pid, and so its
+    // process group's id, cannot be taken by another process.
+    siginfo_t ended{};
+    const int waited = waitid(P_PID, static_cast<id_t>(pid), &ended, WEXITED | WNOHANG | WNOWAIT);
+    if (waited == 0 && ended.si_pid == pid) break;
+    if (waited < 0 && errno != EINTR) {
       throw PluginError(std::string("waiting for the plugin runner: ") + std::strerror(errno));
     }
     if (std::chrono::steady_clock::now() >= deadline) {
-      kill(-pid, SIGKILL);
       kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
       outcome.timed_out = true;
       break;
     }
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::milliseconds(20));
+  }
+  // Whatever the runner (the plugin) started and left in its group ends with it.
+  kill(-pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!outcome.timed_out) {
+    if (WIFEXITED(status)) outcome.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) outcome.signal = WTERMSIG(status);
   }
   return outcome;
 }

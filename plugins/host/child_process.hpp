@@ -1,6 +1,7 @@
 // Runs a program in a child process (fork/exec) with a time limit, its stdout and stderr going
-// to a file. A child that outlives the limit is killed with its whole process group, so a
-// plugin that hangs, or that started helpers, cannot outlive the call.
+// to a file. The child runs in a process group of its own, which is killed once the child has
+// ended or outlived the limit: a plugin that hangs, or that started helpers, cannot outlive the
+// call (a helper that left the group, with setsid say, is beyond reach).
 #pragma once
 
 #include <chrono>

@@ -8,7 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "emulation/format.hpp"
+#include "plugins/host/kind_shapes.hpp"
 #include "plugins/host/plugin_error.hpp"
+#include "plugins/host/plugin_text.hpp"
 
 namespace simprec::plugins {
 namespace {
@@ -48,13 +50,38 @@ std::string utf8_text(const char* text, const char* field, const Refusal& at) {
   return text;
 }
 
-std::string required_text(const char* text, const char* field, const Refusal& at) {
-  if (text == nullptr || *text == '\0') at.fail(std::string("no ") + field);
-  return utf8_text(text, field, at);
-}
-
+// Free text (descriptions): any UTF-8; `plugins list` shows control characters escaped.
 std::string optional_text(const char* text, const char* field, const Refusal& at) {
   return text == nullptr ? "" : utf8_text(text, field, at);
+}
+
+// Text printed as a field of one record of `plugins list` (a version, a model, a value): a
+// control character, a newline above all, would end the record and start a forged one.
+std::string field_text(const char* text, const char* field, const Refusal& at) {
+  std::string value = utf8_text(text, field, at);
+  if (const auto at_byte = first_control_character(value)) {
+    at.fail(std::string(field) + " '" + one_line_text(value) + "' holds a control character (at " +
+            "byte " + std::to_string(*at_byte) + "); names and values are printed one per line");
+  }
+  return value;
+}
+
+std::string required_text(const char* text, const char* field, const Refusal& at) {
+  if (text == nullptr || *text == '\0') at.fail(std::string("no ") + field);
+  return field_text(text, field, at);
+}
+
+std::string optional_field_text(const char* text, const char* field, const Refusal& at) {
+  return text == nullptr ? "" : field_text(text, field, at);
+}
+
+// A name (of the plugin, a kernel, an operand, a parameter, an attribute, a shape symbol):
+// besides the above, no spaces, which would blur the key=value fields of its record.
+std::string required_name(const char* text, const char* field, const Refusal& at) {
+  std::string name = required_text(text, field, at);
+  if (name.find(' ') != std::string::npos)
+    at.fail(std::string(field) + " '" + name + "' holds a space");
+  return name;
 }
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -99,7 +126,7 @@ Value read_value(const SimprecNamedValue* v, ValueType type, const Refusal& at) 
 NamedValue read_named_value(const SimprecNamedValue* v, const Refusal& at) {
   check_struct_size(v, kNamedValueSize_1_0, "SimprecNamedValue", at);
   NamedValue out;
-  out.name = required_text(v->name, "name", at);
+  out.name = required_name(v->name, "name", at);
   const auto type = value_type_from_code(v->type);
   if (!type) at.fail("'" + out.name + "' has unknown value type " + std::to_string(v->type));
   out.value = read_value(v, *type, {at.where + " '" + out.name + "'"});
@@ -109,7 +136,7 @@ NamedValue read_named_value(const SimprecNamedValue* v, const Refusal& at) {
 OperandInfo read_operand(const SimprecOperandSpec* o, const Refusal& at) {
   check_struct_size(o, kOperandSize_1_0, "SimprecOperandSpec", at);
   OperandInfo out;
-  out.name = required_text(o->name, "name", at);
+  out.name = required_name(o->name, "name", at);
   const Refusal here{at.where + " '" + out.name + "'"};
   if (o->direction != SIMPREC_OPERAND_INPUT && o->direction != SIMPREC_OPERAND_OUTPUT) {
     here.fail("unknown direction " + std::to_string(o->direction));
@@ -139,7 +166,7 @@ OperandInfo read_operand(const SimprecOperandSpec* o, const Refusal& at) {
 
 DimensionInfo read_dimension(const SimprecDimensionSpec* d, const Refusal& at) {
   check_struct_size(d, kDimensionSize_1_0, "SimprecDimensionSpec", at);
-  DimensionInfo out{required_text(d->symbol, "symbol", at), d->min, d->max, d->multiple_of};
+  DimensionInfo out{required_name(d->symbol, "symbol", at), d->min, d->max, d->multiple_of};
   const Refusal here{at.where + " '" + out.symbol + "'"};
   if (out.min < 1) here.fail("min " + std::to_string(out.min) + " is below 1");
   if (out.max != 0 && out.max < out.min) here.fail("max is below min");
@@ -151,12 +178,12 @@ DimensionInfo read_dimension(const SimprecDimensionSpec* d, const Refusal& at) {
 ParameterInfo read_parameter(const SimprecParameterSpec* p, const Refusal& at) {
   check_struct_size(p, kParameterSize_1_0, "SimprecParameterSpec", at);
   ParameterInfo out;
-  out.name = required_text(p->name, "name", at);
+  out.name = required_name(p->name, "name", at);
   const auto type = value_type_from_code(p->type);
   if (!type) at.fail("'" + out.name + "' has unknown value type " + std::to_string(p->type));
   out.type = *type;
   out.required = p->required != 0;
-  out.default_value = optional_text(p->default_value, "default value", at);
+  out.default_value = optional_field_text(p->default_value, "default value", at);
   out.description = optional_text(p->description, "description", at);
   return out;
 }
@@ -249,19 +276,21 @@ void check_consistency(const KernelInfo& k, const Refusal& at) {
     if (!parameter_names.insert(p.name).second)
       at.fail("parameter '" + p.name + "' declared twice");
   }
+  // The host's emulation reads and writes the kind's shapes (kind_shapes.hpp).
+  if (const std::string problem = declared_shape_problem(k); !problem.empty()) at.fail(problem);
 }
 
 KernelInfo read_kernel(const SimprecKernel* k, const Refusal& at) {
   check_struct_size(k, kKernelSize_1_0, "SimprecKernel", at);
   KernelInfo out;
-  out.name = required_text(k->name, "name", at);
+  out.name = required_name(k->name, "name", at);
   const Refusal here{at.where + " '" + out.name + "'"};
   const auto kind = kernel_kind_from_code(k->kind);
   if (!kind) here.fail("unknown kernel kind " + std::to_string(k->kind));
   out.kind = *kind;
   out.bit_exact = (k->flags & SIMPREC_KERNEL_FLAG_BIT_EXACT) != 0;
   out.description = optional_text(k->description, "description", here);
-  out.emulation_model = optional_text(k->emulation_model, "emulation model", here);
+  out.emulation_model = optional_field_text(k->emulation_model, "emulation model", here);
   if (out.bit_exact && out.emulation_model.empty())
     here.fail("claims bit-exactness but names no emulation model");
   if (k->run == nullptr) here.fail("no run function");
@@ -295,7 +324,7 @@ PluginInfo describe_plugin(const SimprecPlugin* plugin, const std::string& path)
   out.path = path;
   out.abi_major = plugin->abi_major;
   out.abi_minor = plugin->abi_minor;
-  out.name = required_text(plugin->name, "name", at);
+  out.name = required_name(plugin->name, "name", at);
   out.version = required_text(plugin->version, "version", at);
   out.description = optional_text(plugin->description, "description", at);
   out.kernels = read_array(plugin->kernel_count, plugin->kernels, "kernel", at, read_kernel);

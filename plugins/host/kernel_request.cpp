@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "emulation/format.hpp"
+#include "plugins/host/kind_shapes.hpp"
 
 namespace simprec::plugins {
 namespace {
@@ -173,6 +174,8 @@ std::vector<HostTensor> prepare_outputs(const KernelInfo& kernel, const KernelRe
                                    : o.formats.front();
     outputs.push_back(HostTensor::zeros(o.name, format, shape));
   }
+  // What the declaration alone could not show (a fixed size where the kind has a symbol).
+  check_kind_shapes(kernel, request.inputs, outputs);
   return outputs;
 }
 

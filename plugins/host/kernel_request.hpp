@@ -21,8 +21,9 @@ struct KernelRequest {
 };
 
 // Checks the request against the kernel (known operands, accepted formats, shapes that agree
-// with the declared symbols and their constraints, required inputs and parameters present,
-// parameter types) and returns the zero-filled outputs to pass to the plugin.
+// with the declared symbols and their constraints and with the kernel kind's shapes, required
+// inputs and parameters present, parameter types) and returns the zero-filled outputs to pass
+// to the plugin.
 // Throws std::invalid_argument saying what does not fit.
 std::vector<HostTensor> prepare_outputs(const KernelInfo& kernel, const KernelRequest& request);
 

@@ -5,6 +5,8 @@
 #include <mutex>
 #include <utility>
 
+#include "plugins/host/exit_guard.hpp"
+#include "plugins/host/leftover_children.hpp"
 #include "plugins/host/plugin_error.hpp"
 
 namespace simprec::plugins {
@@ -29,6 +31,8 @@ struct PluginThread::Shared {
       } catch (...) {
         thrown = std::current_exception();
       }
+      // Only the plugin's code runs on this thread: its children are the plugin's.
+      end_children_of_this_thread();
       lock.lock();
       error = thrown;
       has_task = false;
@@ -61,9 +65,15 @@ void PluginThread::call(const std::function<void()>& task, const std::string& wh
     throw AbandonedCallError(who + " cannot be used: it is still " + abandoned_call_ +
                              " after its time limit");
   }
-  if (!time_limit_) return task();
+  if (!time_limit_) {
+    const PluginCodeScope scope(who, doing);
+    return task();
+  }
   std::unique_lock lock(shared_->mutex);
-  shared_->task = task;
+  shared_->task = [task, who, doing] {
+    const PluginCodeScope scope(who, doing);
+    task();
+  };
   shared_->has_task = true;
   shared_->done = false;
   shared_->changed.notify_all();

@@ -9,6 +9,10 @@
 // memory it passes to the plugin, so nothing it uses is freed), every later call is refused,
 // and the caller gets an AbandonedCallError. The process should end soon after, without exit
 // handlers: they could tear down what the abandoned thread still uses.
+//
+// Every step runs in a PluginCodeScope (exit_guard.hpp), so that a plugin ending the process is
+// reported, and on the worker thread the children a step left running are ended with it
+// (leftover_children.hpp).
 #pragma once
 
 #include <chrono>

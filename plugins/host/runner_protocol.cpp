@@ -50,7 +50,9 @@ HostTensor tensor_from_json(const nlohmann::json& j) {
 
 void write_json(const fs::path& file, const nlohmann::json& json) {
   std::ofstream out(file);
-  out << json.dump(1) << "\n";
+  // Text from a plugin is made valid UTF-8 where it enters (plugin_text.hpp); should any other
+  // slip through, a replacement character is better than a response lost to the error.
+  out << json.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   if (!out) throw PluginError("cannot write " + file.string());
 }
 

@@ -9,6 +9,7 @@
 #include "plugins/host/describe.hpp"
 #include "plugins/host/guarded_buffer.hpp"
 #include "plugins/host/plugin_error.hpp"
+#include "plugins/host/plugin_text.hpp"
 
 namespace simprec::plugins {
 namespace {
@@ -30,10 +31,11 @@ std::string status_name(SimprecStatus status) {
   }
 }
 
-// The plugin's message, never trusting it to have NUL-terminated the buffer.
+// The plugin's message, never trusting it to have NUL-terminated the buffer or to have written
+// UTF-8 (bytes that are not are shown as \xNN: the message travels as JSON from a runner).
 std::string message_from(std::vector<char>& buffer) {
   buffer.back() = '\0';
-  return buffer[0] == '\0' ? "(no message)" : std::string(buffer.data());
+  return buffer[0] == '\0' ? "(no message)" : valid_utf8(buffer.data());
 }
 
 // A named value in C form; the strings point into the NamedValue, which must outlive it.

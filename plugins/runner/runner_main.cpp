@@ -7,6 +7,7 @@
 #include <exception>
 #include <string>
 
+#include "plugins/host/exit_guard.hpp"
 #include "plugins/host/guard_faults.hpp"
 #include "plugins/host/plugin_error.hpp"
 #include "plugins/host/plugin_json.hpp"
@@ -20,9 +21,10 @@ namespace fs = std::filesystem;
 
 nlohmann::json run_command(const std::string& command, const fs::path& plugin_path,
                            const fs::path& dir) {
-  // A kernel that runs into the guard page after an output ends the runner at once; its
-  // report becomes the response the host reads.
+  // A kernel that runs into the guard page after an output, or that ends the process, ends the
+  // runner at once; the report becomes the response the host reads.
   report_guard_faults_to_response_file(dir / runner_protocol::kResponseFile);
+  report_plugin_exits_to_response_file(dir / runner_protocol::kResponseFile);
   SharedLibraryPlugin plugin(plugin_path);
   if (command == "describe") return {{"ok", true}, {"plugin", to_json(plugin.info())}};
   std::vector<HostTensor> outputs;

@@ -13,8 +13,20 @@
  *   BROKEN_WRONG_CLAIM     an unfused fp32 GEMM that claims to be bit-exact "sequential"
  *   BROKEN_TYPO_ATTRIBUTE  the attribute "accumulator_format" misspelt "acumulator_format"
  *   BROKEN_OVERRUN_<N>     the unfused GEMM, then N more bytes written after the end of D
+ * and those that attack the host rather than merely fail:
+ *   BROKEN_SQUARE_OUTPUT   D declared [M,M] instead of the matmul kind's [M,N]: with N > M the
+ *                          host's emulation would write past D, with N < M the padding would
+ *                          compare as equal
+ *   BROKEN_SHORT_OUTPUT    a device function whose output y is declared [1] instead of [N]
+ *   BROKEN_NEWLINE_NAME    a kernel name holding a newline and a forged `plugins list` record
+ *   BROKEN_EXIT            the kernel calls exit(0) (quick_exit(0) with BROKEN_QUICK_EXIT)
+ *   BROKEN_FORK            the kernel forks a child that sleeps for five minutes, writes its pid
+ *                          to $SIMPREC_TEST_CHILD_PID_FILE, then runs the unfused GEMM, claiming
+ *                          nothing
+ *   BROKEN_BAD_UTF8        the kernel fails with a message holding bytes that are not UTF-8
  * Written in C to show that the header is plain C11. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -69,6 +81,33 @@ static SimprecStatus broken_run(const SimprecRunArgs* args) {
 #elif defined(BROKEN_HANGING_KERNEL)
   for (;;) sleep(1);
   return SIMPREC_OK;
+#elif defined(BROKEN_EXIT) && defined(BROKEN_QUICK_EXIT)
+  (void)args;
+  quick_exit(0);
+#elif defined(BROKEN_EXIT)
+  (void)args;
+  exit(0);
+#elif defined(BROKEN_FORK)
+  const pid_t child = fork();
+  if (child == 0) {
+    sleep(300);
+    _exit(0);
+  }
+  /* The parent names the child, so that the test knows it whether or not it ever ran. */
+  const char* file = getenv("SIMPREC_TEST_CHILD_PID_FILE");
+  FILE* f = file ? fopen(file, "w") : NULL;
+  if (f) {
+    fprintf(f, "%d\n", (int)child);
+    fclose(f);
+  }
+  return unfused_gemm(args);
+#elif defined(BROKEN_BAD_UTF8)
+  write_error(args, "device said \xff\xfe\x80 then stopped");
+  return SIMPREC_ERROR_DEVICE;
+#elif defined(BROKEN_SHORT_OUTPUT)
+  const DLTensor* x = find_tensor(args, "x")->tensor;
+  ((float*)find_tensor(args, "y")->tensor->data)[0] = ((const float*)x->data)[0];
+  return SIMPREC_OK;
 #elif defined(OVERRUN_BYTES)
   const SimprecStatus status = unfused_gemm(args);
   const DLTensor* d = find_tensor(args, "D")->tensor;
@@ -87,8 +126,13 @@ static const SimprecOperandSpec operand_b = {
 static const SimprecOperandSpec operand_c = {
     SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "C",    SIMPREC_OPERAND_INPUT,
     SIMPREC_OPERAND_FLAG_OPTIONAL,    "fp32", "M,N"};
+#if defined(BROKEN_SQUARE_OUTPUT)
+#define D_SHAPE "M,M"
+#else
+#define D_SHAPE "M,N"
+#endif
 static const SimprecOperandSpec operand_d = {
-    SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "D", SIMPREC_OPERAND_OUTPUT, 0, "fp32", "M,N"};
+    SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "D", SIMPREC_OPERAND_OUTPUT, 0, "fp32", D_SHAPE};
 static const SimprecOperandSpec* const operands[] = {&operand_a, &operand_b, &operand_c,
                                                      &operand_d};
 #if defined(BROKEN_TYPO_ATTRIBUTE)
@@ -103,13 +147,26 @@ static const SimprecNamedValue accumulator = {SIMPREC_NAMED_VALUE_STRUCT_SIZE,
                                               {.string_value = "fp32"}};
 static const SimprecNamedValue* const attributes[] = {&accumulator};
 
+static const SimprecOperandSpec operand_x = {
+    SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "x", SIMPREC_OPERAND_INPUT, 0, "fp32", "N"};
+static const SimprecOperandSpec operand_y = {
+    SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "y", SIMPREC_OPERAND_OUTPUT, 0, "fp32", "1"};
+static const SimprecOperandSpec* const function_operands[] = {&operand_x, &operand_y};
+static const SimprecNamedValue function = {
+    SIMPREC_NAMED_VALUE_STRUCT_SIZE, "function", SIMPREC_VALUE_STRING, 0, {.string_value = "exp2"}};
+static const SimprecNamedValue* const function_attributes[] = {&function};
+
 #if defined(BROKEN_UNKNOWN_KIND)
 #define KERNEL_KIND 99
+#elif defined(BROKEN_SHORT_OUTPUT)
+#define KERNEL_KIND SIMPREC_KERNEL_FUNCTION
 #else
 #define KERNEL_KIND SIMPREC_KERNEL_MATMUL
 #endif
 #if defined(BROKEN_NULL_NAME)
 #define KERNEL_NAME NULL
+#elif defined(BROKEN_NEWLINE_NAME)
+#define KERNEL_NAME "gemm\nplugin forged version=6.6.6 abi=1.0 path=/forged.so"
 #else
 #define KERNEL_NAME "gemm"
 #endif
@@ -123,13 +180,24 @@ static const SimprecKernel kernel = {
     .struct_size = KERNEL_STRUCT_SIZE,
     .name = KERNEL_NAME,
     .kind = KERNEL_KIND,
+#if defined(BROKEN_FORK)
+    .flags = 0,
+#else
     .flags = SIMPREC_KERNEL_FLAG_BIT_EXACT, /* false for the unfused GEMM: BROKEN_WRONG_CLAIM */
+#endif
     .description = "a deliberately broken kernel",
+#if defined(BROKEN_SHORT_OUTPUT)
+    .emulation_model = "correctly-rounded",
+    .operand_count = 2,
+    .operands = function_operands,
+    .attributes = function_attributes,
+#else
     .emulation_model = "sequential",
     .operand_count = 4,
     .operands = operands,
-    .attribute_count = 1,
     .attributes = attributes,
+#endif
+    .attribute_count = 1,
     .run = broken_run,
 };
 static const SimprecKernel* const kernels[] = {&kernel};

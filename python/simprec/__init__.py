@@ -199,7 +199,7 @@ def _attention_inputs(q, k, v, do, input_format):
 def attention(q, k, v, do=None, *, numerics="fa2", format="bf16", set=(), mitigations=(),
               tile=None, causal=False, scale=None, seed=0, threads=0, input_format=None,
               trace=False, reference=True, baseline=True, attribute=False,
-              attribute_target="o", o=None, lse=None):
+              attribute_target="o", o=None, lse=None, max_memory=None):
     """Emulated attention as `simprec attention` runs it: forward, and backward with dO.
 
     q (..., Nq, d), k (..., Nk, d), v (..., Nk, dv), do (..., Nq, dv): float32/float64 values,
@@ -208,14 +208,18 @@ def attention(q, k, v, do=None, *, numerics="fa2", format="bf16", set=(), mitiga
     file; docs/attention.md, docs/kernel_models.md) and format the low-precision format when the spec names none;
     tile, set and mitigations add to it as the CLI's --tile, --set and --mitigation do. reference=False skips the fp64
     reference and the metrics (what a training step needs); o and lse, with do, are a forward
-    pass to differentiate instead of running it again. Returns an AttentionResult.
+    pass to differentiate instead of running it again. A call whose estimated memory exceeds
+    max_memory ("4G", a number of bytes; None: the machine's physical memory) raises MemoryError
+    before it starts, as `simprec attention --max-memory` refuses it. Ctrl-C stops the call at
+    the next head. Returns an AttentionResult.
     """
     (qa, ka, va, da), input_format = _attention_inputs(q, k, v, do, input_format)
     raw = _core.attention(qa, ka, va, da, numerics=numerics, format=format, set=list(set),
                           mitigations=list(mitigations), tile=tile, causal=causal, scale=scale,
                           seed=seed, threads=threads, input_format=input_format, trace=trace,
                           reference=reference, baseline=baseline, attribute=attribute,
-                          attribute_target=attribute_target, o=o, lse=lse)
+                          attribute_target=attribute_target, o=o, lse=lse,
+                          max_memory=max_memory)
     return AttentionResult(raw)
 
 
@@ -253,9 +257,12 @@ def generate(kind, shape, *, seed=0, backward=False, peak=4.0, prototypes=32,
 
 
 def run_experiment(file, *, out=None, force=False, quiet=True, threads=0, max_cases=0,
-                   check=False):
+                   check=False, max_memory=None):
     """Runs an experiment file as `simprec run` does (resumable; the same results, report and
     verdict). Returns a dict: cases, out, total, skipped, ran, failed, report, summary, plots,
-    verdict. check=True only validates the file and counts its cases."""
+    verdict. check=True only validates the file (and the memory bound) and counts its cases.
+    A case whose estimated memory exceeds max_memory ("4G", bytes; None: the machine's physical
+    memory) raises MemoryError before any runs, as `simprec run --max-memory` refuses it."""
     return _core.run_experiment(str(file), out=None if out is None else str(out), force=force,
-                                quiet=quiet, threads=threads, max_cases=max_cases, check=check)
+                                quiet=quiet, threads=threads, max_cases=max_cases, check=check,
+                                max_memory=max_memory)

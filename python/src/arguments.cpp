@@ -151,6 +151,35 @@ py::array numpy_of(std::vector<double>&& values, const std::vector<int64_t>& sha
   return owning_array(std::move(values), shape);
 }
 
+limits::MemoryLimit memory_limit_argument(const py::object& max_memory) {
+  if (max_memory.is_none()) return limits::memory_limit("");
+  const std::string text = py::str(max_memory).cast<std::string>();
+  const std::string source = "max_memory=" + py::repr(max_memory).cast<std::string>();
+  if (!py::isinstance<py::str>(max_memory) &&
+      (!py::isinstance<py::int_>(max_memory) || py::isinstance<py::bool_>(max_memory))) {
+    throw py::type_error(source + ": expected a size such as '4G' or a number of bytes");
+  }
+  try {
+    return {limits::parse_memory_size(text, "max_memory"), source};
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(e.what());
+  }
+}
+
+void check_memory_argument(const limits::MemoryEstimate& estimate, const limits::MemoryLimit& limit,
+                           const std::string& what) {
+  try {
+    limits::check_memory(estimate, limit, what);
+  } catch (const std::invalid_argument& e) {
+    raise_memory_error(e.what());
+  }
+}
+
+void raise_memory_error(const std::string& message) {
+  PyErr_SetString(PyExc_MemoryError, (message + "; max_memory= sets the limit").c_str());
+  throw py::error_already_set();
+}
+
 py::dtype encoding_dtype(const Format& format) {
   if (format.width() <= 8) return py::dtype::of<uint8_t>();
   if (format.width() <= 16) return py::dtype::of<uint16_t>();

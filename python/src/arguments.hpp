@@ -13,6 +13,7 @@
 
 #include "emulation/format.hpp"
 #include "emulation/rounding_mode.hpp"
+#include "lib/limits/memory_bound.hpp"
 #include "lib/npy/npy.hpp"
 
 namespace simprec::python {
@@ -44,5 +45,15 @@ pybind11::array numpy_of(std::vector<double>&& values, const std::vector<int64_t
 
 // The unsigned integer dtype of a format's encodings: uint8, uint16, uint32 or uint64.
 pybind11::dtype encoding_dtype(const Format& format);
+
+// The memory bound from `max_memory`: None (the machine's physical memory), a size as the CLI's
+// --max-memory takes it ("512M", "4G") or a number of bytes. ValueError otherwise.
+limits::MemoryLimit memory_limit_argument(const pybind11::object& max_memory);
+// Raises MemoryError (as numpy does for an array too large) when the estimate exceeds the limit:
+// "WHAT needs an estimated X of memory, more than LIMIT (SOURCE); max_memory= sets the limit".
+void check_memory_argument(const limits::MemoryEstimate& estimate, const limits::MemoryLimit& limit,
+                           const std::string& what);
+// Raises MemoryError with the message and that hint.
+[[noreturn]] void raise_memory_error(const std::string& message);
 
 }  // namespace simprec::python

@@ -10,6 +10,7 @@
 #include "emulation/arithmetic.hpp"
 #include "python/src/arguments.hpp"
 #include "python/src/bindings.hpp"
+#include "python/src/integer_arguments.hpp"
 
 namespace py = pybind11;
 
@@ -164,12 +165,12 @@ void def_binary(py::module_& m, const char* name, const char* doc) {
   m.def(
       name,
       [](const py::object& a, const py::object& b, const std::string& format,
-         const std::string& rounding, int sr_bits, uint64_t seed,
+         const std::string& rounding, int sr_bits, Seed seed,
          const std::optional<std::string>& overflow, bool subnormals) {
         return elementwise(
             {{"a", a}, {"b", b}},
             [](RoundingContext& ctx, const uint64_t* x) { return Op(ctx, x[0], x[1]); }, format,
-            rounding, sr_bits, seed, overflow, subnormals);
+            rounding, sr_bits, seed.value, overflow, subnormals);
       },
       py::arg("a"), py::arg("b"), SIMPREC_MODE_ARGS, doc);
 }
@@ -184,25 +185,25 @@ void bind_arithmetic(py::module_& m) {
   m.def(
       "fma",
       [](const py::object& a, const py::object& b, const py::object& c, const std::string& format,
-         const std::string& rounding, int sr_bits, uint64_t seed,
+         const std::string& rounding, int sr_bits, Seed seed,
          const std::optional<std::string>& overflow, bool subnormals) {
         return elementwise(
             {{"a", a}, {"b", b}, {"c", c}},
             [](RoundingContext& ctx, const uint64_t* x) {
               return simprec::fma(ctx, x[0], x[1], x[2]);
             },
-            format, rounding, sr_bits, seed, overflow, subnormals);
+            format, rounding, sr_bits, seed.value, overflow, subnormals);
       },
       py::arg("a"), py::arg("b"), py::arg("c"), SIMPREC_MODE_ARGS,
       "a * b + c with one rounding, in the format and mode.");
   m.def(
       "sqrt",
       [](const py::object& a, const std::string& format, const std::string& rounding, int sr_bits,
-         uint64_t seed, const std::optional<std::string>& overflow, bool subnormals) {
+         Seed seed, const std::optional<std::string>& overflow, bool subnormals) {
         return elementwise(
             {{"a", a}},
             [](RoundingContext& ctx, const uint64_t* x) { return simprec::sqrt(ctx, x[0]); },
-            format, rounding, sr_bits, seed, overflow, subnormals);
+            format, rounding, sr_bits, seed.value, overflow, subnormals);
       },
       py::arg("a"), SIMPREC_MODE_ARGS, "sqrt(a), correctly rounded in the format and mode.");
 }

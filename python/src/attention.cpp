@@ -4,12 +4,15 @@
 #include <pybind11/stl.h>
 
 #include "lib/attention/analysis.hpp"
+#include "lib/attention/footprint.hpp"
 #include "lib/attention/numerics_spec.hpp"
 #include "lib/attention/row_sum_diagnosis.hpp"
 #include "lib/inputs/generators.hpp"
 #include "python/src/arguments.hpp"
 #include "python/src/attention_call.hpp"
 #include "python/src/bindings.hpp"
+#include "python/src/integer_arguments.hpp"
+#include "python/src/interruptible.hpp"
 
 namespace py = pybind11;
 
@@ -24,7 +27,9 @@ std::vector<int64_t> with(std::vector<int64_t> leading, std::initializer_list<in
 py::dict run_attention_call(const py::object& q, const py::object& k, const py::object& v,
                             const py::object& d_out, const ConfigChoices& choices,
                             const std::optional<std::string>& input_format, const py::object& o,
-                            const py::object& lse, const attention::AnalysisOptions& options) {
+                            const py::object& lse, const attention::AnalysisOptions& options,
+                            const py::object& max_memory) {
+  const limits::MemoryLimit memory_limit = memory_limit_argument(max_memory);
   std::vector<int64_t> leading;
   attention::AttentionInputs in = attention_inputs(q, k, v, d_out, input_format, leading);
   const attention::AttentionShape s = in.shape;
@@ -36,11 +41,10 @@ py::dict run_attention_call(const py::object& q, const py::object& k, const py::
     in.lse = values_argument(lse, "lse", with(leading, {s.nq}));
   }
   const attention::AttentionConfig config = attention_config(choices);
-  attention::AttentionAnalysis a;
-  {
-    py::gil_scoped_release release;
-    a = attention::analyse_attention(in, config, options);
-  }
+  check_memory_argument(attention::estimate_analysis_memory(s, config, options, in.has_grad()),
+                        memory_limit, "attention on shape " + attention::shape_text(s));
+  attention::AttentionAnalysis a =
+      interruptible([&] { return attention::analyse_attention(in, config, options); });
   py::dict r;
   r["o"] = numpy_of(std::move(a.outputs.o), with(leading, {s.nq, s.dv}));
   r["lse"] = numpy_of(std::move(a.outputs.lse), with(leading, {s.nq}));
@@ -81,19 +85,20 @@ void bind_attention(py::module_& m) {
          const std::string& numerics, const std::string& format,
          const std::vector<std::string>& sets, const std::vector<std::string>& mitigations,
          const std::optional<std::pair<int, int>>& tile, bool causal,
-         const std::optional<double>& scale, uint64_t seed, unsigned threads,
+         const std::optional<double>& scale, Seed seed, ThreadCount threads,
          const std::optional<std::string>& input_format, bool trace, bool reference, bool baseline,
          bool attribute, const std::string& attribute_target, const py::object& o,
-         const py::object& lse) {
-        const ConfigChoices choices{numerics, format, sets, mitigations, tile,
-                                    causal,   scale,  seed, threads,     trace};
+         const py::object& lse, const py::object& max_memory) {
+        const ConfigChoices choices{numerics, format, sets,       mitigations,   tile,
+                                    causal,   scale,  seed.value, threads.value, trace};
         attention::AnalysisOptions options;
         options.reference = reference;
         options.baseline = baseline;
         options.attribute = attribute;
         options.attribute_target = attribute_target;
         if (attribute && !reference) throw py::value_error("attribute=True needs reference=True");
-        return run_attention_call(q, k, v, d_out, choices, input_format, o, lse, options);
+        return run_attention_call(q, k, v, d_out, choices, input_format, o, lse, options,
+                                  max_memory);
       },
       py::arg("q"), py::arg("k"), py::arg("v"), py::arg("do") = py::none(), py::kw_only(),
       py::arg("numerics") = "fa2", py::arg("format") = "bf16",
@@ -102,10 +107,11 @@ void bind_attention(py::module_& m) {
       py::arg("causal") = false, py::arg("scale") = py::none(), py::arg("seed") = 0,
       py::arg("threads") = 0, py::arg("input_format") = py::none(), py::arg("trace") = false,
       py::arg("reference") = true, py::arg("baseline") = true, py::arg("attribute") = false,
-      py::arg("attribute_target") = "o", py::arg("o") = py::none(), py::arg("lse") = py::none());
+      py::arg("attribute_target") = "o", py::arg("o") = py::none(), py::arg("lse") = py::none(),
+      py::arg("max_memory") = py::none());
   m.def(
       "generate",
-      [](const std::string& kind, const std::vector<int64_t>& shape, uint64_t seed, bool backward,
+      [](const std::string& kind, const std::vector<int64_t>& shape, Seed seed, bool backward,
          double peak, int prototypes, double concentration) {
         if (shape.size() != 4)
           throw py::value_error("shape: expected (B, H, N, d), got " +
@@ -124,7 +130,7 @@ void bind_attention(py::module_& m) {
         attention::AttentionInputs in;
         {
           py::gil_scoped_release release;
-          in = inputs::generate(kind, s, seed, backward, {peak, prototypes, concentration});
+          in = inputs::generate(kind, s, seed.value, backward, {peak, prototypes, concentration});
         }
         py::dict r;
         r["q"] = numpy_of(std::move(in.q), shape);
@@ -144,9 +150,9 @@ void bind_attention(py::module_& m) {
       [](const std::string& numerics, const std::string& format,
          const std::vector<std::string>& sets, const std::vector<std::string>& mitigations,
          const std::optional<std::pair<int, int>>& tile, bool causal,
-         const std::optional<double>& scale, uint64_t seed) {
-        const ConfigChoices choices{numerics, format, sets, mitigations, tile,
-                                    causal,   scale,  seed, 0,           false};
+         const std::optional<double>& scale, Seed seed) {
+        const ConfigChoices choices{numerics, format, sets,       mitigations, tile,
+                                    causal,   scale,  seed.value, 0,           false};
         return attention::to_json(attention_config(choices)).dump();
       },
       py::arg("numerics") = "fa2", py::arg("format") = "bf16",

@@ -5,6 +5,8 @@
 #include "lib/mma/batched_mma.hpp"
 #include "python/src/arguments.hpp"
 #include "python/src/bindings.hpp"
+#include "python/src/integer_arguments.hpp"
+#include "python/src/interruptible.hpp"
 
 namespace py = pybind11;
 
@@ -14,7 +16,7 @@ void bind_matmul(py::module_& m) {
   m.def(
       "matmul",
       [](const py::object& a, const py::object& b, const py::object& c, const std::string& model,
-         unsigned threads) {
+         ThreadCount threads) {
         const TensorCoreModel* tc;
         try {
           tc = &tensor_core_model(model);
@@ -30,12 +32,8 @@ void bind_matmul(py::module_& m) {
           cn = npy_copy(array_argument(c, "c"), "c",
                         "expected float32 values or fp16 encodings (uint16)");
         }
-        NpyArray d;
-        {
-          py::gil_scoped_release release;
-          d = batched_mma(*tc, an, bn, cn ? &*cn : nullptr, threads);
-        }
-        return numpy_of(std::move(d));
+        return numpy_of(interruptible(
+            [&] { return batched_mma(*tc, an, bn, cn ? &*cn : nullptr, threads.value); }));
       },
       py::arg("a"), py::arg("b"), py::arg("c") = py::none(), py::kw_only(),
       py::arg("model") = "tc:sm90-mma-bf16", py::arg("threads") = 0,

@@ -7,6 +7,7 @@
 #include "lib/quantize/quantize_tensor.hpp"
 #include "python/src/arguments.hpp"
 #include "python/src/bindings.hpp"
+#include "python/src/integer_arguments.hpp"
 
 namespace py = pybind11;
 
@@ -16,7 +17,7 @@ void bind_quantize(py::module_& m) {
   m.def(
       "quantize",
       [](const py::object& x, const std::string& scheme, const std::string& rounding, int sr_bits,
-         uint64_t seed, const std::optional<int64_t>& block_size) {
+         Seed seed, const std::optional<int64_t>& block_size) {
         const py::array array = array_argument(x, "x");
         NpyArray input = npy_copy(array, "x", "float32 or float64");
         const bool float32 = input.type == NpyType::kFloat32;
@@ -29,8 +30,8 @@ void bind_quantize(py::module_& m) {
           throw py::value_error("block_size=" + std::to_string(*block_size) +
                                 ": expected 1..2^30, or None for the scheme's own");
         }
-        const quantize::QuantizeOptions options{scheme, rounding_argument(rounding, sr_bits), seed,
-                                                block_size.value_or(0)};
+        const quantize::QuantizeOptions options{scheme, rounding_argument(rounding, sr_bits),
+                                                seed.value, block_size.value_or(0)};
         quantize::QuantizedTensor q;
         {
           py::gil_scoped_release release;

@@ -6,6 +6,7 @@
 #include "emulation/bulk.hpp"
 #include "python/src/arguments.hpp"
 #include "python/src/bindings.hpp"
+#include "python/src/integer_arguments.hpp"
 
 namespace py = pybind11;
 
@@ -57,9 +58,9 @@ void round_into(const py::array& x, py::array& result, bool encode, const BulkRo
 }
 
 py::array round_array(const py::object& object, const std::string& format,
-                      const std::string& rounding, int sr_bits, uint64_t seed,
+                      const std::string& rounding, int sr_bits, Seed seed,
                       const std::optional<std::string>& overflow, bool subnormals, bool encode,
-                      const py::object& out, unsigned threads) {
+                      const py::object& out, ThreadCount threads) {
   const py::array x = array_argument(object, "x");
   const NpyType type = npy_type_of(x, "x", "expected float32 or float64");
   if (type != NpyType::kFloat32 && type != NpyType::kFloat64) {
@@ -68,7 +69,8 @@ py::array round_array(const py::object& object, const std::string& format,
                          "use decode)");
   }
   const BulkRounding spec{format_argument(format, overflow, subnormals),
-                          rounding_argument(rounding, sr_bits), RandomStream{seed, 0}, 0, threads};
+                          rounding_argument(rounding, sr_bits), RandomStream{seed.value, 0}, 0,
+                          threads.value};
   if (!encode && type == NpyType::kFloat32 &&
       (spec.format.precision() > 24 || spec.format.emax() > 127 ||
        spec.format.emin() - spec.format.mantissa_bits < -149)) {

@@ -9,14 +9,18 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 
 #include "lib/attention/analysis.hpp"
+#include "lib/attention/footprint.hpp"
 #include "lib/attention/numerics_spec.hpp"
 #include "lib/validate/tensor_values.hpp"
 #include "lib/validate/validation.hpp"
 #include "python/src/arguments.hpp"
 #include "python/src/attention_call.hpp"
 #include "python/src/bindings.hpp"
+#include "python/src/integer_arguments.hpp"
+#include "python/src/interruptible.hpp"
 
 namespace py = pybind11;
 
@@ -68,8 +72,15 @@ HostTensor emulated_tensor(const std::string& name, const Format& format,
 // The device's exp2 from a Python callable taking and returning float32 numpy arrays (e.g. a
 // Triton kernel evaluating tl.exp2 on the GPU); called with the GIL taken back.
 attention::DeviceFunction device_function(const py::object& exp2) {
-  return [exp2](const std::vector<uint32_t>& arguments) {
-    py::gil_scoped_acquire gil;
+  // Shared, so that copies of the function made on threads without the GIL (the emulation
+  // runs on one, python/src/interruptible.hpp) never touch the object's reference count.
+  const std::shared_ptr<py::object> function(new py::object(exp2), [](py::object* f) {
+    const py::gil_scoped_acquire gil;
+    delete f;
+  });
+  return [function](const std::vector<uint32_t>& arguments) {
+    const py::gil_scoped_acquire gil;
+    const py::object& exp2 = *function;
     py::array_t<uint32_t> bits(static_cast<py::ssize_t>(arguments.size()));
     std::copy(arguments.begin(), arguments.end(), bits.mutable_data());
     const py::object result = exp2(bits.attr("view")("float32"));
@@ -168,12 +179,14 @@ py::dict validate_attention(const std::string& kernel, const py::dict& kernel_ou
       in.has_grad() && kernel_o && kernel_lse &&
       (backward_from == "kernel" || (backward_from == "auto" && !base2_lse));
 
+  attention::AnalysisOptions options;
+  options.baseline = false;
+  if (!exp2.is_none()) options.device_exp2 = device_function(exp2);
+  check_memory_argument(attention::estimate_analysis_memory(s, config, options, in.has_grad()),
+                        memory_limit_argument(py::none()),
+                        "validation of attention on shape " + attention::shape_text(s));
   attention::AttentionAnalysis a, grads;
-  {
-    py::gil_scoped_release release;
-    attention::AnalysisOptions options;
-    options.baseline = false;
-    if (!exp2.is_none()) options.device_exp2 = device_function(exp2);
+  interruptible([&] {
     if (grads_from_kernel_forward) {
       // One fp64 reference (forward and backward, from Q, K, V, dO alone) serves both.
       attention::AttentionInputs backward = in;
@@ -189,7 +202,7 @@ py::dict validate_attention(const std::string& kernel, const py::dict& kernel_ou
     } else {
       a = attention::analyse_attention(in, config, options);
     }
-  }
+  });
   validate::ValidationResult result;
   result.plugin = "python";
   result.kernel = kernel;
@@ -252,11 +265,11 @@ void bind_validation(py::module_& m) {
          const std::string& numerics, const std::string& format,
          const std::vector<std::string>& sets, const std::vector<std::string>& mitigations,
          const std::optional<std::pair<int, int>>& tile, bool causal,
-         const std::optional<double>& scale, uint64_t seed, unsigned threads,
+         const std::optional<double>& scale, Seed seed, ThreadCount threads,
          const std::optional<std::string>& input_format, bool require_bit_exact,
          const py::object& exp2, const std::string& backward_from) {
-        const ConfigChoices choices{numerics, format, sets, mitigations, tile,
-                                    causal,   scale,  seed, threads,     false};
+        const ConfigChoices choices{numerics, format, sets,       mitigations,   tile,
+                                    causal,   scale,  seed.value, threads.value, false};
         return validate_attention(kernel, kernel_outputs, q, k, v, d_out, choices, input_format,
                                   require_bit_exact, exp2, backward_from);
       },
