@@ -71,7 +71,7 @@ limits::MemoryEstimate estimate_analysis_memory(const AttentionShape& shape,
                                                 const AttentionConfig& config,
                                                 const AnalysisOptions& options, bool backward) {
   const bool baseline =
-      options.reference && options.baseline && config.algorithm == Algorithm::kFlash;
+      options.reference && options.baseline && config.flash();
   FootprintUse use;
   use.backward = backward;
   use.output_sets =
