@@ -1,4 +1,5 @@
 #include "emulation/format.hpp"
+#include "emulation/excerpt.hpp"
 
 #include <charconv>
 #include <stdexcept>
@@ -222,7 +223,7 @@ Format parse_format(std::string_view text) {
     Format f = parse_format(text.substr(0, text.size() - kFlush.size()));
     f.subnormals = SubnormalPolicy::kFlush;
     if (auto problem = f.validate(); !problem.empty()) {
-      throw std::invalid_argument("format '" + std::string(text) + "': " + problem);
+      throw std::invalid_argument("format '" + excerpt(text) + "': " + problem);
     }
     return f;
   }
@@ -236,11 +237,11 @@ Format parse_format(std::string_view text) {
   Format f;
   if (parse_exmy(name, f)) {
     if (auto problem = f.validate(); !problem.empty()) {
-      throw std::invalid_argument("format '" + std::string(text) + "': " + problem);
+      throw std::invalid_argument("format '" + excerpt(text) + "': " + problem);
     }
     return f;
   }
-  throw std::invalid_argument("unknown format '" + std::string(text) +
+  throw std::invalid_argument("unknown format '" + excerpt(text) +
                               "': expected one of bf16 fp16 tf32 fp32 fp64 e4m3fn e5m2 e4m3fnuz "
                               "e5m2fnuz fp6_e2m3 fp6_e3m2 fp4_e2m1 e8m0, or eXmY / eXmYfn / "
                               "eXmYfnuz / eXmYfinite");

@@ -1,4 +1,5 @@
 #include "emulation/rounding_mode.hpp"
+#include "emulation/excerpt.hpp"
 
 #include <stdexcept>
 
@@ -27,7 +28,7 @@ RoundingMode parse_rounding_mode(std::string_view text) {
   for (const auto& n : kModeNames) {
     if (n.short_name == text || n.long_name == text) return n.mode;
   }
-  throw std::invalid_argument("unknown rounding mode '" + std::string(text) +
+  throw std::invalid_argument("unknown rounding mode '" + excerpt(text) +
                               "': expected one of rne rna rtz rup rdn rto sr rnr (or "
                               "nearest-even nearest-away toward-zero up down odd stochastic "
                               "nearest-random-ties)");

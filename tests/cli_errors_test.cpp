@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -167,3 +168,23 @@ TEST(CliErrors, RoundSeedsAreCheckedToo) {
 }
 
 }  // namespace
+
+TEST(CliErrors, AnInputTheInputSiteOverflowsIsBlamedOnTheRounding) {
+  // 1e5 is a finite float32 input; fp16's largest value is 65504. The refusal names the input
+  // site's rounding that overflowed, not the input.
+  const auto dir = fresh_dir("cli_errors_input_overflow");
+  std::string data = simprec::testing::float32_data(1.0f, 16 * 16);
+  const float big = 1e5f;
+  std::memcpy(data.data() + 6 * sizeof big, &big, sizeof big);
+  write_raw_npy(dir / "q.npy", "<f4", "(1, 1, 16, 16)", data);
+  write_raw_npy(dir / "k.npy", "<f4", "(1, 1, 16, 16)",
+                simprec::testing::float32_data(1.0f, 16 * 16));
+  const auto r = run_simprec("attention --q " + (dir / "q.npy").string() + " --k " +
+                             (dir / "k.npy").string() + " --v " + (dir / "k.npy").string() +
+                             " --numerics fa2 --format fp16 --out " + (dir / "x").string());
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output,
+                       "the input site rounds Q to fp16 (rne), whose largest finite "
+                       "value is 65504: Q at flat index 6 is 1e+05, which overflows to inf"))
+      << r.output;
+}

@@ -49,8 +49,8 @@ TEST(NumericsSpec, CanonicalFormsWrittenOutByHand) {
   EXPECT_EQ(canonical("fa2,hp:pv_acc"), "fa2,format=bf16,hp:pv_acc");
   EXPECT_EQ(canonical("fa2,hp:pv_acc:fp64"), "fa2,format=bf16,hp:pv_acc:fp64");
   // Options in table order, then sites in report order, whatever order they were given in.
-  EXPECT_EQ(canonical("fa2,o_out=fp16,p_cast=fp16:rtz,tile=128x64,rescale=exp2-diff"),
-            "fa2,format=bf16,rescale=exp2-diff,tile=128x64,p_cast=fp16:rtz,o_out=fp16:rne");
+  EXPECT_EQ(canonical("fa2,o_out=fp16,p_cast=bf16:rtz,tile=128x64,rescale=exp2-diff"),
+            "fa2,format=bf16,rescale=exp2-diff,tile=128x64,p_cast=bf16:rtz,o_out=fp16:rne");
   // An accumulating site keeps its accumulation model in the text.
   EXPECT_EQ(canonical("fa2,pv_acc=fp32:rne:sequential"),
             "fa2,format=bf16,pv_acc=fp32:rne:sequential");
@@ -72,12 +72,12 @@ TEST(NumericsSpec, SameConfigurationAsBuildingItStepByStep) {
 TEST(NumericsSpec, EveryPresetRoundTripsThroughItsCanonicalForm) {
   const std::vector<std::string> extras = {
       "",
-      ",p_cast=fp32:rtz",
+      ",rowsum=fp32:rtz",
       ",beta-rowmax:1.5:0",
       ",sr-o:8,delta-dpp",
       ",sr-p-tiled:8,tile=32x128",
       ",algorithm=standard,s=fp32:rne:sequential",
-      ",exp_impl=exact,rescale=exact,lse_impl=exact,hp:o_norm,sr-p:16",
+      ",rescale=exact,lse_impl=exact,hp:o_norm,sr-p:16",
       ",bwd_exp_impl=exp2,delta_sum=fa2,query_order=descending,dq=block-partials",
       ",beta_arithmetic=fp32,beta-rowmax",
   };
@@ -147,6 +147,30 @@ TEST(NumericsSpec, BadSpecsNameTheOffendingItem) {
   expect_error("fa2,p_cast=bf17", "bf17");
   expect_error("fa2,format=bf17", "bf17");
   expect_error("fa2,hp", "hp takes a site");
+  // Each item once: a second would silently win.
+  expect_error("fa2,p_cast=bf16,p_cast=fp16",
+               "p_cast is given twice ('p_cast=bf16' and 'p_cast=fp16'); give it once");
+  expect_error("fa2,format=bf16,format=fp16", "format is given twice");
+  expect_error("fa2,sr-p:8,sr-p:4", "sr-p is given twice");
+  EXPECT_NO_THROW(parse_numerics("fa2,hp:p_cast:bf16,hp:o_out", formats::bf16));
+  // A format without a sign or a zero cannot hold quantised values.
+  expect_error("fa2,qk_quant=e8m0", "format e8m0 has no sign, so it cannot hold qk_quant's");
+  // A tensor-core product's operands must be values of its input format.
+  expect_error("fa2,p_cast=fp16",
+               "pv_acc=fp32:rne:tc:sm90-mma-bf16 takes bf16 operands, but p_cast rounds P to "
+               "fp16");
+  expect_error("fa2,hp:p_cast", "but p_cast rounds P to fp32");
+}
+
+TEST(NumericsSpec, ErrorsQuoteABoundedExcerptOfTheSpec) {
+  const std::string huge = "fa2," + std::string(120000, 'x');
+  try {
+    (void)parse_numerics(huge, formats::bf16);
+    FAIL() << "accepted a 120 KB spec";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_LT(std::string(e.what()).size(), 400u) << e.what();
+    EXPECT_NE(std::string(e.what()).find(" bytes)"), std::string::npos) << e.what();
+  }
 }
 
 TEST(NumericsSpec, KernelParametersComeFromTheMitigationTable) {

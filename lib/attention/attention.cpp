@@ -15,6 +15,7 @@
 #include "lib/attention/float_flash.hpp"
 #include "lib/attention/head.hpp"
 #include "lib/attention/input_quantization.hpp"
+#include "lib/limits/strict_parse.hpp"
 
 namespace simprec::attention {
 
@@ -22,8 +23,26 @@ AttentionInputs round_inputs(const AttentionInputs& inputs, const AttentionConfi
   AttentionInputs rounded = inputs;
   const SiteRounder r(config.site(Site::kInput), config.seed, Site::kInput);
   uint64_t base = 0;
-  for (std::vector<double>* x : {&rounded.q, &rounded.k, &rounded.v, &rounded.d_out}) {
-    for (size_t i = 0; i < x->size(); ++i) (*x)[i] = r((*x)[i], base + i);
+  const std::pair<std::vector<double>*, const char*> tensors[] = {
+      {&rounded.q, "Q"}, {&rounded.k, "K"}, {&rounded.v, "V"}, {&rounded.d_out, "dO"}};
+  for (const auto& [x, name] : tensors) {
+    for (size_t i = 0; i < x->size(); ++i) {
+      const double value = (*x)[i];
+      (*x)[i] = r(value, base + i);
+      // A finite input the input site takes out of its format's range: the rounding overflowed,
+      // not the input.
+      if (!std::isfinite((*x)[i])) {
+        const Format& f = r.format();
+        throw std::invalid_argument(
+            std::string("the input site rounds ") + name + " to " + f.name() + " (" +
+            rounding_name(r.rounding()) + "), whose largest finite value is " +
+            limits::shortest_text(f.max_finite()) + ": " + name + " at flat index " +
+            std::to_string(i) + " is " + limits::shortest_text(value) + ", which overflows to " +
+            limits::shortest_text((*x)[i]) +
+            "; give a wider format (format= or input=) or "
+            "smaller inputs");
+      }
+    }
     base += x->size();
   }
   return rounded;

@@ -107,7 +107,8 @@ void check_quantization(const AttentionConfig& config, bool gradients) {
     throw std::invalid_argument("the input quantisation (qk_quant, v_quant, k_smooth) " + why);
   };
   if (gradients) refuse("is for the forward pass: the backward pass would need dequantised inputs");
-  if (config.flash() && config.kv_splits != 1) {
+  // kv_splits=auto (0) is the dispatch's, decided with the run's shape.
+  if (config.flash() && config.kv_splits != 1 && config.kv_splits != 0) {
     refuse("needs kv_splits=1, not " + std::to_string(config.kv_splits));
   }
   if (config.flash() && config.flash_state->normalised()) {

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "emulation/excerpt.hpp"
 #include "lib/attention/options.hpp"
 #include "lib/limits/strict_parse.hpp"
 
@@ -138,11 +139,11 @@ std::pair<const Mitigation*, std::vector<std::string>> resolve(std::string_view 
   const auto parts = split_colons(text);
   const Mitigation* m = find_mitigation(parts[0]);
   if (!m) {
-    throw std::invalid_argument("unknown mitigation '" + std::string(text) +
+    throw std::invalid_argument("unknown mitigation '" + excerpt(text) +
                                 "' (known: " + mitigation_syntax() + ")");
   }
   if (parts.size() - 1 > m->arguments.size()) {
-    throw std::invalid_argument("mitigation '" + std::string(text) + "' has " +
+    throw std::invalid_argument("mitigation '" + excerpt(text) + "' has " +
                                 std::to_string(parts.size() - 1) + " arguments; " +
                                 std::string(m->name) + " takes at most " +
                                 std::to_string(m->arguments.size()));
@@ -151,7 +152,7 @@ std::pair<const Mitigation*, std::vector<std::string>> resolve(std::string_view 
   for (size_t i = 0; i < m->arguments.size(); ++i) {
     if (i + 1 < parts.size()) {
       if (parts[i + 1].empty()) {
-        throw std::invalid_argument("mitigation '" + std::string(text) + "': empty " +
+        throw std::invalid_argument("mitigation '" + excerpt(text) + "': empty " +
                                     std::string(m->arguments[i].name));
       }
       args.emplace_back(parts[i + 1]);
@@ -204,7 +205,7 @@ std::vector<KernelParameter> mitigation_kernel_parameters(std::string_view text)
     for (const Mitigation& k : mitigations()) {
       if (k.kernel_parameters) known += (known.empty() ? "" : ", ") + std::string(k.name);
     }
-    throw std::invalid_argument("mitigation '" + std::string(text) +
+    throw std::invalid_argument("mitigation '" + excerpt(text) +
                                 "' cannot be passed to a plugin kernel (known: " + known + ")");
   }
   AttentionConfig scratch;

@@ -1,7 +1,10 @@
 #include "lib/attention/numerics_spec.hpp"
 
+#include <map>
 #include <stdexcept>
 
+#include "emulation/excerpt.hpp"
+#include "lib/attention/input_quantization.hpp"
 #include "lib/attention/options.hpp"
 #include "lib/attention/preset.hpp"
 #include "lib/config/toml_reader.hpp"
@@ -60,26 +63,42 @@ NumericsSpec parse_numerics_spec(std::string_view text) {
   NumericsSpec spec;
   size_t start = 0;
   bool first = true;
+  // Each key once: a repeated one would be a silent last-one-wins.
+  std::map<std::string, std::string> seen;
+  const auto once = [&](const std::string& key, const std::string& item) {
+    const auto [at, fresh] = seen.emplace(key, item);
+    if (!fresh) {
+      throw std::invalid_argument("numerics spec '" + excerpt(text) + "': " + excerpt(key) +
+                                  " is given twice ('" + excerpt(at->second) + "' and '" +
+                                  excerpt(item) + "'); give it once");
+    }
+  };
   while (start <= text.size()) {
     const size_t comma = text.find(',', start);
     const std::string item(text.substr(start, comma - start));
     if (item.empty()) {
-      throw std::invalid_argument("numerics spec '" + std::string(text) +
+      throw std::invalid_argument("numerics spec '" + excerpt(text) +
                                   "': empty item (expected PRESET[,SITE=FORMAT:ROUNDING"
                                   "[:ACCUMULATION]...][,OPTION=VALUE...][,MITIGATION...])");
     }
     if (first) {
       if (item.find('=') != std::string::npos || item.find(':') != std::string::npos) {
-        throw std::invalid_argument("numerics spec '" + std::string(text) +
-                                    "' must start with a preset, not '" + item + "'");
+        throw std::invalid_argument("numerics spec '" + excerpt(text) +
+                                    "' must start with a preset, not '" + excerpt(item) + "'");
       }
       spec.preset = item;
       first = false;
     } else if (item.rfind("format=", 0) == 0) {
+      once("format", item);
       spec.format = item.substr(7);
     } else if (item.find('=') != std::string::npos) {
+      once(item.substr(0, item.find('=')), item);
       spec.assignments.push_back(item);
     } else {
+      // hp takes a site: hp:p_cast and hp:o_out are two mitigations.
+      const size_t colon = item.find(':');
+      const std::string name = item.substr(0, colon);
+      once(name == "hp" ? item.substr(0, item.find(':', colon + 1)) : name, item);
       spec.mitigations.push_back(item);
     }
     if (comma == std::string_view::npos) break;
@@ -97,6 +116,7 @@ AttentionConfig make_config(const NumericsSpec& spec, const Format& default_form
   // What a run of any shape would refuse, refused here (Engine::check_structure adds the checks
   // that need the run's tiles).
   check_requirements(config);
+  check_quantization(config, false);
   return config;
 }
 

@@ -131,6 +131,14 @@ StructuralOption tile_option(std::string_view key, std::string_view doc, int Att
       });
 }
 
+// The element format of a quantisation: one with a sign and a zero (an exponent-only scale format
+// such as e8m0 holds neither, and quantised values would all be NaN).
+Format element_format(std::string_view text, std::string_view key) {
+  const Format f = parse_format(text);
+  require_sign(f, std::string(key) + "'s elements");
+  return f;
+}
+
 std::vector<StructuralOption> make_structural_options() {
   std::vector<StructuralOption> t;
   // The order is the canonical spec's (numerics_spec.hpp): options added later go last.
@@ -228,7 +236,8 @@ std::vector<StructuralOption> make_structural_options() {
       "none, int8 or a format name (e4m3fn, ...)",
       [](AttentionConfig& c, std::string_view v) {
         c.quant.qk_int8 = v == "int8";
-        c.quant.qk = v == "none" || v == "int8" ? std::nullopt : std::optional(parse_format(v));
+        c.quant.qk = v == "none" || v == "int8" ? std::nullopt
+                                                : std::optional(element_format(v, "qk_quant"));
       },
       [](const AttentionConfig& c) {
         return c.quant.qk_int8 ? std::string("int8")
@@ -250,7 +259,7 @@ std::vector<StructuralOption> make_structural_options() {
       "multiplied by the scale with the normalisation",
       "none or a format name (e4m3fn, ...)",
       [](AttentionConfig& c, std::string_view v) {
-        c.quant.v = v == "none" ? std::nullopt : std::optional(parse_format(v));
+        c.quant.v = v == "none" ? std::nullopt : std::optional(element_format(v, "v_quant"));
       },
       [](const AttentionConfig& c) {
         return c.quant.v ? c.quant.v->name() : std::string("none");

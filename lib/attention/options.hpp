@@ -91,9 +91,10 @@ std::span<const std::string_view> kernel_parameter_names();
 double parse_finite_number(std::string_view text, std::string_view what);
 
 // Checks every declared requirement of the configuration's strategies (strategy.hpp,
-// Requirement) and that each parameter with fixed choices holds one of them; slots of flash scope
-// and their requirements are skipped for standard attention. Throws std::invalid_argument naming
-// the strategy, what it needs and what the configuration has.
+// Requirement), that each parameter with fixed choices holds one of them (slots of flash scope
+// and their requirements are skipped for standard attention), and that each tensor-core product
+// site's operands are values of its model's input format. Throws std::invalid_argument naming
+// the strategy or site, what it needs and what the configuration has.
 void check_requirements(const AttentionConfig& config);
 // The strategies' own checks of a configuration whose tiles are concrete (Strategy::check).
 void check_run_requirements(const AttentionConfig& config);

@@ -2,13 +2,69 @@
 // declares it needs of other slots and parameters (strategy.hpp, Requirement), and each
 // strategy's own checks once the tiles are concrete.
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "emulation/tensor_core.hpp"
 #include "lib/attention/options.hpp"
 
 namespace simprec::attention {
 namespace {
+
+// Whether every value of format `a` is a value of `b`.
+bool fits(const Format& a, const Format& b) {
+  return a.has_sign() && b.has_sign() && a.mantissa_bits <= b.mantissa_bits &&
+         a.max_finite() <= b.max_finite() && a.min_subnormal() >= b.min_subnormal();
+}
+
+// A tensor-core product site's operands must be values of its model's input format: the site,
+// and for each operand the site (or quantisation) that rounds it last and its format.
+struct Operand {
+  std::string_view what;
+  std::string_view rounded_at;
+  Format format;
+};
+
+void check_tensor_core_operands(const AttentionConfig& c) {
+  const auto input = [&](std::string_view what, const std::optional<Format>& quantized) {
+    return quantized ? Operand{what, "its quantisation", *quantized}
+                     : Operand{what, "input", c.site(Site::kInput).format};
+  };
+  const bool int8 = c.quant.qk_int8;
+  const Operand q = input("Q", c.quant.qk), k = input("K", c.quant.qk), v = input("V", c.quant.v),
+                d_out = input("dO", std::nullopt);
+  const Operand p{"P", "p_cast", c.site(Site::kPCast).format};
+  const Operand p_bwd{"P", "p_cast_bwd", c.site(Site::kPCastBwd).format};
+  const Operand ds{"dS", "ds_cast", c.site(Site::kDsCast).format};
+  const std::pair<Site, std::vector<Operand>> products[] = {
+      {Site::kS, int8 ? std::vector<Operand>{} : std::vector<Operand>{q, k}},
+      {Site::kPvAcc, {p, v}},
+      {Site::kDp, {d_out, v}},
+      {Site::kDvAcc, {p_bwd, d_out}},
+      {Site::kDqAcc, {ds, k}},
+      {Site::kDkAcc, {ds, q}}};
+  // Quantised inputs run the forward pass only: the backward products take no operands.
+  const bool forward_only = c.quant.active();
+  for (const auto& [site, operands] : products) {
+    if (forward_only && site != Site::kS && site != Site::kPvAcc) continue;
+    const std::string& model = c.site(site).accumulation;
+    if (model.rfind("tc:", 0) != 0) continue;
+    const Format in = tensor_core_model(model).input;
+    for (const Operand& o : operands) {
+      if (fits(o.format, in)) continue;
+      throw std::invalid_argument(
+          std::string(site_name(site)) + "=" + c.site(site).format.name() + ":" +
+          rounding_name(c.site(site).rounding) + ":" + model + " takes " + in.name() +
+          " operands, but " + std::string(o.rounded_at) + " rounds " + std::string(o.what) +
+          " to " + o.format.name() + ", whose values " + in.name() +
+          " does not hold; round it to " + in.name() + " (or a narrower format), or give " +
+          std::string(site_name(site)) + " another accumulation model");
+    }
+  }
+}
 
 // Whether the option is read by this configuration's passes.
 bool in_scope(const StructuralOption& o, const AttentionConfig& c) {
@@ -62,6 +118,7 @@ void check_requirements(const AttentionConfig& c) {
       }
     }
   }
+  check_tensor_core_operands(c);
 }
 
 void check_run_requirements(const AttentionConfig& c) {

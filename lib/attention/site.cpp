@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "emulation/arithmetic.hpp"
+#include "emulation/excerpt.hpp"
 #include "emulation/round.hpp"
 
 namespace simprec::attention {
@@ -57,7 +58,7 @@ Site parse_site(std::string_view name) {
   for (int i = 0; i < kSiteCount; ++i) {
     if (kSites[i].name == name) return static_cast<Site>(i);
   }
-  throw std::invalid_argument("unknown rounding site '" + std::string(name) +
+  throw std::invalid_argument("unknown rounding site '" + excerpt(name) +
                               "' (known: " + site_names() + ")");
 }
 
@@ -123,7 +124,7 @@ SiteSpec parse_site_spec(std::string_view text) {
   if (colon2 != std::string_view::npos) {
     spec.accumulation = std::string(rest.substr(colon2 + 1));
     if (spec.accumulation.empty())
-      throw std::invalid_argument("empty accumulation model in '" + std::string(text) + "'");
+      throw std::invalid_argument("empty accumulation model in '" + excerpt(text) + "'");
   }
   return spec;
 }

@@ -63,29 +63,6 @@ std::optional<double> parse_finite_double(std::string_view text) {
   return value;
 }
 
-std::string excerpt(std::string_view text, size_t max_chars) {
-  std::string out;
-  size_t shown = 0;
-  for (; shown < text.size() && out.size() < max_chars; ++shown) {
-    const auto c = static_cast<unsigned char>(text[shown]);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c == '\\') {
-      out += "\\\\";
-    } else if (c < 0x20 || c >= 0x7f) {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "\\x%02x", c);
-      out += hex;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (shown < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
-  return out;
-}
-
 std::string shortest_text(double v) {
   char buffer[64];
   const auto r = std::to_chars(buffer, buffer + sizeof buffer, v);

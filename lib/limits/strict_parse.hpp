@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "emulation/excerpt.hpp"
+
 namespace simprec::limits {
 
 // A decimal integer ("-" allowed for signed, no "+", no spaces, no other characters); nullopt
@@ -28,8 +30,7 @@ std::optional<double> parse_finite_double(std::string_view text);
 // The shortest decimal text that reads back as v (std::to_chars).
 std::string shortest_text(double v);
 
-// At most `max_chars` characters of `text` for an error message, with control characters and
-// bytes outside printable ASCII escaped (\n, \xNN) and "..." (and the full length) when cut.
-std::string excerpt(std::string_view text, size_t max_chars = 60);
+// At most `max_chars` characters of `text` for an error message (emulation/excerpt.hpp).
+using simprec::excerpt;
 
 }  // namespace simprec::limits

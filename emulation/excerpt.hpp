@@ -1,0 +1,16 @@
+// A bounded, printable excerpt of text a user gave, for error messages: a message quotes at most
+// `max_chars` characters of the input, whatever its size, with control characters and bytes
+// outside printable ASCII escaped.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace simprec {
+
+// At most `max_chars` characters of `text`, with control characters and bytes outside printable
+// ASCII escaped (\n, \xNN) and "..." (and the full length) when cut.
+std::string excerpt(std::string_view text, size_t max_chars = 60);
+
+}  // namespace simprec
