@@ -5,6 +5,7 @@
 // inputs, block partials against per-block runs. Their agreement with PyTorch's kernels is
 // tests/torch_sdpa_test.cpp.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -2,6 +2,7 @@
 // never reported as agreement or as zero error, NaN at the same positions on both sides agrees,
 // and the ulp histogram never gets a bin from a NaN. Expected counts are set by construction.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdio>

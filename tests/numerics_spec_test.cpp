@@ -3,6 +3,7 @@
 // every preset, the equivalence with building a configuration step by step, the errors, the
 // TOML form, and docs/attention.md carrying the tables as the code has them.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 

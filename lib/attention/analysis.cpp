@@ -3,6 +3,8 @@
 #include <chrono>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "emulation/bulk.hpp"
 
 namespace simprec::attention {

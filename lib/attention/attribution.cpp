@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 namespace simprec::attention {
 namespace {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "lib/attention/attention.hpp"
 #include "lib/metrics/error_metrics.hpp"

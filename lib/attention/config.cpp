@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "emulation/accumulation.hpp"
 #include "lib/attention/options.hpp"
 #include "lib/limits/strict_parse.hpp"

@@ -16,6 +16,8 @@
 #include "lib/attention/product.hpp"
 #if SIMPREC_AVX512_KERNELS
 #include <immintrin.h>
+
+#include <nlohmann/json.hpp>
 #endif
 
 namespace simprec::attention {

@@ -3,6 +3,8 @@
 #include <map>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "emulation/excerpt.hpp"
 #include "lib/attention/input_quantization.hpp"
 #include "lib/attention/options.hpp"

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 namespace simprec::attention {
 namespace {
 

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "lib/attention/analysis.hpp"
 #include "lib/attention/attention.hpp"
 #include "lib/attention/dispatch.hpp"

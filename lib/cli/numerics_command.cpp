@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "emulation/format.hpp"
 #include "lib/attention/model.hpp"
 #include "lib/attention/numerics_spec.hpp"

@@ -1,5 +1,7 @@
 #include "lib/tracing/site_trace.hpp"
 
+#include <nlohmann/json.hpp>
+
 namespace simprec::tracing {
 
 nlohmann::json SiteTrace::to_json() const {

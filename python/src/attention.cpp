@@ -3,6 +3,8 @@
 // traces and the attribution of the bias to sites. Also the input generators.
 #include <pybind11/stl.h>
 
+#include <nlohmann/json.hpp>
+
 #include "lib/attention/analysis.hpp"
 #include "lib/attention/footprint.hpp"
 #include "lib/attention/numerics_spec.hpp"

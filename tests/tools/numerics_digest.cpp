@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "lib/attention/attention.hpp"
 #include "lib/attention/numerics_spec.hpp"
 #include "lib/attention/options.hpp"
