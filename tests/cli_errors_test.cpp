@@ -170,8 +170,8 @@ TEST(CliErrors, RoundSeedsAreCheckedToo) {
 }  // namespace
 
 TEST(CliErrors, AnInputTheInputSiteOverflowsIsBlamedOnTheRounding) {
-  // 1e5 is a finite float32 input; fp16's largest value is 65504. The refusal names the input
-  // site's rounding that overflowed, not the input.
+  // 1e5 is a finite float32 input; fp16's largest value is 65504. The fp64 reference refuses the
+  // infinity, naming the input site's rounding that overflowed, not the input.
   const auto dir = fresh_dir("cli_errors_input_overflow");
   std::string data = simprec::testing::float32_data(1.0f, 16 * 16);
   const float big = 1e5f;

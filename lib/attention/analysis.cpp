@@ -104,7 +104,7 @@ AttentionAnalysis analyse_attention(const AttentionInputs& inputs, const Attenti
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!options.reference) return a;
 
-  const AttentionInputs rounded = round_inputs(inputs, config);
+  const AttentionInputs rounded = round_inputs_for_reference(inputs, config);
   a.reference = reference_attention(rounded, a.scale, config.causal, config.threads);
   const int64_t draws = inputs.shape.batch;
   a.metrics = metrics_of(a.outputs, *a.reference, draws, config);

@@ -7,6 +7,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "emulation/parallel.hpp"
@@ -23,27 +24,36 @@ AttentionInputs round_inputs(const AttentionInputs& inputs, const AttentionConfi
   AttentionInputs rounded = inputs;
   const SiteRounder r(config.site(Site::kInput), config.seed, Site::kInput);
   uint64_t base = 0;
-  const std::pair<std::vector<double>*, const char*> tensors[] = {
-      {&rounded.q, "Q"}, {&rounded.k, "K"}, {&rounded.v, "V"}, {&rounded.d_out, "dO"}};
-  for (const auto& [x, name] : tensors) {
+  for (std::vector<double>* x : {&rounded.q, &rounded.k, &rounded.v, &rounded.d_out}) {
+    for (size_t i = 0; i < x->size(); ++i) (*x)[i] = r((*x)[i], base + i);
+    base += x->size();
+  }
+  return rounded;
+}
+
+AttentionInputs round_inputs_for_reference(const AttentionInputs& inputs,
+                                           const AttentionConfig& config) {
+  AttentionInputs rounded = round_inputs(inputs, config);
+  const std::tuple<const std::vector<double>*, const std::vector<double>*, const char*> tensors[] =
+      {{&inputs.q, &rounded.q, "Q"},
+       {&inputs.k, &rounded.k, "K"},
+       {&inputs.v, &rounded.v, "V"},
+       {&inputs.d_out, &rounded.d_out, "dO"}};
+  for (const auto& [raw, x, name] : tensors) {
     for (size_t i = 0; i < x->size(); ++i) {
-      const double value = (*x)[i];
-      (*x)[i] = r(value, base + i);
+      if (std::isfinite((*x)[i]) || !std::isfinite((*raw)[i])) continue;
       // A finite input the input site takes out of its format's range: the rounding overflowed,
       // not the input.
-      if (!std::isfinite((*x)[i])) {
-        const Format& f = r.format();
-        throw std::invalid_argument(
-            std::string("the input site rounds ") + name + " to " + f.name() + " (" +
-            rounding_name(r.rounding()) + "), whose largest finite value is " +
-            limits::shortest_text(f.max_finite()) + ": " + name + " at flat index " +
-            std::to_string(i) + " is " + limits::shortest_text(value) + ", which overflows to " +
-            limits::shortest_text((*x)[i]) +
-            "; give a wider format (format= or input=) or "
-            "smaller inputs");
-      }
+      const Format& f = config.site(Site::kInput).format;
+      throw std::invalid_argument(
+          std::string("the input site rounds ") + name + " to " + f.name() + " (" +
+          rounding_name(config.site(Site::kInput).rounding) + "), whose largest finite value is " +
+          limits::shortest_text(f.max_finite()) + ": " + name + " at flat index " +
+          std::to_string(i) + " is " + limits::shortest_text((*raw)[i]) + ", which overflows to " +
+          limits::shortest_text((*x)[i]) +
+          ", and the fp64 reference needs finite values; give a wider format (format= or "
+          "input=) or smaller inputs");
     }
-    base += x->size();
   }
   return rounded;
 }

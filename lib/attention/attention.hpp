@@ -12,6 +12,11 @@ namespace simprec::attention {
 
 // The inputs as rounded at the `input` site (what both the emulation and the reference see).
 AttentionInputs round_inputs(const AttentionInputs& inputs, const AttentionConfig& config);
+// The same for the fp64 reference, which needs finite values: throws std::invalid_argument naming
+// the input site's rounding where it takes a finite input out of its format's range. (The
+// emulation itself takes such an infinity through every site, as a kernel would.)
+AttentionInputs round_inputs_for_reference(const AttentionInputs& inputs,
+                                           const AttentionConfig& config);
 
 // How run_attention may compute: kAllowed takes the float fast path (float_flash.hpp) for the
 // configurations it computes bit-identically (the fp32 preset); kSiteBySite rounds site by site

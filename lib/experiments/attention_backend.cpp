@@ -391,7 +391,7 @@ nlohmann::json AttentionBackend::run_case(const nlohmann::json& params, unsigned
   config.trace = true;
   const bool backward = analysis.value("backward", true);
   const attention::AttentionInputs raw = make_inputs(params["input"], backward);
-  const attention::AttentionInputs rounded = attention::round_inputs(raw, config);
+  const attention::AttentionInputs rounded = attention::round_inputs_for_reference(raw, config);
   const attention::AttentionOutputs reference = attention::reference_attention(
       rounded, attention::softmax_scale(config, raw.shape), config.causal, threads);
   const attention::AttentionOutputs out = attention::run_attention(raw, config);

@@ -164,7 +164,7 @@ AttentionOutputs run(const EmulationCall& call, const AttentionInputs& in,
 }
 
 AttentionOutputs reference_of(const AttentionInputs& in, const AttentionConfig& config) {
-  return attention::reference_attention(attention::round_inputs(in, config),
+  return attention::reference_attention(attention::round_inputs_for_reference(in, config),
                                         attention::softmax_scale(config, in.shape), config.causal,
                                         config.threads);
 }
