@@ -17,8 +17,9 @@ const std::string kValidate = std::string("validate --plugin ") +
 
 TEST(OnlineSoftmaxPlugin, BitExactOnOAndLseAsDeclared) {
   for (const std::string inputs :
-       {"--generate repeated-max --dim B=2 --dim H=2 --dim Sq=200 --dim D=64 --seed 1",
-        "--generate normal --dim Sq=333 --dim D=64 --param causal=true --seed 2",
+       {"--generate repeated-max --dim B=2 --dim H=1 --dim Sq=100 --dim D=64 --seed 1",
+        "--generate normal --dim B=1 --dim H=1 --dim Sq=133 --dim D=64 --param causal=true --seed "
+        "2",
         "--generate peaky --dim B=2 --dim Sq=150 --dim D=64 --seed 3",
         "--generate sinks --dim Sq=97 --dim D=16 --seed 4"}) {
     SCOPED_TRACE(inputs);
@@ -27,6 +28,16 @@ TEST(OnlineSoftmaxPlugin, BitExactOnOAndLseAsDeclared) {
     EXPECT_NE(r.output.find("output LSE format=fp32"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("result PASS bit-exact as claimed"), std::string::npos) << r.output;
   }
+}
+
+TEST(OnlineSoftmaxPlugin, BitExactAgainstItsModelFile) {
+  // lib/attention/models/online-softmax.toml says the same as the declared spec.
+  const CommandResult r = run_simprec(
+      kValidate +
+      "--generate peaky --dim B=2 --dim Sq=150 --dim D=64 --seed 3 --model online-softmax "
+      "--require-bit-exact");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("result PASS bit-exact"), std::string::npos) << r.output;
 }
 
 TEST(OnlineSoftmaxPlugin, TheLseNeedsTheRoundedScaledMax) {
