@@ -23,25 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugins/simprec_plugin.h"
+#include "plugin_helpers.h"
 
 enum { kKeyBlock = 32 };
-
-static float bf16_to_float(uint16_t bits) {
-  const uint32_t wide = (uint32_t)bits << 16;
-  float f;
-  memcpy(&f, &wide, sizeof f);
-  return f;
-}
-
-/* Round to nearest even into bf16 (see example_plugin.c for why this works). */
-static uint16_t float_to_bf16(float f) {
-  uint32_t bits;
-  memcpy(&bits, &f, sizeof bits);
-  if (isnan(f)) return (uint16_t)((bits >> 16) | 0x0040);
-  bits += 0x7fff + ((bits >> 16) & 1);
-  return (uint16_t)(bits >> 16);
-}
 
 static float rounded_bf16(float f) {
   return bf16_to_float(float_to_bf16(f));
@@ -53,25 +37,6 @@ static float expf_rounded(float x) {
 
 static float logf_rounded(float x) {
   return (float)log((double)x);
-}
-
-static const SimprecTensor* find_tensor(const SimprecRunArgs* args, const char* name) {
-  for (size_t i = 0; i < args->tensor_count; ++i) {
-    if (strcmp(args->tensors[i]->name, name) == 0) return args->tensors[i];
-  }
-  return NULL;
-}
-
-static const SimprecNamedValue* find_parameter(const SimprecRunArgs* args, const char* name) {
-  for (size_t i = 0; i < args->parameter_count; ++i) {
-    if (strcmp(args->parameters[i]->name, name) == 0) return args->parameters[i];
-  }
-  return NULL;
-}
-
-static SimprecStatus fail(const SimprecRunArgs* args, SimprecStatus status, const char* message) {
-  if (args->error && args->error_size > 0) snprintf(args->error, args->error_size, "%s", message);
-  return status;
 }
 
 /* One query row: its O into o (dv bf16 values) and its LSE. */
