@@ -35,7 +35,7 @@ std::string canonical(const std::string& spec, const Format& f = formats::bf16) 
 }
 
 TEST(NumericsSpec, CanonicalFormsWrittenOutByHand) {
-  // torch-math keeps P in fp32 (preset.cpp), so p_cast=bf16:rne is a change.
+  // torch-math keeps P in fp32 (models/torch-math.toml), so p_cast=bf16:rne is a change.
   EXPECT_EQ(canonical("torch-math,p_cast=bf16:rne"), "torch-math,format=bf16,p_cast=bf16:rne");
   // A site spec without a rounding means round-to-nearest-even.
   EXPECT_EQ(canonical("torch-math,p_cast=bf16"), "torch-math,format=bf16,p_cast=bf16:rne");

@@ -64,7 +64,7 @@ class Head : private SiteArithmetic {
   // The blocks of the forward pass.
   BlockGrid forward_grid() const;
 
-  // flash_normalised_forward.cpp: FlashAttention-1's Algorithm 1 (config.hpp, FlashState).
+  // flash_normalised_forward.cpp: FlashAttention-1's Algorithm 1 (flash_state=normalised).
   void forward_flash_normalised();
 
   // Query row gi's O and LSE from its split-KV partials (split sp's O row at o_part + sp *
@@ -78,7 +78,7 @@ class Head : private SiteArithmetic {
 
   // flash_backward.cpp
   void backward_flash();
-  // D_i = rowsum(dO o O) in the order delta_sum gives (config.hpp, DeltaSum), each addition
+  // D_i = rowsum(dO o O) in the order delta_sum gives (strategies/delta_sum.hpp), each addition
   // rounded at d (the threads' partial sums by d's accumulation model).
   double delta_from_output(int64_t i) const;
   // P of rows [i0, i1) x keys [j0, j1) recomputed from the log-sum-exp.
