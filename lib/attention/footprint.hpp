@@ -1,6 +1,6 @@
-// What an attention run's shape costs before it runs: element counts that must fit in 64 bits,
-// and an estimate of the memory the emulation, the fp64 reference and the comparison need
-// (docs/attention.md, "Memory bound").
+// What an attention run costs before it runs: an estimate of the memory the emulation, the fp64
+// reference and the comparison need (docs/attention.md, "Memory bound"). The shape's own checks
+// are tensors.hpp's check_shape.
 #pragma once
 
 #include <cstdint>
