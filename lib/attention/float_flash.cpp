@@ -14,10 +14,9 @@
 #include "emulation/elementary.hpp"
 #include "emulation/tensor_core.hpp"
 #include "lib/attention/product.hpp"
+#include <nlohmann/json.hpp>
 #if SIMPREC_AVX512_KERNELS
 #include <immintrin.h>
-
-#include <nlohmann/json.hpp>
 #endif
 
 namespace simprec::attention {
