@@ -10,11 +10,11 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include "emulation/cpu_level.hpp"
 #include "emulation/elementary.hpp"
 #include "emulation/tensor_core.hpp"
 #include "lib/attention/product.hpp"
-#include <nlohmann/json.hpp>
 #if SIMPREC_AVX512_KERNELS
 #include <immintrin.h>
 #endif
