@@ -7,6 +7,7 @@
 
 #include "emulation/arithmetic.hpp"
 #include "emulation/exact_accumulator.hpp"
+#include "emulation/excerpt.hpp"
 #include "emulation/tensor_core.hpp"
 
 namespace simprec {
@@ -136,7 +137,7 @@ std::unique_ptr<Accumulation> make_accumulation(std::string_view name) {
   if (auto it = r.makers.find(name); it != r.makers.end()) return it->second();
   std::string known;
   for (const auto& [n, _] : r.makers) known += (known.empty() ? "" : " ") + n;
-  throw std::invalid_argument("unknown accumulation model '" + std::string(name) +
+  throw std::invalid_argument("unknown accumulation model '" + excerpt(name) +
                               "': expected one of " + known);
 }
 

@@ -27,4 +27,12 @@ std::string excerpt(std::string_view text, size_t max_chars) {
   return out;
 }
 
+std::string bounded_message(std::string_view message, size_t max_bytes) {
+  if (message.size() <= max_bytes) return std::string(message);
+  const size_t tail = max_bytes / 8, head = max_bytes - tail;
+  return std::string(message.substr(0, head)) + " [... " +
+         std::to_string(message.size() - head - tail) + " bytes cut ...] " +
+         std::string(message.substr(message.size() - tail));
+}
+
 }  // namespace simprec

@@ -13,4 +13,9 @@ namespace simprec {
 // ASCII escaped (\n, \xNN) and "..." (and the full length) when cut.
 std::string excerpt(std::string_view text, size_t max_chars = 60);
 
+// An error message as a program prints it: whole up to `max_bytes`, else its start and end with
+// the size of what was cut between them. The last guard of the rule that a message quotes at
+// most an excerpt of the input, for the places that quote a user's text whole.
+std::string bounded_message(std::string_view message, size_t max_bytes = 4096);
+
 }  // namespace simprec

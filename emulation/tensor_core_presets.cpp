@@ -3,6 +3,7 @@
 // others restate published models (Fasi et al. 2021, Khattak & Mikaitis 2025) unchecked here.
 #include <stdexcept>
 
+#include "emulation/excerpt.hpp"
 #include "emulation/tensor_core.hpp"
 
 namespace simprec {
@@ -161,7 +162,7 @@ const TensorCoreModel& tensor_core_model(std::string_view name) {
   std::string known;
   for (const TensorCoreModel& m : tensor_core_models())
     known += (known.empty() ? "" : ", ") + m.name;
-  throw std::invalid_argument("unknown tensor-core model '" + std::string(name) +
+  throw std::invalid_argument("unknown tensor-core model '" + excerpt(name) +
                               "': expected one of " + known);
 }
 

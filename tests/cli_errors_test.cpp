@@ -188,3 +188,24 @@ TEST(CliErrors, AnInputTheInputSiteOverflowsIsBlamedOnTheRounding) {
                        "value is 65504: Q at flat index 6 is 1e+05, which overflows to inf"))
       << r.output;
 }
+
+TEST(CliErrors, EveryCommandQuotesAHugeArgumentInPart) {
+  // Each of these echoed a 100 KB argument whole; a message quotes an excerpt, and whatever
+  // quotes a text whole is cut by the last guard (bounded_message), so no error exceeds a few KB.
+  const std::string huge(100000, 'x');
+  const auto dir = fresh_dir("cli_errors_huge_argument");
+  write_raw_npy(dir / "a.npy", "<f4", "(16, 16)", simprec::testing::float32_data(1.0f, 16 * 16));
+  const std::string a = (dir / "a.npy").string();
+  for (const std::string& args :
+       {"attention --generate " + huge + " --shape 1,1,8,8 --out " + (dir / "o").string(),
+        "attention --numerics fa2," + huge + " --generate normal --shape 1,1,8,8",
+        "quantize --scheme " + huge + " --in " + a + " --out " + (dir / "q").string(),
+        "mma --model " + huge + " --a " + a + " --b " + a + " --out " + (dir / "d.npy").string(),
+        "numerics " + huge}) {
+    const auto r = run_simprec(args);
+    EXPECT_NE(r.exit_code, 0) << args.substr(0, 40);
+    EXPECT_LT(r.output.size(), 5000u) << args.substr(0, 40) << ": " << r.output.substr(0, 300);
+    EXPECT_TRUE(contains(r.output, "bytes"))
+        << args.substr(0, 40) << ": " << r.output.substr(0, 300);
+  }
+}

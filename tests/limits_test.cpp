@@ -77,6 +77,16 @@ TEST(StrictParse, ExcerptsAreShortAndPrintable) {
   EXPECT_EQ(cut, std::string(60, '7') + "... (10000000 bytes)");
 }
 
+TEST(StrictParse, MessagesAreBoundedWholeUpToTheLimit) {
+  EXPECT_EQ(simprec::bounded_message("short"), "short");
+  const std::string at_limit(4096, 'a');
+  EXPECT_EQ(simprec::bounded_message(at_limit), at_limit);
+  // 3584 bytes of the start, 512 of the end, and the count of the 5904 between.
+  const std::string message = std::string(5000, 'h') + std::string(5000, 't');
+  EXPECT_EQ(simprec::bounded_message(message),
+            std::string(3584, 'h') + " [... 5904 bytes cut ...] " + std::string(512, 't'));
+}
+
 TEST(MemoryBound, SizesParseAsDocumented) {
   EXPECT_EQ(parse_memory_size("1000", "--max-memory"), 1000u);
   EXPECT_EQ(parse_memory_size("512M", "--max-memory"), uint64_t{512} << 20);

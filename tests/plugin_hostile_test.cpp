@@ -6,6 +6,7 @@
 // a process left running.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include "tests/plugin_test_support.hpp"
 
@@ -177,6 +178,46 @@ TEST(HostilePlugin, AMessageThatIsNotUtf8ArrivesEscaped) {
     const auto r = validate("bad_utf8", "", in);
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_TRUE(contains(r.output, escaped)) << (in ? "in process: " : "") << r.output;
+  }
+}
+
+}  // namespace
+}  // namespace simprec::plugins
+
+namespace simprec::plugins {
+namespace {
+
+// A FIFO where a plugin or its model is expected: dlopen, and a reader without O_NONBLOCK, would
+// wait for a writer; both are refused at once, naming what the file is.
+TEST(HostilePlugin, AFifoIsRefusedAsAPluginAndAsItsModel) {
+  const auto dir = testing::fresh_dir("hostile_plugin_fifo");
+  ASSERT_EQ(::mkfifo((dir / "fifo.so").c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo((dir / "model.toml").c_str(), 0600), 0);
+  for (const char* isolation : {"", "--in-process "}) {
+    const auto started = std::chrono::steady_clock::now();
+    auto r = run_simprec(std::string("plugins list --timeout 20 ") + isolation +
+                         (dir / "fifo.so").string());
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_TRUE(contains(r.output, "fifo.so: not a regular file (a FIFO)")) << r.output;
+    r = run_simprec(std::string("validate --timeout 20 ") + isolation + "--plugin " + kPluginDir +
+                    "/cpu_reference.so --kernel attention_forward_f32 --model " +
+                    (dir / "model.toml").string());
+    EXPECT_NE(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "model.toml: not a regular file (a FIFO)")) << r.output;
+  }
+}
+
+// A model named by the user is quoted in part, whatever its length.
+TEST(HostilePlugin, AHugeModelIsQuotedInPart) {
+  const std::string huge(100000, 'x');
+  for (const char* kernel : {"gemm_f32", "attention_forward_f32"}) {
+    for (const std::string& model : {huge, "fa2," + huge}) {
+      const auto r = run_simprec("validate --in-process --plugin " + kPluginDir +
+                                 "/cpu_reference.so --kernel " + kernel + " --model " + model);
+      EXPECT_NE(r.exit_code, 0) << r.output.substr(0, 300);
+      EXPECT_LT(r.output.size(), 5000u) << kernel << ": " << r.output.substr(0, 300);
+    }
   }
 }
 

@@ -3,6 +3,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "emulation/excerpt.hpp"
 #include "lib/cli/command.hpp"
 
 namespace simprec::cli {
@@ -26,7 +27,7 @@ int main(int argc, char** argv) {
   } catch (const simprec::cli::ExitStatus& status) {
     return status.code;
   } catch (const simprec::cli::UsageError& e) {
-    std::fprintf(stderr, "simprec: error: %s\n", e.what());
+    std::fprintf(stderr, "simprec: error: %s\n", simprec::bounded_message(e.what()).c_str());
     return 2;
   } catch (const std::bad_alloc&) {
     // Sizes from input are checked and estimated before allocating (docs: the memory bound);
@@ -40,7 +41,7 @@ int main(int argc, char** argv) {
                  "simprec: error: a size computed from the input is too large to allocate\n");
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "simprec: error: %s\n", e.what());
+    std::fprintf(stderr, "simprec: error: %s\n", simprec::bounded_message(e.what()).c_str());
     return 1;
   }
   return 0;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "emulation/excerpt.hpp"
 #include "lib/cli/command.hpp"
 #include "lib/cli/number_text.hpp"
 #include "lib/cli/output_option.hpp"
@@ -79,7 +80,8 @@ void run_quantize(const Options& o) {
     throw UsageError("quantize needs --scheme, --in and --out");
   }
   if (!quantize::is_scheme(o.scheme)) {
-    throw UsageError("--scheme '" + o.scheme + "': expected one of " + quantize::scheme_names());
+    throw UsageError("--scheme '" + excerpt(o.scheme) + "': expected one of " +
+                     quantize::scheme_names());
   }
   if (o.block_size_given && (o.block_size < 1 || o.block_size > quantize::kMaxBlockSize)) {
     throw UsageError("--block-size " + std::to_string(o.block_size) + ": expected 1..2^30");

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 
+#include "emulation/excerpt.hpp"
 #include "emulation/round.hpp"
 #include "lib/attention/attention.hpp"
 #include "lib/attention/attribution.hpp"
@@ -311,8 +312,8 @@ void AttentionBackend::check_input(const InputSpec& input) const {
     if (std::find(kinds.begin(), kinds.end(), input.generator) == kinds.end()) {
       std::string list;
       for (const auto& k : kinds) list += (list.empty() ? "" : ", ") + k;
-      throw FieldError("generator",
-                       "unknown generator '" + input.generator + "': expected one of " + list);
+      throw FieldError("generator", "unknown generator '" + excerpt(input.generator) +
+                                        "': expected one of " + list);
     }
     try {
       inputs::generator_params(input.options);

@@ -7,6 +7,7 @@
 #include <span>
 #include <stdexcept>
 
+#include "emulation/excerpt.hpp"
 #include "emulation/random.hpp"
 #include "emulation/round.hpp"
 #include "lib/attention/footprint.hpp"
@@ -65,7 +66,7 @@ GeneratorParams generator_params(const std::map<std::string, double>& values) {
         throw bad("an integer in [1, " + std::to_string(kMaxPrototypes) + "]");
       p.prototypes = static_cast<int>(value);
     } else {
-      throw std::invalid_argument("unknown generator parameter '" + key +
+      throw std::invalid_argument("unknown generator parameter '" + excerpt(key) +
                                   "' (expected peak, prototypes or concentration)");
     }
   }
@@ -82,8 +83,8 @@ AttentionInputs generate(std::string_view kind, const AttentionShape& shape_in, 
   if (!known) {
     std::string list;
     for (const auto& k : generator_kinds()) list += (list.empty() ? "" : ", ") + k;
-    throw std::invalid_argument("unknown input generator '" + std::string(kind) +
-                                "' (known: " + list + ")");
+    throw std::invalid_argument("unknown input generator '" + excerpt(kind) + "' (known: " + list +
+                                ")");
   }
   AttentionInputs in;
   in.shape = s;

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "emulation/excerpt.hpp"
 #include "emulation/mx_scaling.hpp"
 #include "emulation/nvfp4_scaling.hpp"
 
@@ -30,7 +31,7 @@ bool is_scheme(std::string_view name) {
 QuantizedTensor quantize_tensor(const NpyArray& array, const QuantizeOptions& options) {
   const MxScheme* mx = find_mx_scheme(options.scheme);
   if (!mx && options.scheme != "nvfp4") {
-    throw std::invalid_argument("scheme '" + options.scheme + "': expected one of " +
+    throw std::invalid_argument("scheme '" + excerpt(options.scheme) + "': expected one of " +
                                 scheme_names());
   }
   if (options.block_size < 0 || options.block_size > kMaxBlockSize) {

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <variant>
 
+#include "emulation/excerpt.hpp"
 #include "lib/attention/attention.hpp"
 #include "lib/attention/numerics_spec.hpp"
 #include "lib/attention/options.hpp"
@@ -246,7 +247,8 @@ AttentionConfig attention_config(const plugins::KernelInfo& kernel, const std::s
                                        ":" + attention::rounding_name(c.site(s).rounding));
     }
   } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument("kernel '" + kernel.name + "': model '" + model + "': " + e.what());
+    throw std::invalid_argument("kernel '" + excerpt(kernel.name) + "': model '" + excerpt(model) +
+                                "': " + e.what());
   }
   c.causal = bool_parameter(parameters, "causal");
   if (const auto scale = number_parameter(parameters, "scale")) {

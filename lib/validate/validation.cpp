@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "emulation/cancellation.hpp"
+#include "emulation/excerpt.hpp"
 #include "lib/attention/numerics_spec.hpp"
 #include "lib/validate/attention_emulation.hpp"
 #include "lib/validate/kernel_emulation.hpp"
@@ -36,7 +37,7 @@ std::vector<uint32_t> run_device_function(plugins::Plugin& plugin, const std::st
   const plugins::KernelInfo& f = plugin.info().kernel(name);
   const plugins::OperandInfo* xin = f.operand("x");
   if (f.kind != plugins::KernelKind::kFunction || !xin || xin->shape.size() != 1) {
-    throw std::invalid_argument("kernel '" + name + "' of plugin '" + plugin.info().name +
+    throw std::invalid_argument("kernel '" + excerpt(name) + "' of plugin '" + plugin.info().name +
                                 "' is not a device function of x [N]");
   }
   const plugins::DimensionInfo* d = f.dimension(xin->shape[0]);

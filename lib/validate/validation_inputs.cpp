@@ -6,6 +6,7 @@
 #include <span>
 #include <stdexcept>
 
+#include "emulation/excerpt.hpp"
 #include "emulation/random.hpp"
 #include "emulation/round.hpp"
 #include "lib/inputs/generators.hpp"
@@ -212,18 +213,20 @@ plugins::KernelRequest make_validation_request(const KernelInfo& kernel,
   for (const auto& [name, file] : choices.files) {
     const OperandInfo* o = kernel.operand(name);
     if (!o || o->is_output)
-      throw std::invalid_argument("kernel '" + kernel.name + "' has no input '" + name + "'");
+      throw std::invalid_argument("kernel '" + kernel.name + "' has no input '" + excerpt(name) +
+                                  "'");
   }
   for (const auto& name : choices.omitted) {
     const OperandInfo* o = kernel.operand(name);
     if (!o || o->is_output || !o->optional) {
-      throw std::invalid_argument("kernel '" + kernel.name + "' has no optional input '" + name +
-                                  "'");
+      throw std::invalid_argument("kernel '" + kernel.name + "' has no optional input '" +
+                                  excerpt(name) + "'");
     }
   }
   for (const auto& [name, format] : choices.formats) {
     if (!kernel.operand(name))
-      throw std::invalid_argument("kernel '" + kernel.name + "' has no operand '" + name + "'");
+      throw std::invalid_argument("kernel '" + kernel.name + "' has no operand '" + excerpt(name) +
+                                  "'");
   }
 
   plugins::KernelRequest request;
@@ -287,7 +290,8 @@ plugins::KernelRequest make_validation_request(const KernelInfo& kernel,
   for (const auto& [name, text] : choices.parameters) {
     const plugins::ParameterInfo* p = kernel.parameter(name);
     if (!p)
-      throw std::invalid_argument("kernel '" + kernel.name + "' has no parameter '" + name + "'");
+      throw std::invalid_argument("kernel '" + kernel.name + "' has no parameter '" +
+                                  excerpt(name) + "'");
     request.parameters.push_back({name, plugins::parse_value(p->type, text)});
   }
   if (kernel.kind == plugins::KernelKind::kAttentionBackward) {

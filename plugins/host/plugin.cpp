@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <stdexcept>
 
+#include "lib/limits/input_file.hpp"
 #include "plugins/host/out_of_process.hpp"
 #include "plugins/host/plugin_error.hpp"
 #include "plugins/host/shared_library.hpp"
@@ -13,6 +15,13 @@ namespace fs = std::filesystem;
 
 std::unique_ptr<Plugin> open_plugin(const fs::path& path, const OpenOptions& options) {
   if (!fs::exists(path)) throw PluginError("plugin " + path.string() + ": no such file");
+  // dlopen of a FIFO or a device waits for a writer, in this process or the runner: only a
+  // regular file is loaded, checked as the file reader checks every file simprec opens.
+  try {
+    limits::InputFile checked(path, "a plugin (a shared library)");
+  } catch (const std::runtime_error& e) {
+    throw PluginError(std::string("plugin ") + e.what());
+  }
   // dlopen searches the library path for a bare name; a plugin is always a file we name.
   const fs::path absolute = fs::absolute(path);
   if (options.isolation == Isolation::kInProcess)

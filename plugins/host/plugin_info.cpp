@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "emulation/excerpt.hpp"
 #include "plugins/host/plugin_error.hpp"
 
 namespace simprec::plugins {
@@ -148,7 +149,7 @@ const KernelInfo& PluginInfo::kernel(std::string_view wanted) const {
   if (const auto* k = find_named(kernels, wanted)) return *k;
   std::string names;
   for (const auto& k : kernels) names += (names.empty() ? "" : ", ") + k.name;
-  throw PluginError("plugin '" + name + "' (" + path + ") has no kernel '" + std::string(wanted) +
+  throw PluginError("plugin '" + name + "' (" + path + ") has no kernel '" + excerpt(wanted) +
                     "'; it offers: " + (names.empty() ? "none" : names));
 }
 

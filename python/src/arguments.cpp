@@ -1,4 +1,5 @@
 #include "python/src/arguments.hpp"
+#include "emulation/excerpt.hpp"
 
 #include <cstring>
 #include <stdexcept>
@@ -28,7 +29,7 @@ Format format_argument(const std::string& name, const std::optional<std::string>
   }
   if (!subnormals) f.subnormals = SubnormalPolicy::kFlush;
   if (const std::string problem = f.validate(); !problem.empty()) {
-    throw py::value_error("format '" + name + "'" +
+    throw py::value_error("format '" + excerpt(name) + "'" +
                           (overflow ? " with overflow='" + *overflow + "'" : std::string()) + ": " +
                           problem);
   }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "emulation/excerpt.hpp"
 #include "lib/attention/numerics_spec.hpp"
 #include "lib/inputs/generators.hpp"
 #include "python/src/arguments.hpp"
@@ -28,8 +29,8 @@ attention::AttentionConfig attention_config(const ConfigChoices& c) {
     spec.mitigations.insert(spec.mitigations.end(), c.mitigations.begin(), c.mitigations.end());
     config = attention::make_config(spec, parse_format(c.format));
   } catch (const std::invalid_argument& e) {
-    throw py::value_error(std::string("numerics='") + c.numerics + "', format='" + c.format +
-                          "': " + e.what());
+    throw py::value_error(std::string("numerics='") + excerpt(c.numerics) + "', format='" +
+                          excerpt(c.format) + "': " + e.what());
   }
   config.causal = c.causal;
   if (c.scale) {

@@ -154,3 +154,19 @@ def test_ctrl_c_stops_a_long_attention_call():
     assert "finished" not in out, "the call ran to its end: " + err
     assert child.returncode != 0
     assert "KeyboardInterrupt" in err, err
+
+
+@pytest.mark.parametrize("call", [
+    lambda huge: simprec.attention(Q, Q, Q, numerics="fa2," + huge),
+    lambda huge: simprec.attention(Q, Q, Q, format=huge),
+    lambda huge: simprec.canonical_numerics("fa2," + huge),
+    lambda huge: simprec.matmul(np.zeros((4, 4), np.float32), np.zeros((4, 4), np.float32),
+                                model=huge),
+])
+def test_a_huge_argument_is_quoted_in_part(call):
+    # Each error quotes an excerpt of the text, and no message passes the bound the command-line
+    # tool keeps (4096 bytes and the count of what was cut).
+    with pytest.raises(ValueError) as e:
+        call("x" * 120000)
+    assert len(str(e.value)) < 5000
+    assert "bytes" in str(e.value)
