@@ -180,13 +180,10 @@ void print_validation(std::FILE* out, const ValidationResult& r) {
   for (const auto& c : r.comparisons) {
     std::fprintf(out,
                  "output %s format=%s shape=%s values=%" PRId64 " bitwise-equal=%" PRId64
-                 " (%.4g%%) both-nan=%" PRId64 " nan-mismatch=%" PRId64 "\n",
+                 " (%s%%) both-nan=%" PRId64 " nan-mismatch=%" PRId64 "\n",
                  c.name.c_str(), c.format.c_str(), plugins::shape_text(c.shape).c_str(), c.values,
-                 c.bitwise_equal,
-                 c.values
-                     ? 100.0 * static_cast<double>(c.bitwise_equal) / static_cast<double>(c.values)
-                     : 100.0,
-                 c.both_nan, c.nan_mismatch);
+                 c.bitwise_equal, percentage_text(c.bitwise_equal, c.values).c_str(), c.both_nan,
+                 c.nan_mismatch);
     for (const auto& b : c.histogram) {
       if (b.count > 0)
         std::fprintf(out, "  ulp %-16s %" PRId64 "\n", bucket_label(b).c_str(), b.count);
