@@ -28,6 +28,10 @@ const std::string kWithoutRescale =
     "fp32,p_cast=bf16:rne,o_out=bf16:rne,tile=64x32,lse_impl=shift-log";
 const std::string kExactLse =
     "fp32,p_cast=bf16:rne,o_out=bf16:rne,tile=64x32,rescale=natural-shift,lse_impl=exact";
+const std::string kKeyBlocksOf64 =
+    "fp32,p_cast=bf16:rne,o_out=bf16:rne,tile=64x64,rescale=natural-shift,lse_impl=shift-log";
+const std::string kPTruncated =
+    "fp32,p_cast=bf16:rtz,o_out=bf16:rne,tile=64x32,rescale=natural-shift,lse_impl=shift-log";
 const std::string kInputs =
     "--generate outliers --dim B=1 --dim H=2 --dim Sq=96 --dim D=16 --seed 10";
 
@@ -57,11 +61,12 @@ const Alternative* find(const ValidationResult& r, const std::string& option,
 
 // The alternative names `value` in `option` and makes the located row and every row agree, and
 // no alternative makes more rows agree.
-void expect_named(const ValidationResult& r, const std::string& option, const std::string& value) {
+void expect_named(const ValidationResult& r, Alternative::Kind kind, const std::string& option,
+                  const std::string& value) {
   ASSERT_TRUE(r.locate);
   const Alternative* a = find(r, option, value);
   ASSERT_NE(a, nullptr) << option << "=" << value << " was not tried";
-  EXPECT_TRUE(a->slot);
+  EXPECT_EQ(a->kind, kind);
   EXPECT_TRUE(a->changes);
   EXPECT_TRUE(a->agreement.row_agrees);
   EXPECT_EQ(a->agreement.rows, 96);
@@ -79,8 +84,9 @@ void expect_named(const ValidationResult& r, const std::string& option, const st
   EXPECT_EQ(r.locate->model.outputs.at(1).agreeing, lse_rows_equal);
 }
 
-// The first element of each output where the kernel's and the emulation's bits differ.
-void expect_first_differences(const ValidationResult& r) {
+// The first element of each output where the kernel's and the emulation's bits differ, and the
+// located row's forward pass in `blocks` key blocks.
+void expect_first_differences(const ValidationResult& r, size_t blocks) {
   size_t reported = 0;
   for (size_t t = 0; t < r.kernel_outputs.size(); ++t) {
     const auto& k = r.kernel_outputs[t];
@@ -103,16 +109,22 @@ void expect_first_differences(const ValidationResult& r) {
   }
   EXPECT_EQ(reported, r.locate->differences.size());
   ASSERT_TRUE(r.locate->located);
-  // The located row's forward pass: its three key blocks and its LSE as the emulation wrote it.
+  // The located row's forward pass: its key blocks and the located value as the emulation
+  // wrote it.
+  const auto& located = *r.locate->located;
   ASSERT_TRUE(r.locate->probe);
-  EXPECT_EQ(r.locate->probe->blocks.size(), 3u);
-  EXPECT_EQ(r.locate->located->emulation, r.locate->probe->lse);
+  EXPECT_EQ(r.locate->probe->blocks.size(), blocks);
+  if (located.column) {
+    EXPECT_EQ(located.emulation, r.locate->probe->o.at(*located.column));
+  } else {
+    EXPECT_EQ(located.emulation, r.locate->probe->lse);
+  }
 }
 
 TEST(ValidateLocate, NamesTheRescaleOfAKernelDescribedWithoutIt) {
   const ValidationResult r = locate(kWithoutRescale);
-  expect_first_differences(r);
-  expect_named(r, "rescale", "natural-shift");
+  expect_first_differences(r, 3);
+  expect_named(r, Alternative::Kind::kSlot, "rescale", "natural-shift");
   // The located row's max turns positive in its last key block: there alpha was formed, once.
   const auto& blocks = r.locate->probe->blocks;
   EXPECT_TRUE(blocks.back().rescaled);
@@ -122,8 +134,22 @@ TEST(ValidateLocate, NamesTheRescaleOfAKernelDescribedWithoutIt) {
 
 TEST(ValidateLocate, NamesTheLseOfAKernelDescribedWithAnExactLse) {
   const ValidationResult r = locate(kExactLse);
-  expect_first_differences(r);
-  expect_named(r, "lse_impl", "shift-log");
+  expect_first_differences(r, 3);
+  expect_named(r, Alternative::Kind::kSlot, "lse_impl", "shift-log");
+}
+
+TEST(ValidateLocate, NamesTheKeyBlockOfAKernelDescribedWithAnother) {
+  const ValidationResult r = locate(kKeyBlocksOf64);
+  expect_first_differences(r, 2);
+  expect_named(r, Alternative::Kind::kParameter, "tile", "64x32");
+}
+
+TEST(ValidateLocate, NamesTheRoundingOfPOfAKernelDescribedWithAnother) {
+  const ValidationResult r = locate(kPTruncated);
+  expect_first_differences(r, 3);
+  expect_named(r, Alternative::Kind::kSite, "p_cast", "bf16:rne");
+  // Truncating P loses about 1 ulp of O in most rows: the first difference is in O.
+  EXPECT_EQ(r.locate->located->output, "O");
 }
 
 TEST(ValidateLocate, FindsNothingWhereTheDescriptionIsRight) {

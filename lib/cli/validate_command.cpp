@@ -172,7 +172,7 @@ const RegisterCommand registration{[](CLI::App& app) {
   cmd->add_flag("--locate", o->locate,
                 "attention kernels: the first differing element of each output, the emulation's "
                 "intermediate values of its row, and which other strategy of each slot (or key "
-                "block) makes the row agree");
+                "block, or rounding at a site) makes the row agree");
   cmd->add_option(
       "--generate", o->generate,
       "attention kernels: Q, K, V (and dO) from an input generator: normal, peaky, "

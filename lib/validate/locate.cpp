@@ -19,6 +19,10 @@ using attention::AttentionOutputs;
 using attention::AttentionShape;
 using plugins::HostTensor;
 
+constexpr RoundingMode kDeterministicModes[] = {
+    RoundingMode::kNearestEven, RoundingMode::kNearestAway, RoundingMode::kTowardZero,
+    RoundingMode::kUp,          RoundingMode::kDown,        RoundingMode::kOdd};
+
 // An attention output: where the emulation's outputs hold it, and whether its rows are key rows
 // (the gradients of K and V) and it has columns (all but the LSE).
 struct OutputKind {
@@ -129,8 +133,9 @@ bool changes_problem(const AttentionShape& shape, const std::vector<HostTensor>&
 
 // The configurations to try instead of `config`: every other strategy of every slot the run reads
 // and every other value of a parameter with fixed choices, then key blocks of 16, 32, 64 and 128
-// with the run's query block. Those whose requirements the configuration does not meet are
-// counted in `refused`.
+// with the run's query block, then every other deterministic rounding (rne, rna, rtz, rup, rdn,
+// rto) at each site of a format narrower than fp64 (rounding a double to fp64 changes nothing).
+// Those whose requirements the configuration does not meet are counted in `refused`.
 std::vector<std::pair<Alternative, AttentionConfig>> candidates(const AttentionConfig& config,
                                                                 const AttentionShape& shape,
                                                                 int64_t& refused) {
@@ -144,7 +149,8 @@ std::vector<std::pair<Alternative, AttentionConfig>> candidates(const AttentionC
       ++refused;
       return;
     }
-    out.push_back({Alternative{std::string(option.key), option.slot != nullptr, value, {}}, c});
+    const auto kind = option.slot ? Alternative::Kind::kSlot : Alternative::Kind::kParameter;
+    out.push_back({Alternative{std::string(option.key), kind, value, {}}, c});
   };
   for (const attention::StructuralOption& option : attention::structural_options()) {
     if (option.choices.empty()) continue;
@@ -162,6 +168,29 @@ std::vector<std::pair<Alternative, AttentionConfig>> candidates(const AttentionC
       if (cols == resolved.block_cols) continue;
       add(*attention::find_structural_option("tile"),
           std::to_string(resolved.block_rows) + "x" + std::to_string(cols));
+    }
+  }
+  for (int i = 0; i < attention::kSiteCount; ++i) {
+    const attention::Site site = static_cast<attention::Site>(i);
+    const attention::SiteSpec& given = config.site(site);
+    if (given.format.width() >= 64) continue;
+    for (const RoundingMode mode : kDeterministicModes) {
+      if (mode == given.rounding.mode) continue;
+      // As a spec writes it: the accumulation only where the site accumulates.
+      std::string value = given.format.name() + ":" + std::string(short_name(mode));
+      if (attention::site_accumulates(site)) value += ":" + given.accumulation;
+      AttentionConfig c = config;
+      try {
+        attention::apply_override(c, std::string(attention::site_name(site)) + "=" + value);
+        attention::check_requirements(c);
+      } catch (const std::invalid_argument&) {
+        ++refused;
+        continue;
+      }
+      out.push_back(
+          {Alternative{
+               std::string(attention::site_name(site)), Alternative::Kind::kSite, value, {}},
+           c});
     }
   }
   return out;

@@ -2,9 +2,10 @@
 // the numerics would make them agree. For each output that differs, its first differing element
 // (batch, head, row, column) with both values, their bits and ulp distance; for the earliest of
 // those rows, the emulation's intermediate values of the row (its forward pass, row_probe.hpp);
-// and, re-running the emulation of that row's problem with each other strategy of each slot and a
-// few tiles, the alternatives that make the row agree and how many of the problem's rows agree
-// with each. The report's lines are documented in docs/plugins.md (locate_text.cpp prints them).
+// and, re-running the emulation of that row's problem with each other strategy of each slot, a
+// few tiles and each other deterministic rounding at each site, the alternatives that make the row
+// agree and how many of the problem's rows agree with each. The report's lines are documented in
+// docs/plugins.md (locate_text.cpp prints them).
 #pragma once
 
 #include <cstdint>
@@ -51,12 +52,13 @@ struct Agreement {
   std::vector<OutputRows> outputs;
 };
 
-// One configuration tried instead of the model's: another strategy in a slot, or another value
-// of a parameter (the tile).
+// One configuration tried instead of the model's: another strategy in a slot, another value of a
+// parameter (the tile), or another rounding at a site.
 struct Alternative {
-  std::string option;  // the slot or parameter
-  bool slot = true;
-  std::string value;  // the strategy, or the parameter's text
+  enum class Kind { kSlot, kParameter, kSite };
+  std::string option;  // the slot, parameter or site
+  Kind kind = Kind::kSlot;
+  std::string value;  // the strategy, the parameter's text, or the site's FORMAT:ROUNDING[:ACC]
   Agreement agreement;
   bool changes = true;  // some output of the located problem differs from the model's
 };

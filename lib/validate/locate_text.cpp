@@ -54,8 +54,15 @@ std::string agreement_text(const Agreement& a) {
 }
 
 std::string choice_text(const Alternative& a) {
-  return a.slot ? "slot=" + a.option + " strategy=" + a.value
-                : "parameter=" + a.option + " value=" + a.value;
+  switch (a.kind) {
+    case Alternative::Kind::kSlot:
+      return "slot=" + a.option + " strategy=" + a.value;
+    case Alternative::Kind::kParameter:
+      return "parameter=" + a.option + " value=" + a.value;
+    case Alternative::Kind::kSite:
+      break;
+  }
+  return "site=" + a.option + " value=" + a.value;
 }
 
 // The value at the located column of a row's vector, as " NAME[c]=V"; empty without a column.

@@ -32,7 +32,9 @@ class ValidationReport:
     - "model": how the model's outputs agree on the row's (b, h): row_agrees, rows_agreeing,
       rows and outputs ({name: (rows agreeing, rows)});
     - "alternatives": the same for each configuration tried instead (another strategy of a slot,
-      another tile), with option, slot (True for a slot), value and changes (whether any output
+      another tile, another rounding at a site), with kind ("slot", "parameter" or "site"),
+      option (its name), value (the strategy, the parameter's text, or the site's
+      FORMAT:ROUNDING[:ACCUMULATION]) and changes (whether any output
       of the row's (b, h) differs from the model's);
     - "refused": how many alternatives the configuration's requirements refused."""
 
@@ -108,8 +110,8 @@ def validate(fn, *, numerics="fa2", format="bf16", inputs=None, generate=None,
     arguments to the device's float32 results, replaces the emulation's correctly rounded exp2
     (as `simprec validate` does with a plugin's exp2_function). locate=True adds where the
     outputs differ, the emulation's intermediate values of the first differing row and which
-    other strategy of each slot (or key block) makes it agree, as `simprec validate --locate`
-    does (ValidationReport.locate). Returns a ValidationReport (printed when verbose); its
+    other strategy of each slot (or key block, or rounding at a site) makes it agree, as
+    `simprec validate --locate` does (ValidationReport.locate). Returns a ValidationReport (printed when verbose); its
     `passed` is False when require_bit_exact and any bit differs.
     """
     if (inputs is None) == (generate is None):

@@ -112,7 +112,9 @@ py::dict locate_dict(const validate::LocateReport& report) {
     for (const auto& a : report.alternatives) {
       py::dict d = agreement_dict(a.agreement);
       d["option"] = a.option;
-      d["slot"] = a.slot;
+      d["kind"] = a.kind == validate::Alternative::Kind::kSlot        ? "slot"
+                  : a.kind == validate::Alternative::Kind::kParameter ? "parameter"
+                                                                      : "site";
       d["value"] = a.value;
       d["changes"] = a.changes;
       alternatives.append(d);

@@ -179,9 +179,14 @@ def test_locate_names_the_tile_a_description_gets_wrong():
     assert [(b["first_key"], b["keys"]) for b in probe["blocks"]] == [(0, 64), (64, 32)]
     assert probe["o"] == list(report.emulated["O"][0, first["h"], first["row"]])
     tile = [a for a in located["alternatives"] if a["option"] == "tile" and a["value"] == "64x32"]
-    assert len(tile) == 1 and not tile[0]["slot"] and tile[0]["row_agrees"]
+    assert len(tile) == 1 and tile[0]["kind"] == "parameter" and tile[0]["row_agrees"]
     assert tile[0]["outputs"] == {name: (96, 96) for name in ("O", "dQ", "dK", "dV")}
     assert "locate best parameter=tile value=64x32 rows-agreeing=96/96" in report.text.splitlines()
+    # Roundings at a site are tried as well, as a spec writes them; none makes the row agree.
+    p_cast = {a["value"] for a in located["alternatives"]
+              if a["kind"] == "site" and a["option"] == "p_cast"}
+    assert p_cast == {"bf16:rna", "bf16:rtz", "bf16:rup", "bf16:rdn", "bf16:rto"}
+    assert not any(a["row_agrees"] for a in located["alternatives"] if a["kind"] == "site")
 
 
 def test_locate_takes_the_forward_outputs_where_they_differ():
