@@ -339,10 +339,12 @@ LocateReport locate_attention_call(const EmulationCall& call,
       attention_config(call.kernel, call.model, call.parameters, required_input(call, "Q").format,
                        named(emulated_outputs, forward ? "O" : "dQ", call.kernel).format);
   const AttentionInputs in = call_inputs(call);
-  return locate_attention(in.shape, config, kernel_outputs, emulated_outputs,
-                          [&](const AttentionConfig& c, const attention::RunOptions& options) {
-                            return run(call, in, c, options);
-                          });
+  return locate_attention(
+      in.shape, config, kernel_outputs, emulated_outputs,
+      [&](const AttentionConfig& c, const attention::RunOptions& options) {
+        return run(call, in, c, options);
+      },
+      true);
 }
 
 void set_forward_inputs(const plugins::KernelInfo& kernel, const std::string& model,

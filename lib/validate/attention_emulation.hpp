@@ -45,7 +45,8 @@ attention::AttentionConfig attention_config(const plugins::KernelInfo& kernel,
                                             const std::string& output_format);
 
 // `validate --locate` of an attention kernel's call (locate.hpp): on the call's inputs, with the
-// model's configuration, the kernel's device exp2 where it names one.
+// model's configuration, the kernel's device exp2 where it names one. Stopped by a time limit
+// (Cancelled), it returns what it found until then (LocateReport::stopped).
 LocateReport locate_attention_call(const EmulationCall& call,
                                    const std::vector<plugins::HostTensor>& kernel_outputs,
                                    const std::vector<plugins::HostTensor>& emulated_outputs);

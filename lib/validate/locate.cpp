@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "emulation/cancellation.hpp"
 #include "emulation/round.hpp"
 #include "lib/attention/dispatch.hpp"
 #include "lib/attention/options.hpp"
@@ -247,7 +248,8 @@ std::vector<FirstDifference> first_differences(const AttentionShape& shape,
 
 LocateReport locate_attention(const AttentionShape& shape, const AttentionConfig& config,
                               const std::vector<HostTensor>& kernel,
-                              const std::vector<HostTensor>& emulated, const AttentionRunner& run) {
+                              const std::vector<HostTensor>& emulated, const AttentionRunner& run,
+                              bool stop_when_cancelled) {
   LocateReport report;
   report.differences = first_differences(shape, kernel, emulated);
   if (report.differences.empty()) return report;
@@ -266,6 +268,19 @@ LocateReport locate_attention(const AttentionShape& shape, const AttentionConfig
   const bool forward = std::any_of(kernel.begin(), kernel.end(), [](const HostTensor& t) {
     return t.name == "O" || t.name == "LSE";
   });
+  auto tries = candidates(config, shape, report.refused);
+  report.untried = static_cast<int64_t>(tries.size());
+  // Runs `step`; false where it was stopped and the report keeps what it has so far.
+  const auto stopping = [&](const auto& step) {
+    try {
+      step();
+      return true;
+    } catch (const Cancelled& e) {
+      if (!stop_when_cancelled) throw;
+      report.stopped = e.what();
+      return false;
+    }
+  };
   if (forward && !report.key_row) {
     attention::RowProbe probe;
     probe.problem = p;
@@ -273,20 +288,22 @@ LocateReport locate_attention(const AttentionShape& shape, const AttentionConfig
     attention::RunOptions probed;
     probed.only_problem = p;
     probed.probe = &probe;
-    (void)run(config, probed);
+    if (!stopping([&] { (void)run(config, probed); })) return report;
     if (probe.recorded) report.probe = std::move(probe);
   }
   attention::RunOptions one_problem;
   one_problem.only_problem = p;
 
-  for (auto& [alternative, c] : candidates(config, shape, report.refused)) {
+  for (auto& [alternative, c] : tries) {
     AttentionOutputs out;
     try {
-      out = run(c, one_problem);
+      if (!stopping([&] { out = run(c, one_problem); })) break;
     } catch (const std::invalid_argument&) {
+      --report.untried;
       ++report.refused;  // a condition the run checks once its tiles are known
       continue;
     }
+    --report.untried;
     const std::vector<HostTensor> tensors = with_problem(shape, emulated, out, p);
     alternative.agreement = agreement_of(shape, kernel, tensors, p, row, report.key_row);
     alternative.changes = changes_problem(shape, emulated, tensors, p);

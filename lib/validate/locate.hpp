@@ -75,6 +75,10 @@ struct LocateReport {
   Agreement model;  // the model's own agreement on the located problem
   std::vector<Alternative> alternatives;
   int64_t refused = 0;  // alternatives whose requirements the configuration does not meet
+  // Where the run was stopped (Cancelled, with stop_when_cancelled): its reason, and how many
+  // alternatives were left untried. The report holds what was found before.
+  std::string stopped;
+  int64_t untried = 0;
 };
 
 // Runs the emulation with a configuration (the model's, or an alternative) on the kernel's
@@ -91,11 +95,13 @@ std::vector<FirstDifference> first_differences(const attention::AttentionShape& 
                                                const std::vector<plugins::HostTensor>& emulated);
 
 // The whole report. `config` is the model's configuration; `run` runs it on the kernel's inputs.
+// A run stopped by Cancelled (a time limit, emulation/cancellation.hpp) ends the report there
+// when stop_when_cancelled, else the Cancelled goes on to the caller (Python's Ctrl-C).
 LocateReport locate_attention(const attention::AttentionShape& shape,
                               const attention::AttentionConfig& config,
                               const std::vector<plugins::HostTensor>& kernel,
                               const std::vector<plugins::HostTensor>& emulated,
-                              const AttentionRunner& run);
+                              const AttentionRunner& run, bool stop_when_cancelled = false);
 
 // The report's lines (docs/plugins.md), each starting "locate ".
 void print_locate(std::FILE* out, const LocateReport& report);

@@ -138,11 +138,16 @@ void print_locate(std::FILE* out, const LocateReport& r) {
       best = std::max(best, a.agreement.agreeing);
     }
   }
+  if (!r.stopped.empty()) {
+    std::fprintf(out, "locate stopped untried=%" PRId64 " %s\n", r.untried, r.stopped.c_str());
+  }
   std::fprintf(out,
                "locate alternatives tried=%zu unchanged=%" PRId64 " refused=%" PRId64
                " row-agrees=%" PRId64 "\n",
                r.alternatives.size(), unchanged, r.refused, row_agrees);
-  if (row_agrees == 0) std::fprintf(out, "locate best none\n");
+  if (row_agrees == 0) {
+    std::fprintf(out, "locate best none%s\n", r.stopped.empty() ? "" : " of those tried");
+  }
   for (const Alternative& a : r.alternatives) {
     if (a.agreement.row_agrees && a.agreement.agreeing == best) {
       std::fprintf(out, "locate best %s rows-agreeing=%s\n", choice_text(a).c_str(),

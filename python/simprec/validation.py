@@ -36,7 +36,9 @@ class ValidationReport:
       option (its name), value (the strategy, the parameter's text, or the site's
       FORMAT:ROUNDING[:ACCUMULATION]) and changes (whether any output
       of the row's (b, h) differs from the model's);
-    - "refused": how many alternatives the configuration's requirements refused."""
+    - "refused": how many alternatives the configuration's requirements refused;
+    - "stopped", "untried": None and 0 unless a time limit stopped the search (the reason, and
+      how many alternatives were left)."""
 
     def __init__(self, raw):
         self.text = raw["text"]

@@ -122,6 +122,9 @@ py::dict locate_dict(const validate::LocateReport& report) {
   }
   r["alternatives"] = alternatives;
   r["refused"] = report.refused;
+  r["stopped"] =
+      report.stopped.empty() ? py::object(py::none()) : py::object(py::str(report.stopped));
+  r["untried"] = report.untried;
   return r;
 }
 
