@@ -1,9 +1,9 @@
 // `simprec numerics` accepts and refuses exactly the specs `attention` and `validate` do: every
 // spec below that a run refuses is refused by all three commands with the same reason (exit 2,
 // nothing written), before any input is made; and every spec `numerics` accepts runs in both.
-// The refused specs include those a run used to refuse only once it had a shape: a tile=auto no
-// dispatch fills, a block mask's tile condition on a given tile, tiled random bits that do not
-// divide 32.
+// The refused specs include those whose reason holds for every shape although a run meets it only
+// with its shape: a tile=auto no dispatch fills, a block mask's tile condition on a given tile,
+// tiled random bits that do not divide 32.
 #include <gtest/gtest.h>
 
 #include <filesystem>
