@@ -151,7 +151,11 @@ TEST(AttentionDispatch, SplitKvAgreesWithOneSplitInFp64) {
 }
 
 TEST(AttentionDispatch, AutomaticTilesNeedADispatchAndAKnownHeadDimension) {
-  AttentionConfig c = make_config(parse_numerics_spec("fa2,tile=auto"), formats::bf16);
+  // Refused when read, whatever the shape; a configuration built otherwise, when resolved.
+  EXPECT_THROW(make_config(parse_numerics_spec("fa2,tile=auto"), formats::bf16),
+               std::invalid_argument);
+  AttentionConfig c = make_preset("fa2", formats::bf16);
+  c.block_rows = c.block_cols = 0;
   EXPECT_THROW(resolve_dispatch(c, {1, 1, 64, 64, 64, 64}), std::invalid_argument);
   c = make_preset("torch-flash", formats::bf16);
   EXPECT_THROW(resolve_dispatch(c, {1, 1, 64, 64, 256, 256}), std::invalid_argument);

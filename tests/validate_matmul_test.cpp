@@ -197,5 +197,22 @@ TEST(OutputComparison, CountsUlpsAcrossZeroAndKeepsNanApart) {
   EXPECT_FALSE(c.bit_exact());
 }
 
+TEST(OutputComparison, PercentagesShowOneValueInAMillionAndNeverRoundToAllOrNone) {
+  EXPECT_EQ(percentage_text(65534, 65536), "99.99695");  // 99.996948...
+  EXPECT_EQ(percentage_text(999999, 1000000), "99.9999");
+  EXPECT_EQ(percentage_text(9999999, 10000000), "99.99999");
+  EXPECT_EQ(percentage_text(999999999, 1000000000), "99.99999");  // 99.9999999: not 100
+  EXPECT_EQ(percentage_text(1, 1000000000), "0.00001");           // 1e-7: not 0
+  EXPECT_EQ(percentage_text(1, 3), "33.33333");
+  EXPECT_EQ(percentage_text(2, 3), "66.66667");
+  EXPECT_EQ(percentage_text(1, 2), "50");
+  EXPECT_EQ(percentage_text(4532, 8192), "55.32227");
+  EXPECT_EQ(percentage_text(8192, 8192), "100");
+  EXPECT_EQ(percentage_text(0, 8192), "0");
+  EXPECT_EQ(percentage_text(0, 0), "100");  // no value differs
+  const int64_t huge = int64_t{1} << 62;
+  EXPECT_EQ(percentage_text(huge - 1, huge), "99.99999");
+}
+
 }  // namespace
 }  // namespace simprec::validate

@@ -16,6 +16,7 @@
 #include "lib/attention/float_flash.hpp"
 #include "lib/attention/head.hpp"
 #include "lib/attention/input_quantization.hpp"
+#include "lib/attention/row_probe.hpp"
 #include "lib/limits/strict_parse.hpp"
 
 namespace simprec::attention {
@@ -59,7 +60,7 @@ AttentionInputs round_inputs_for_reference(const AttentionInputs& inputs,
 }
 
 AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const AttentionConfig& given,
-                               FastPath fast_path) {
+                               const RunOptions& options) {
   raw_inputs.validate();
   // The tiles and splits made concrete for this shape (dispatch.hpp).
   const AttentionConfig config = resolve_for_shape(given, raw_inputs.shape);
@@ -90,13 +91,28 @@ AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const Attentio
   std::vector<std::array<tracing::SiteTrace, kSiteCount>> traces(config.trace ? s.problems() : 0);
   std::vector<std::vector<uint32_t>> misses(s.problems());
   const bool float_flash =
-      fast_path == FastPath::kAllowed && !quantized && float_flash_applies(config);
+      options.fast_path == FastPath::kAllowed && !quantized && float_flash_applies(config);
+  if (options.only_problem &&
+      (*options.only_problem < 0 || *options.only_problem >= s.problems())) {
+    throw std::invalid_argument("problem " + std::to_string(*options.only_problem) +
+                                " of a run of " + std::to_string(s.problems()));
+  }
+  RowProbe* const probe = options.probe;
+  if (probe && (probe->problem < 0 || probe->problem >= s.problems() || probe->row < 0 ||
+                probe->row >= s.nq)) {
+    throw std::invalid_argument("probed row " + std::to_string(probe->row) + " of problem " +
+                                std::to_string(probe->problem) + ": the run has " +
+                                std::to_string(s.problems()) + " problems of " +
+                                std::to_string(s.nq) + " query rows");
+  }
   // Problem p's slice of an output laid out [problem][n].
   const auto slice = [](std::vector<double>& v, int64_t p, int64_t n) {
     return std::span<double>(v.data() + p * n, static_cast<size_t>(n));
   };
   parallel_for(s.problems(), config.threads, [&](int64_t p) {
-    if (float_flash && run_float_flash(config, inputs, out, p)) {
+    if (options.only_problem && p != *options.only_problem) return;
+    RowProbe* const probed = probe && probe->problem == p ? probe : nullptr;
+    if (float_flash && !probed && run_float_flash(config, inputs, out, p)) {
       // The site-by-site engine is the reference for special values: a problem whose outputs
       // hold a NaN or an infinity is computed again there, from the state it started in. The
       // fast path gives the engine's bits on the special values tested
@@ -129,7 +145,8 @@ AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const Attentio
     // Quantised inputs: an engine of the problem's own scales (Engine::for_quantized_problem).
     std::optional<Engine> own;
     if (quantized) own.emplace(config, s).for_quantized_problem(scales, p);
-    Head head(own ? *own : engine, inputs, out, p, config.trace ? &traces[p] : nullptr, &misses[p]);
+    Head head(own ? *own : engine, inputs, out, p, config.trace ? &traces[p] : nullptr, &misses[p],
+              probed);
     if (!inputs.has_forward()) head.forward();
     if (inputs.has_grad()) head.backward();
     std::sort(misses[p].begin(), misses[p].end());
@@ -148,14 +165,15 @@ AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const Attentio
 
 AttentionOutputs run_attention_with_device_function(const AttentionInputs& inputs,
                                                     const AttentionConfig& config,
-                                                    const DeviceFunction& exp2, int max_runs) {
+                                                    const DeviceFunction& exp2, int max_runs,
+                                                    const RunOptions& options) {
   auto table = config.exp2_table ? std::make_shared<DeviceFunctionTable>(*config.exp2_table)
                                  : std::make_shared<DeviceFunctionTable>();
   AttentionConfig c = config;
   c.exp2_table = table;
   size_t missing = 0;
   for (int run = 0; run < max_runs; ++run) {
-    AttentionOutputs out = run_attention(inputs, c);
+    AttentionOutputs out = run_attention(inputs, c, options);
     if (out.exp2_misses.empty()) return out;
     const std::vector<uint32_t> values = exp2(out.exp2_misses);
     if (values.size() != out.exp2_misses.size()) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "lib/attention/config.hpp"
 #include "lib/attention/tensors.hpp"
@@ -23,10 +24,30 @@ AttentionInputs round_inputs_for_reference(const AttentionInputs& inputs,
 // everywhere, for tests of that fast path.
 enum class FastPath : uint8_t { kAllowed, kSiteBySite };
 
+struct RowProbe;
+
+// How run_attention runs, beyond the configuration.
+struct RunOptions {
+  FastPath fast_path = FastPath::kAllowed;
+  // Only this problem (batch x heads index) is computed, with the random indices and input
+  // scales of the whole run; the other problems' outputs stay 0. None: every problem.
+  std::optional<int64_t> only_problem;
+  // A query row whose forward pass is recorded (row_probe.hpp); its problem is computed site by
+  // site. nullptr: none.
+  RowProbe* probe = nullptr;
+};
+
 // Runs the configured algorithm on `inputs` (rounded at the input site first). Parallel over
-// batch x heads with config.threads threads; bit-identical for any thread count.
+// batch x heads with config.threads threads; bit-identical for any thread count, and for any
+// options (a probe or one problem changes no value computed).
 AttentionOutputs run_attention(const AttentionInputs& inputs, const AttentionConfig& config,
-                               FastPath fast_path = FastPath::kAllowed);
+                               const RunOptions& options);
+inline AttentionOutputs run_attention(const AttentionInputs& inputs, const AttentionConfig& config,
+                                      FastPath fast_path = FastPath::kAllowed) {
+  RunOptions options;
+  options.fast_path = fast_path;
+  return run_attention(inputs, config, options);
+}
 
 // run_attention with the device's exp2: runs, evaluates the arguments the table lacked in one
 // call of `exp2`, adds them to a copy of config.exp2_table (or a new table) and runs again until
@@ -35,7 +56,8 @@ AttentionOutputs run_attention(const AttentionInputs& inputs, const AttentionCon
 // `exp2` answers with the wrong count or after max_runs runs that still miss arguments.
 AttentionOutputs run_attention_with_device_function(const AttentionInputs& inputs,
                                                     const AttentionConfig& config,
-                                                    const DeviceFunction& exp2, int max_runs = 8);
+                                                    const DeviceFunction& exp2, int max_runs = 8,
+                                                    const RunOptions& options = {});
 
 // Standard attention in double: scores and products by compensated dot products (twice the
 // working precision, Ogita-Rump-Oishi Dot2), exp and log from libm. Its relative error is

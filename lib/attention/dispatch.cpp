@@ -73,6 +73,16 @@ void fill_automatic(AttentionConfig& c, const AttentionShape& s, std::string_vie
   if (c.kv_splits == 0) c.kv_splits = choice.splits;
 }
 
+void check_auto_tile(const AttentionConfig& c) {
+  if (c.sram > 0 || c.block_rows != 0 || c.block_cols != 0 || c.dispatch->fills_auto_tile()) return;
+  std::string known;
+  for (const Dispatch* d : strategies_of<Dispatch>()) {
+    if (d->fills_auto_tile())
+      known += (known.empty() ? "" : " or ") + ("dispatch=" + std::string(d->name()));
+  }
+  throw std::invalid_argument("tile=auto needs a dispatch (" + known + "); give the tile as BRxBC");
+}
+
 AttentionConfig resolve_dispatch(const AttentionConfig& config, const AttentionShape& s) {
   AttentionConfig c = config;
   c.dispatch->resolve(c, s);

@@ -26,6 +26,10 @@ int flash_num_splits(int64_t batch_nheads_mblocks, int64_t num_sms, int64_t num_
 // a dispatch.
 AttentionConfig resolve_dispatch(const AttentionConfig& config, const AttentionShape& s);
 
+// Throws std::invalid_argument when c's tile is automatic (tile=auto, no sram) and its dispatch
+// fills in none (dispatch=none): what a run of any shape refuses.
+void check_auto_tile(const AttentionConfig& c);
+
 // A kernel's tiles, forward and backward, and its key/value splits.
 struct KernelTiles {
   int rows, cols;

@@ -62,14 +62,6 @@ void Engine::for_quantized_problem(const InputScales& s, int64_t p) {
 void Engine::check_structure(const AttentionConfig& c) {
   check_requirements(c);
   check_run_requirements(c);
-  const SiteSpec& p_cast = c.site(Site::kPCast);
-  if (c.flash() && c.tiled_random && p_cast.rounding.mode == RoundingMode::kStochastic &&
-      32 % p_cast.rounding.sr_bits != 0) {
-    throw std::invalid_argument(
-        "tiled random bits at p_cast need a bit count that divides 32 (1, 2, 4, 8, 16, 32), "
-        "not " +
-        std::to_string(p_cast.rounding.sr_bits));
-  }
 }
 
 }  // namespace simprec::attention

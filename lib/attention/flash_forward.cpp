@@ -82,6 +82,10 @@ void Head::forward_flash() {
           acc[x] = add_at(Site::kOUpdate, acc[x], block[x], e_.idx(p_, i0 + x / dv, x % dv, tile));
         }
       }
+      if (probe_ && probe_->active && probe_->row >= i0 && probe_->row < i1) [[unlikely]] {
+        const double* row = acc.data() + (probe_->row - i0) * dv;
+        probe_->blocks.back().acc.assign(row, row + dv);
+      }
     }
     if (chain_open) promote_chain(tile_end);
     if (e_.cfg.p_scale != 1.0) {  // P was cast times p_scale
@@ -104,10 +108,18 @@ void Head::forward_flash() {
         const double li = softmax.row_sum(i);
         if (row_sum_) row_sum_[gi] = li;
         normalise(i, gi, li, o_ + gi * dv);
+        probe_o(gi, o_ + gi * dv, false);
         for (int64_t c = 0; c < dv; ++c) {
           o_[gi * dv + c] = at(Site::kOOut, o_[gi * dv + c], e_.idx(p_, gi, c, 0));
         }
-        lse_[gi] = softmax.log_sum_exp(i, li);
+        probe_o(gi, o_ + gi * dv, true);
+        if (RowProbe* probe = probe_for(gi)) [[unlikely]] {
+          const ProbeCapture capture(probe, &probe->lse_steps);
+          probe->l = li;
+          lse_[gi] = probe->lse = softmax.log_sum_exp(i, li);
+        } else {
+          lse_[gi] = softmax.log_sum_exp(i, li);
+        }
         if (base2_lse) lse2_[gi] = softmax.log2_sum_exp(i, li);
       }
       continue;
@@ -115,6 +127,7 @@ void Head::forward_flash() {
     for (size_t sp = 0; sp < splits.size(); ++sp) {
       double* o_part = split_o.data() + sp * br_max * dv;
       double* lse_part = split_lse.data() + sp * br_max;
+      if (probe_) probe_->split = static_cast<int64_t>(sp);
       run_key_tiles(i0, i1, splits[sp].first, splits[sp].second);
       for (int64_t i = 0; i < br; ++i) {
         const int64_t gi = i0 + i;
@@ -186,7 +199,10 @@ void Head::combine_splits(int64_t gi, int64_t splits, const double* o_part, int6
       o[c] = fma_at(Site::kONorm, scale, o_part[sp * o_stride + c], o[c], e_.idx(p_, gi, c, 2));
     }
   }
+  probe_o(gi, o.data(), false);
   for (int64_t c = 0; c < dv; ++c) o_[gi * dv + c] = at(Site::kOOut, o[c], e_.idx(p_, gi, c, 0));
+  probe_o(gi, o_ + gi * dv, true);
+  if (RowProbe* probe = probe_for(gi)) probe->lse = lse;
 }
 
 BlockGrid Head::forward_grid() const {

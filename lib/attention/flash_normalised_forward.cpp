@@ -86,11 +86,19 @@ void Head::forward_flash_normalised() {
     }
     for (int64_t i = 0; i < br; ++i) {
       const int64_t gi = i0 + i;
+      probe_o(gi, o.data() + i * dv, false);
       for (int64_t c = 0; c < dv; ++c) {
         o_[gi * dv + c] = at(Site::kOOut, o[i * dv + c], idx(gi, c, 0));
       }
+      probe_o(gi, o_ + gi * dv, true);
       if (row_sum_) row_sum_[gi] = l[i];
+      RowProbe* probe = probe_for(gi);
+      const ProbeCapture capture(probe, probe ? &probe->lse_steps : nullptr);
       lse_[gi] = e_.cfg.lse_impl->lse(*this, LseInput{m[i], shift[i], l[i], gi});
+      if (probe) {
+        probe->l = l[i];
+        probe->lse = lse_[gi];
+      }
     }
   }
 }

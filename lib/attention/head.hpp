@@ -18,18 +18,24 @@ namespace simprec::attention {
 
 class Head : private SiteArithmetic {
  public:
-  // Problem p of `in` into its slices of `out`; traces (or nullptr) and exp2_misses as in
-  // SiteArithmetic.
+  // Problem p of `in` into its slices of `out`; traces (or nullptr), exp2_misses and probe (a row
+  // of this problem to record in the forward pass, or nullptr) as in SiteArithmetic.
   Head(const Engine& e, const AttentionInputs& in, AttentionOutputs& out, int64_t p,
-       std::array<tracing::SiteTrace, kSiteCount>* traces, std::vector<uint32_t>* exp2_misses);
+       std::array<tracing::SiteTrace, kSiteCount>* traces, std::vector<uint32_t>* exp2_misses,
+       RowProbe* probe = nullptr);
 
   void forward() {
+    if (probe_) probe_->begin();
     if (!e_.cfg.flash()) {
       forward_standard();
     } else if (e_.cfg.flash_state->normalised()) {
       forward_flash_normalised();
     } else {
       forward_flash();
+    }
+    if (probe_) {
+      probe_->active = false;
+      probe_->recorded = true;
     }
   }
   void backward() {
@@ -57,6 +63,14 @@ class Head : private SiteArithmetic {
   // dQ or dK from its accumulator (at site `acc`) as grad_scale says.
   double scaled_grad(Site acc, double value, uint64_t index) const {
     return e_.cfg.grad_scale->grad(*this, acc, value, index);
+  }
+
+  // Query row gi's O (dv values at o_row) into the probe where it records that row: O as written
+  // (written) or before its cast at o_out.
+  void probe_o(int64_t gi, const double* o_row, bool written) const {
+    if (RowProbe* probe = probe_for(gi)) {
+      (written ? probe->o : probe->o_norm).assign(o_row, o_row + s_.dv);
+    }
   }
 
   // flash_forward.cpp

@@ -46,6 +46,23 @@ void OnlineSoftmax::add_block_row(int64_t i, const double* srow, int64_t j0, int
   const int64_t gi = i0_ + i;
   const double m_block = a_.block_max(srow, bc);
   double m_new = std::max(m_[i], m_block);
+  RowProbe* probe = a_.probe_for(gi);
+  ProbedBlock* record = nullptr;
+  if (probe) [[unlikely]] {
+    record = &probe->blocks.emplace_back();
+    record->tile = tile;
+    record->split = probe->split;
+    record->first_key = j0;
+    record->keys = bc;
+    record->m_old = m_[i];
+    record->m_block = m_block;
+    record->m_new = m_new;
+    record->key_values.resize(bc);
+    for (int64_t j = 0; j < bc; ++j) {
+      record->key_values[j].key = j0 + j;
+      record->key_values[j].score = srow[j];
+    }
+  }
   if (m_new == -kInf) {  // every key of this block masked
     for (int64_t j = 0; j < bc; ++j) prow[j] = 0;
     return;
@@ -58,11 +75,23 @@ void OnlineSoftmax::add_block_row(int64_t i, const double* srow, int64_t j0, int
   const RowShift next_shift = a_.shift_from_max(m_new, gi);
   double alpha = 1.0;
   const bool grows = m_new != m_[i] || e_.cfg.rescale->every_block();
-  if (m_[i] != -kInf && grows) alpha = rescale(i, m_new, next_shift, tile, orow, chain);
+  const bool rescales = m_[i] != -kInf && grows;
+  if (rescales) alpha = rescale(i, m_new, next_shift, tile, orow, chain);
   m_[i] = m_new;
   shift_[i] = next_shift;
   const RowShift shift = unfused_exp ? unfused(shift_[i]) : shift_[i];
-  for (int64_t j = 0; j < bc; ++j) prow[j] = a_.prob(srow[j], shift, a_.idx(gi, j0 + j, 10));
+  if (record) [[unlikely]] {
+    record->m_new = m_new;
+    record->shift = shift.offset;
+    record->rescaled = rescales;
+    record->alpha = alpha;
+  }
+  for (int64_t j = 0; j < bc; ++j) {
+    const ProbeCapture capture(probe, record ? &record->key_values[j].steps : nullptr);
+    prow[j] = a_.prob(srow[j], shift, a_.idx(gi, j0 + j, 10));
+    if (record) [[unlikely]]
+      record->key_values[j].p = prow[j];
+  }
   const BlockSteps steps = steps_of(e_, tile);
   const RowSumBlock block{prow,
                           bc,
@@ -76,6 +105,10 @@ void OnlineSoftmax::add_block_row(int64_t i, const double* srow, int64_t j0, int
   // p_scale is a power of two: the product is exact.
   const double p_scale = e_.cfg.p_scale;
   for (int64_t j = 0; j < bc; ++j) prow[j] = a_.cast_p(prow[j] * p_scale, gi, j0 + j);
+  if (record) [[unlikely]] {
+    record->l.assign(l_.begin() + i * e_.lanes, l_.begin() + (i + 1) * e_.lanes);
+    for (int64_t j = 0; j < bc; ++j) record->key_values[j].p_cast = prow[j];
+  }
 }
 
 double OnlineSoftmax::rescale(int64_t i, double m_new, const RowShift& next_shift, int64_t tile,
@@ -84,8 +117,13 @@ double OnlineSoftmax::rescale(int64_t i, double m_new, const RowShift& next_shif
   const BlockSteps steps = steps_of(e_, tile);
   const RescaleDraws draws{a_.idx(gi, 0, steps.alpha()), a_.idx(gi, 0, steps.argument()),
                            a_.idx(gi, 1, steps.argument())};
-  const double alpha = e_.cfg.rescale->alpha(
-      a_, RescaleInput{m_[i], m_new, shift_[i].offset, next_shift.offset}, draws);
+  double alpha;
+  {
+    RowProbe* probe = a_.probe_for(gi);
+    const ProbeCapture capture(probe, probe ? &probe->blocks.back().alpha_steps : nullptr);
+    alpha = e_.cfg.rescale->alpha(
+        a_, RescaleInput{m_[i], m_new, shift_[i].offset, next_shift.offset}, draws);
+  }
   double* li = l_.data() + i * e_.lanes;
   if (!e_.cfg.rowsum_block->applies_alpha(e_.cfg)) {
     for (int t = 0; t < e_.lanes; ++t) {

@@ -93,8 +93,12 @@ double parse_finite_number(std::string_view text, std::string_view what);
 // Checks every declared requirement of the configuration's strategies (strategy.hpp,
 // Requirement), that each parameter with fixed choices holds one of them (slots of flash scope
 // and their requirements are skipped for standard attention), and that each tensor-core product
-// site's operands are values of its model's input format. Throws std::invalid_argument naming
-// the strategy or site, what it needs and what the configuration has.
+// site's operands are values of its model's input format; and what every run refuses whatever
+// its shape: tile=auto without a dispatch that fills it, tiled random bits that do not divide 32,
+// and the strategies' own checks (check_run_requirements) of a tile no shape changes (tile_rule
+// fixed, no sram). Throws std::invalid_argument naming the strategy or site, what it needs and
+// what the configuration has. `simprec numerics`, `attention` and `validate` all read a spec
+// through it (make_config), so that they accept and refuse the same specs.
 void check_requirements(const AttentionConfig& config);
 // The strategies' own checks of a configuration whose tiles are concrete (Strategy::check).
 void check_run_requirements(const AttentionConfig& config);

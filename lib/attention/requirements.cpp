@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "emulation/tensor_core.hpp"
+#include "lib/attention/dispatch.hpp"
 #include "lib/attention/options.hpp"
 
 namespace simprec::attention {
@@ -119,6 +120,19 @@ void check_requirements(const AttentionConfig& c) {
     }
   }
   check_tensor_core_operands(c);
+  const SiteSpec& p_cast = c.site(Site::kPCast);
+  if (c.flash() && c.tiled_random && p_cast.rounding.mode == RoundingMode::kStochastic &&
+      32 % p_cast.rounding.sr_bits != 0) {
+    throw std::invalid_argument(
+        "tiled random bits at p_cast need a bit count that divides 32 (1, 2, 4, 8, 16, 32), "
+        "not " +
+        std::to_string(p_cast.rounding.sr_bits));
+  }
+  check_auto_tile(c);
+  // A tile no shape changes meets the strategies' own checks here, as every run would check it.
+  if (c.sram <= 0 && c.block_rows > 0 && c.block_cols > 0 && c.tile_rule->keeps_tile()) {
+    check_run_requirements(c);
+  }
 }
 
 void check_run_requirements(const AttentionConfig& c) {

@@ -52,6 +52,8 @@ double SiteArithmetic::exp2_at(Site site, double arg, uint64_t index) const {
   if (f && device_at(site)) {
     if (const std::optional<float> y = e_.cfg.device_math->exp2(*f)) {
       if (traces_) (*traces_)[static_cast<int>(site)].record(formats::fp32, std::exp2(arg), 0, *y);
+      if (probe_) [[unlikely]]
+        probe_->rounded(site, std::exp2(arg), *y);
       return *y;
     }
   }
@@ -61,6 +63,8 @@ double SiteArithmetic::exp2_at(Site site, double arg, uint64_t index) const {
       const double value = static_cast<double>(std::bit_cast<float>(*y));
       if (traces_)
         (*traces_)[static_cast<int>(site)].record(formats::fp32, std::exp2(arg), 0, value);
+      if (probe_) [[unlikely]]
+        probe_->rounded(site, std::exp2(arg), value);
       return value;
     }
     exp2_misses_->push_back(bits);
@@ -72,6 +76,8 @@ double SiteArithmetic::expf_at(Site site, double arg, uint64_t index) const {
   if (const std::optional<float> f = exact_float(arg); f && device_at(site)) {
     if (const std::optional<float> y = e_.cfg.device_math->exp(*f)) {
       if (traces_) (*traces_)[static_cast<int>(site)].record(formats::fp32, std::exp(arg), 0, *y);
+      if (probe_) [[unlikely]]
+        probe_->rounded(site, std::exp(arg), *y);
       return *y;
     }
   }
@@ -80,21 +86,33 @@ double SiteArithmetic::expf_at(Site site, double arg, uint64_t index) const {
 
 double SiteArithmetic::logf_at(Site site, double l, uint64_t index) const {
   if (const std::optional<float> f = exact_float(l); f && device_at(site)) {
-    if (const std::optional<float> y = e_.cfg.device_math->log(*f)) return *y;
+    if (const std::optional<float> y = e_.cfg.device_math->log(*f)) {
+      if (probe_) [[unlikely]]
+        probe_->rounded(site, std::log(l), *y);
+      return *y;
+    }
   }
   return at(site, std::log(l), index);
 }
 
 double SiteArithmetic::log_at(Site site, double l, uint64_t index) const {
   if (const std::optional<float> f = exact_float(l); f && device_at(site)) {
-    if (const std::optional<float> y = e_.cfg.device_math->fast_log(*f)) return *y;
+    if (const std::optional<float> y = e_.cfg.device_math->fast_log(*f)) {
+      if (probe_) [[unlikely]]
+        probe_->rounded(site, std::log(l), *y);
+      return *y;
+    }
   }
   return at(site, std::log(l), index);
 }
 
 double SiteArithmetic::log2_at(Site site, double l, uint64_t index) const {
   if (const std::optional<float> f = exact_float(l); f && device_at(site)) {
-    if (const std::optional<float> y = e_.cfg.device_math->log2(*f)) return *y;
+    if (const std::optional<float> y = e_.cfg.device_math->log2(*f)) {
+      if (probe_) [[unlikely]]
+        probe_->rounded(site, std::log2(l), *y);
+      return *y;
+    }
   }
   return at(site, std::log2(l), index);
 }
@@ -102,7 +120,11 @@ double SiteArithmetic::log2_at(Site site, double l, uint64_t index) const {
 double SiteArithmetic::div_full_at(Site site, double x, double y, uint64_t index) const {
   const std::optional<float> xf = exact_float(x), yf = exact_float(y);
   if (xf && yf) {
-    if (const std::optional<float> q = device_math::sm90_div_full(*xf, *yf)) return *q;
+    if (const std::optional<float> q = device_math::sm90_div_full(*xf, *yf)) {
+      if (probe_) [[unlikely]]
+        probe_->rounded(site, x / y, *q);
+      return *q;
+    }
   }
   return div_at(site, x, y, index);
 }
@@ -120,6 +142,8 @@ double SiteArithmetic::exp_rounded(Site site, double arg, uint64_t index, bool b
     (*traces_)[static_cast<int>(site)].record(ctx.format(), base2 ? std::exp2(arg) : std::exp(arg),
                                               0, y);
   }
+  if (probe_) [[unlikely]]
+    probe_->rounded(site, base2 ? std::exp2(arg) : std::exp(arg), y);
   return y;
 }
 
@@ -131,6 +155,8 @@ double SiteArithmetic::cast_p(double p, int64_t i, int64_t j) const {
                            static_cast<uint32_t>(j), e_.tiled_p_bits);
   const double y = r.round_with_random(p, draw);
   if (traces_) (*traces_)[static_cast<int>(Site::kPCast)].record(r.format(), p, 0, y);
+  if (probe_) [[unlikely]]
+    probe_->rounded(Site::kPCast, p, y);
   return y;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lib/attention/engine.hpp"
+#include "lib/attention/row_probe.hpp"
 #include "lib/attention/strategies/exp_impl.hpp"
 #include "lib/tracing/site_trace.hpp"
 
@@ -27,15 +28,21 @@ inline RowShift unfused(RowShift shift) {
 class SiteArithmetic {
  public:
   // traces: the problem's per-site traces, or nullptr when not tracing; exp2_misses collects
-  // the fp32 arguments whose exp2 the engine's device table lacks.
+  // the fp32 arguments whose exp2 the engine's device table lacks; probe: the row of this
+  // problem to record (row_probe.hpp), or nullptr.
   SiteArithmetic(const Engine& e, int64_t p, std::array<tracing::SiteTrace, kSiteCount>* traces,
-                 std::vector<uint32_t>* exp2_misses)
-      : e_(e), p_(p), traces_(traces), exp2_misses_(exp2_misses) {}
+                 std::vector<uint32_t>* exp2_misses, RowProbe* probe = nullptr)
+      : e_(e), p_(p), traces_(traces), exp2_misses_(exp2_misses), probe_(probe) {}
 
   const Engine& engine() const { return e_; }
   int64_t problem() const { return p_; }
   // The problem's random index for (row, column, step).
   uint64_t idx(int64_t i, int64_t j, int64_t step = 0) const { return e_.idx(p_, i, j, step); }
+
+  // The probe while it records query row `row`, else nullptr.
+  RowProbe* probe_for(int64_t row) const {
+    return probe_ && probe_->active && probe_->row == row ? probe_ : nullptr;
+  }
 
   tracing::SiteTrace* trace(Site s) const {
     return traces_ ? &(*traces_)[static_cast<int>(s)] : nullptr;
@@ -45,12 +52,16 @@ class SiteArithmetic {
     const double y = e_.rd(s, x, index);
     if (traces_)
       (*traces_)[static_cast<int>(s)].record(e_.r[static_cast<int>(s)].format(), x, 0, y);
+    if (probe_) [[unlikely]]
+      probe_->rounded(s, x, y);
     return y;
   }
   double at_exact(Site s, double hi, double lo, uint64_t index) const {
     const double y = e_.rd_exact(s, hi, lo, index);
     if (traces_)
       (*traces_)[static_cast<int>(s)].record(e_.r[static_cast<int>(s)].format(), hi, lo, y);
+    if (probe_) [[unlikely]]
+      probe_->rounded(s, hi, y);
     return y;
   }
   // round(a*b) and round(a + b) from the exact result.
@@ -130,6 +141,7 @@ class SiteArithmetic {
   int64_t p_;
   std::array<tracing::SiteTrace, kSiteCount>* traces_;
   std::vector<uint32_t>* exp2_misses_;
+  RowProbe* probe_;
 };
 
 }  // namespace simprec::attention

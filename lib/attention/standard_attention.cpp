@@ -22,14 +22,43 @@ void Head::standard_rows(int64_t i0, int64_t i1, std::vector<double>& s, std::ve
     double* prow = pn.data() + i * nk;
     const double m = block_max(srow, nk);
     const RowShift shift = shift_from_max(m, gi);
-    for (int64_t j = 0; j < nk; ++j) prow[j] = prob(srow[j], shift, e_.idx(p_, gi, j, 10));
+    // The probed row's values, as one block of every key (row_probe.hpp).
+    RowProbe* probe = probe_for(gi);
+    ProbedBlock* record = nullptr;
+    if (probe) [[unlikely]] {
+      record = &probe->blocks.emplace_back();
+      record->keys = nk;
+      record->m_block = record->m_new = m;
+      record->shift = shift.offset;
+      record->key_values.resize(nk);
+    }
+    const auto steps = [&](int64_t j) { return record ? &record->key_values[j].steps : nullptr; };
+    for (int64_t j = 0; j < nk; ++j) {
+      const ProbeCapture capture(probe, steps(j));
+      prow[j] = prob(srow[j], shift, e_.idx(p_, gi, j, 10));
+      if (record) [[unlikely]] {
+        ProbedKey& key = record->key_values[j];
+        key.key = j;
+        key.score = srow[j];
+        key.p = prow[j];
+      }
+    }
     const double l =
         e_.product(Site::kRowsum).sum(prow, nk, 0.0, e_.idx(p_, gi, 0, 3), trace(Site::kRowsum));
     for (int64_t j = 0; j < nk; ++j) {
+      const ProbeCapture capture(probe, steps(j));
       prow[j] = div_at(Site::kPNorm, prow[j], l, e_.idx(p_, gi, j, 1));
     }
     if (lse_out && row_sum_) row_sum_[gi] = l;
-    if (lse_out) lse_out[i] = e_.cfg.lse_impl->lse(*this, LseInput{m, shift, l, gi});
+    if (lse_out) {
+      const ProbeCapture capture(probe, probe ? &probe->lse_steps : nullptr);
+      lse_out[i] = e_.cfg.lse_impl->lse(*this, LseInput{m, shift, l, gi});
+    }
+    if (record) [[unlikely]] {
+      record->l = {l};
+      probe->l = l;
+      if (lse_out) probe->lse = lse_out[i];
+    }
   }
 }
 
@@ -49,6 +78,13 @@ void Head::forward_standard() {
       const int64_t gi = i0 + x / dv, c = x % dv;
       o_[i0 * dv + x] =
           at(Site::kOOut, v_descaled(acc[x], c, e_.idx(p_, gi, c, 3)), e_.idx(p_, gi, c, 0));
+    }
+    if (probe_ && probe_->active && probe_->row >= i0 && probe_->row < i1) [[unlikely]] {
+      const int64_t i = probe_->row - i0;
+      ProbedBlock& record = probe_->blocks.back();
+      for (int64_t j = 0; j < nk; ++j) record.key_values[j].p_cast = pn[i * nk + j];
+      record.acc.assign(acc.begin() + i * dv, acc.begin() + (i + 1) * dv);
+      probe_o(probe_->row, o_ + probe_->row * dv, true);
     }
   }
 }

@@ -35,6 +35,7 @@ struct ValidateOptions {
   std::vector<std::string> dimensions, formats, inputs, parameters, omitted;
   std::string model;
   bool require_bit_exact = false;
+  bool locate = false;
   std::string generate;  // attention input generator
   std::string save;      // directory for every tensor as .npy
   std::string max_memory;
@@ -113,15 +114,15 @@ void run_validate(const ValidateOptions& o) {
   const plugins::KernelInfo& kernel = plugin->info().kernel(o.kernel);
   plugins::KernelRequest request;
   try {
-    validate::check_can_validate(kernel, o.model);
+    validate::check_can_validate(kernel, o.model, o.locate);
     request = validate::make_validation_request(kernel, input_choices(o));
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
   validate::ValidationResult result;
   try {
-    result = validate::validate_kernel(*plugin, request,
-                                       {o.model, o.require_bit_exact, open_options.timeout});
+    result = validate::validate_kernel(
+        *plugin, request, {o.model, o.require_bit_exact, open_options.timeout, o.locate});
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
@@ -168,6 +169,10 @@ const RegisterCommand registration{[](CLI::App& app) {
                   "compare with this emulation model instead of the declared one");
   cmd->add_flag("--require-bit-exact", o->require_bit_exact,
                 "fail on any difference, whatever the kernel claims");
+  cmd->add_flag("--locate", o->locate,
+                "attention kernels: the first differing element of each output, the emulation's "
+                "intermediate values of its row, and which other strategy of each slot (or key "
+                "block, or rounding at a site) makes the row agree");
   cmd->add_option(
       "--generate", o->generate,
       "attention kernels: Q, K, V (and dO) from an input generator: normal, peaky, "

@@ -152,16 +152,29 @@ void check_exp2_function(const EmulationCall& call) {
 
 // run_attention, with the plugin's exp2 when the kernel names one.
 AttentionOutputs run(const EmulationCall& call, const AttentionInputs& in,
-                     const AttentionConfig& config) {
+                     const AttentionConfig& config, const attention::RunOptions& options = {}) {
   const std::string exp2 = attribute_text(call.kernel, "exp2_function", "");
-  if (exp2.empty()) return attention::run_attention(in, config);
+  if (exp2.empty()) return attention::run_attention(in, config, options);
   if (!call.run_function) {
     throw std::invalid_argument("kernel '" + call.kernel.name +
                                 "' takes exp2 from device function '" + exp2 +
                                 "'; emulating it needs the plugin to run that function");
   }
   return attention::run_attention_with_device_function(
-      in, config, [&](const std::vector<uint32_t>& x) { return call.run_function(exp2, x); });
+      in, config, [&](const std::vector<uint32_t>& x) { return call.run_function(exp2, x); }, 8,
+      options);
+}
+
+// The attention inputs of a call: Q, K, V, and a backward kernel's dO, O and LSE.
+AttentionInputs call_inputs(const EmulationCall& call) {
+  AttentionInputs in =
+      inputs_of(required_input(call, "Q"), required_input(call, "K"), required_input(call, "V"));
+  if (call.kernel.kind == plugins::KernelKind::kAttentionBackward) {
+    in.d_out = values_of(required_input(call, "dO"));
+    in.o = values_of(required_input(call, "O"));
+    in.lse = values_of(required_input(call, "LSE"));
+  }
+  return in;
 }
 
 AttentionOutputs reference_of(const AttentionInputs& in, const AttentionConfig& config) {
@@ -287,7 +300,7 @@ void emulate_attention_forward(const EmulationCall& call, std::vector<HostTensor
   HostTensor* lse = find_output(outputs, "LSE");
   const AttentionConfig config =
       attention_config(call.kernel, call.model, call.parameters, q.format, o.format);
-  const AttentionInputs in = inputs_of(q, required_input(call, "K"), required_input(call, "V"));
+  const AttentionInputs in = call_inputs(call);
   const AttentionOutputs out = run(call, in, config);
   write(o, out.o);
   if (lse) write(*lse, out.lse);
@@ -306,10 +319,7 @@ void emulate_attention_backward(const EmulationCall& call, std::vector<HostTenso
   HostTensor& dv = named(outputs, "dV", call.kernel);
   const AttentionConfig config =
       attention_config(call.kernel, call.model, call.parameters, q.format, dq.format);
-  AttentionInputs in = inputs_of(q, required_input(call, "K"), required_input(call, "V"));
-  in.d_out = values_of(required_input(call, "dO"));
-  in.o = values_of(required_input(call, "O"));
-  in.lse = values_of(required_input(call, "LSE"));
+  const AttentionInputs in = call_inputs(call);
   const AttentionOutputs out = run(call, in, config);
   write(dq, out.dq);
   write(dk, out.dk);
@@ -320,6 +330,23 @@ void emulate_attention_backward(const EmulationCall& call, std::vector<HostTenso
     (*call.reference)["dK"] = ref.dk;
     (*call.reference)["dV"] = ref.dv;
   }
+}
+
+LocateReport locate_attention_call(const EmulationCall& call,
+                                   const std::vector<HostTensor>& kernel_outputs,
+                                   const std::vector<HostTensor>& emulated_outputs) {
+  check_attention_call(call, emulated_outputs);
+  const bool forward = call.kernel.kind == plugins::KernelKind::kAttentionForward;
+  const AttentionConfig config =
+      attention_config(call.kernel, call.model, call.parameters, required_input(call, "Q").format,
+                       named(emulated_outputs, forward ? "O" : "dQ", call.kernel).format);
+  const AttentionInputs in = call_inputs(call);
+  return locate_attention(
+      in.shape, config, kernel_outputs, emulated_outputs,
+      [&](const AttentionConfig& c, const attention::RunOptions& options) {
+        return run(call, in, c, options);
+      },
+      true);
 }
 
 void set_forward_inputs(const plugins::KernelInfo& kernel, const std::string& model,

@@ -20,6 +20,7 @@
 
 #include "lib/attention/config.hpp"
 #include "lib/validate/kernel_emulation.hpp"
+#include "lib/validate/locate.hpp"
 #include "plugins/host/kernel_request.hpp"
 
 namespace simprec::validate {
@@ -42,6 +43,13 @@ attention::AttentionConfig attention_config(const plugins::KernelInfo& kernel,
                                             const std::vector<plugins::NamedValue>& parameters,
                                             const std::string& input_format,
                                             const std::string& output_format);
+
+// `validate --locate` of an attention kernel's call (locate.hpp): on the call's inputs, with the
+// model's configuration, the kernel's device exp2 where it names one. Stopped by a time limit
+// (Cancelled), it returns what it found until then (LocateReport::stopped).
+LocateReport locate_attention_call(const EmulationCall& call,
+                                   const std::vector<plugins::HostTensor>& kernel_outputs,
+                                   const std::vector<plugins::HostTensor>& emulated_outputs);
 
 // A backward kernel's request gets O and LSE (those not named in `keep`) from the emulated
 // forward pass of `model` on its Q, K, V with its parameters, exp2 correctly rounded: inputs

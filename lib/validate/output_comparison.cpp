@@ -1,5 +1,6 @@
 #include "lib/validate/output_comparison.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -31,6 +32,22 @@ std::vector<UlpBucket> empty_histogram() {
 }
 
 }  // namespace
+
+std::string percentage_text(int64_t part, int64_t whole) {
+  if (whole <= 0 || part == whole) return "100";
+  if (part == 0) return "0";
+  // In units of 1e-5 percent, rounded to nearest in integers (part * 1e7 overflows 64 bits).
+  constexpr int64_t kUnits = 10'000'000;
+  const auto wide = static_cast<__int128>(part) * kUnits * 2 + whole;
+  auto units = static_cast<int64_t>(wide / (static_cast<__int128>(whole) * 2));
+  units = std::clamp<int64_t>(units, 1, kUnits - 1);
+  std::string text = std::to_string(units / 100'000);
+  std::string decimals = std::to_string(units % 100'000);
+  decimals.insert(0, 5 - decimals.size(), '0');
+  while (!decimals.empty() && decimals.back() == '0') decimals.pop_back();
+  if (!decimals.empty()) text += "." + decimals;
+  return text;
+}
 
 int64_t ulp_distance(uint64_t from_bits, uint64_t to_bits, int width) {
   return ordered(to_bits, width) - ordered(from_bits, width);

@@ -51,6 +51,11 @@ void add_reference_errors(OutputComparison& comparison, const plugins::HostTenso
                           const plugins::HostTensor& emulation,
                           const std::vector<double>& reference);
 
+// `part` of `whole` as a percentage with up to 5 decimals, trailing zeros dropped ("99.99695",
+// "50", "100"): one value in ten million shows, and a rounding never makes it "100" while a value
+// differs, nor "0" while one agrees. "100" when whole is 0.
+std::string percentage_text(int64_t part, int64_t whole);
+
 // Signed distance in ulps between two encodings of `format`, counting the representable values
 // between them (+0 and -0 are one value). Neither may be NaN.
 int64_t ulp_distance(uint64_t from_bits, uint64_t to_bits, int width);

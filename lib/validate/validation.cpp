@@ -98,7 +98,7 @@ static std::string numerics_of(const EmulationCall& call,
       attention_config(call.kernel, call.model, call.parameters, named(call.inputs, "Q"), out));
 }
 
-void check_can_validate(const plugins::KernelInfo& kernel, const std::string& model) {
+void check_can_validate(const plugins::KernelInfo& kernel, const std::string& model, bool locate) {
   if (!has_kernel_emulator(kernel.kind)) {
     throw std::invalid_argument("validate cannot emulate " +
                                 plugins::kernel_kind_name(kernel.kind) + " kernels yet (kernel '" +
@@ -107,6 +107,12 @@ void check_can_validate(const plugins::KernelInfo& kernel, const std::string& mo
   if (model.empty() && kernel.emulation_model.empty()) {
     throw std::invalid_argument("kernel '" + kernel.name +
                                 "' names no emulation model; pass --model to compare with one");
+  }
+  if (locate && kernel.kind != plugins::KernelKind::kAttentionForward &&
+      kernel.kind != plugins::KernelKind::kAttentionBackward) {
+    throw std::invalid_argument("--locate locates the differences of attention kernels; kernel '" +
+                                kernel.name + "' is a " + plugins::kernel_kind_name(kernel.kind) +
+                                " kernel");
   }
 }
 
@@ -127,7 +133,7 @@ ValidationResult validate_kernel(plugins::Plugin& plugin, const plugins::KernelR
   result.parameters = request.parameters;
 
   // Everything that can be refused is refused before the plugin runs.
-  check_can_validate(kernel, result.model);
+  check_can_validate(kernel, result.model, options.locate);
   result.emulated_outputs = plugins::prepare_outputs(kernel, request);
   ReferenceValues reference;
   const EmulationCall call{kernel,
@@ -142,17 +148,18 @@ ValidationResult validate_kernel(plugins::Plugin& plugin, const plugins::KernelR
   check_kernel_call(call, result.emulated_outputs);
   result.numerics = numerics_of(call, result.emulated_outputs);
   result.kernel_outputs = plugin.run(request);
-  if (options.time_limit) {
-    const CancellationToken deadline("simprec's emulation of kernel '" + kernel.name + "' (model " +
+  // Runs `step` of the host's emulation within the time limit, if any.
+  const auto limited = [&](const std::string& what, const auto& step) {
+    if (!options.time_limit) return step();
+    const CancellationToken deadline(what + " of kernel '" + kernel.name + "' (model " +
                                          result.model + ") did not finish within " +
                                          plugins::seconds_text(*options.time_limit) +
                                          " and was stopped",
                                      CancellationToken::Clock::now() + *options.time_limit);
     const CancellationScope scope(&deadline);
-    emulate_kernel(call, result.emulated_outputs);
-  } else {
-    emulate_kernel(call, result.emulated_outputs);
-  }
+    return step();
+  };
+  limited("simprec's emulation", [&] { emulate_kernel(call, result.emulated_outputs); });
   for (size_t i = 0; i < result.kernel_outputs.size(); ++i) {
     OutputComparison c = compare_outputs(result.kernel_outputs[i], result.emulated_outputs[i]);
     const auto ref = reference.find(c.name);
@@ -160,6 +167,11 @@ ValidationResult validate_kernel(plugins::Plugin& plugin, const plugins::KernelR
       add_reference_errors(c, result.kernel_outputs[i], result.emulated_outputs[i], ref->second);
     }
     result.comparisons.push_back(std::move(c));
+  }
+  if (options.locate) {
+    result.locate = limited("simprec's --locate", [&] {
+      return locate_attention_call(call, result.kernel_outputs, result.emulated_outputs);
+    });
   }
   return result;
 }
@@ -181,13 +193,10 @@ void print_validation(std::FILE* out, const ValidationResult& r) {
   for (const auto& c : r.comparisons) {
     std::fprintf(out,
                  "output %s format=%s shape=%s values=%" PRId64 " bitwise-equal=%" PRId64
-                 " (%.4g%%) both-nan=%" PRId64 " nan-mismatch=%" PRId64 "\n",
+                 " (%s%%) both-nan=%" PRId64 " nan-mismatch=%" PRId64 "\n",
                  c.name.c_str(), c.format.c_str(), plugins::shape_text(c.shape).c_str(), c.values,
-                 c.bitwise_equal,
-                 c.values
-                     ? 100.0 * static_cast<double>(c.bitwise_equal) / static_cast<double>(c.values)
-                     : 100.0,
-                 c.both_nan, c.nan_mismatch);
+                 c.bitwise_equal, percentage_text(c.bitwise_equal, c.values).c_str(), c.both_nan,
+                 c.nan_mismatch);
     for (const auto& b : c.histogram) {
       if (b.count > 0)
         std::fprintf(out, "  ulp %-16s %" PRId64 "\n", bucket_label(b).c_str(), b.count);
@@ -202,6 +211,7 @@ void print_validation(std::FILE* out, const ValidationResult& r) {
                    *c.kernel_mean_signed_error, *c.emulation_mean_signed_error);
     }
   }
+  if (r.locate) print_locate(out, *r.locate);
   if (r.bit_exact()) {
     std::fprintf(out, "result PASS bit-exact%s\n", r.claims_bit_exact ? " as claimed" : "");
   } else if (r.nan_mismatches() > 0) {

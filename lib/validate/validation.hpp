@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/validate/locate.hpp"
 #include "lib/validate/output_comparison.hpp"
 #include "plugins/host/kernel_request.hpp"
 #include "plugins/host/plugin.hpp"
@@ -21,6 +22,9 @@ struct ValidationOptions {
   // limit of its OpenOptions); past it the emulation stops at its next cancellation point with
   // Cancelled (emulation/cancellation.hpp). None: no limit.
   std::optional<std::chrono::milliseconds> time_limit;
+  // Attention kernels: where the outputs differ and which choice of the numerics would make them
+  // agree (locate.hpp), within time_limit of its own.
+  bool locate = false;
 };
 
 struct ValidationResult {
@@ -36,6 +40,7 @@ struct ValidationResult {
   std::vector<plugins::NamedValue> parameters;
   std::vector<plugins::HostTensor> kernel_outputs, emulated_outputs;
   std::vector<OutputComparison> comparisons;
+  std::optional<LocateReport> locate;  // when asked for
 
   bool bit_exact() const;
   // NaN where the other side has none is never a rounding difference: it fails whatever the
@@ -45,9 +50,10 @@ struct ValidationResult {
 };
 
 // Throws std::invalid_argument unless validate can emulate the kernel with `model` (empty: the
-// declared one): a kind without emulation yet, no model named. Cheap; call it before making
-// inputs.
-void check_can_validate(const plugins::KernelInfo& kernel, const std::string& model);
+// declared one): a kind without emulation yet, no model named, --locate (`locate`) for a kernel
+// that is not an attention kernel. Cheap; call it before making inputs.
+void check_can_validate(const plugins::KernelInfo& kernel, const std::string& model,
+                        bool locate = false);
 
 // Throws std::invalid_argument for a request that does not fit, PluginError when the plugin
 // fails, crashes or times out, Cancelled when the emulation outlives options.time_limit.

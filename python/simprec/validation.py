@@ -14,7 +14,31 @@ class ValidationReport:
     """text: the report as `simprec validate` prints it; passed: False when bit-exact agreement
     was required and not met; bit_exact; outputs: one dict per compared output (bitwise_equal,
     ulp_histogram as (low, high, count), mean_signed_ulps, kernel_mean_signed_error,
-    emulation_mean_signed_error, ...); emulated: the emulation's outputs (float64 values)."""
+    emulation_mean_signed_error, ...); emulated: the emulation's outputs (float64 values);
+    locate: with validate(..., locate=True), where the kernel and the emulation differ and why
+    (the `locate` lines of the text, docs/plugins.md), else None. A dict of
+
+    - "differences": per differing output, its first differing element: output, b, h, row,
+      column (None for the LSE), index (flat), kernel, emulation (values), kernel_bits,
+      emulation_bits, ulp (kernel - emulation; None with a NaN), differing (the output's
+      differing elements), row_differing (of them, in this row);
+    - "row": the located row (the same keys, and rows: "query" or "key"), or None;
+    - "probe": the emulation's forward pass of that row, or None (a gradient's row): "blocks",
+      per key block in the order it was visited, dicts of tile, split, first_key, keys, m_old,
+      m_block, m, shift (the exponent's row shift), rescaled, alpha, alpha_steps, l (the row
+      sum's partial sums after the block), acc (the row's O accumulator after the block's P.V)
+      and key_values (per key: key, s, steps, p, p_cast); then the row's l, o_norm (O before its
+      cast), o, lse and lse_steps. Steps are (site, value rounded, result) for each rounding;
+    - "model": how the model's outputs agree on the row's (b, h): row_agrees, rows_agreeing,
+      rows and outputs ({name: (rows agreeing, rows)});
+    - "alternatives": the same for each configuration tried instead (another strategy of a slot,
+      another tile, another rounding at a site), with kind ("slot", "parameter" or "site"),
+      option (its name), value (the strategy, the parameter's text, or the site's
+      FORMAT:ROUNDING[:ACCUMULATION]) and changes (whether any output
+      of the row's (b, h) differs from the model's);
+    - "refused": how many alternatives the configuration's requirements refused;
+    - "stopped", "untried": None and 0 unless a time limit stopped the search (the reason, and
+      how many alternatives were left)."""
 
     def __init__(self, raw):
         self.text = raw["text"]
@@ -22,6 +46,7 @@ class ValidationReport:
         self.bit_exact = raw["bit_exact"]
         self.outputs = raw["outputs"]
         self.emulated = raw["emulated"]
+        self.locate = raw["locate"]
 
     def __str__(self):
         return self.text
@@ -68,7 +93,8 @@ def _kernel_output_arrays(result, backward_grads):
 def validate(fn, *, numerics="fa2", format="bf16", inputs=None, generate=None,
              shape=(1, 2, 256, 64), seed=0, backward=False, device=None, causal=False,
              scale=None, set=(), mitigations=(), tile=None, require_bit_exact=True, name=None,
-             threads=0, exp2=None, verbose=True, backward_from="auto", **kernel_kwargs):
+             threads=0, exp2=None, verbose=True, backward_from="auto", locate=False,
+             **kernel_kwargs):
     """Calls fn(q, k, v, **kernel_kwargs) and compares its outputs with the emulation.
 
     Inputs: `inputs=(q, k, v)` or `(q, k, v, do)` (torch tensors or numpy arrays, used as
@@ -84,8 +110,11 @@ def validate(fn, *, numerics="fa2", format="bf16", inputs=None, generate=None,
     LSE does not give that value back on every row. causal and scale go to fn as
     is_causal= and scale= when set, and to the emulation. exp2, a callable from float32 numpy
     arguments to the device's float32 results, replaces the emulation's correctly rounded exp2
-    (as `simprec validate` does with a plugin's exp2_function). Returns a ValidationReport
-    (printed when verbose); its `passed` is False when require_bit_exact and any bit differs.
+    (as `simprec validate` does with a plugin's exp2_function). locate=True adds where the
+    outputs differ, the emulation's intermediate values of the first differing row and which
+    other strategy of each slot (or key block, or rounding at a site) makes it agree, as
+    `simprec validate --locate` does (ValidationReport.locate). Returns a ValidationReport (printed when verbose); its
+    `passed` is False when require_bit_exact and any bit differs.
     """
     if (inputs is None) == (generate is None):
         raise ValueError("validate: give inputs=(q, k, v[, do]) or generate=KIND, one of them")
@@ -144,7 +173,8 @@ def validate(fn, *, numerics="fa2", format="bf16", inputs=None, generate=None,
         emulation_inputs[3] if with_grad else None, numerics=numerics, format=format,
         set=list(set), mitigations=list(mitigations), tile=tile, causal=causal, scale=scale,
         seed=seed, threads=threads, input_format=emulation_format,
-        require_bit_exact=require_bit_exact, exp2=exp2, backward_from=backward_from)
+        require_bit_exact=require_bit_exact, exp2=exp2, backward_from=backward_from,
+        locate=locate)
     report = ValidationReport(raw)
     if verbose:
         print(report.text, end="")

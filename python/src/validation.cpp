@@ -21,6 +21,7 @@
 #include "python/src/bindings.hpp"
 #include "python/src/integer_arguments.hpp"
 #include "python/src/interruptible.hpp"
+#include "python/src/locate_dict.hpp"
 
 namespace py = pybind11;
 
@@ -117,11 +118,53 @@ py::dict comparison_dict(const validate::OutputComparison& c) {
   return d;
 }
 
+// validate --locate's report (locate.hpp) of the comparisons in `result`. With gradients from the
+// kernel's own O and LSE, the forward outputs and the gradients come from two runs on inputs of
+// their own: where O or the LSE differs the forward outputs are located, else the gradients.
+validate::LocateReport locate_report(const attention::AttentionInputs& in,
+                                     const attention::AttentionConfig& config,
+                                     const attention::DeviceFunction& exp2,
+                                     bool grads_from_kernel_forward,
+                                     const validate::ValidationResult& result) {
+  attention::AttentionInputs inputs = in;
+  std::vector<HostTensor> kernel = result.kernel_outputs, emulated = result.emulated_outputs;
+  if (grads_from_kernel_forward) {
+    const std::vector<validate::FirstDifference> all =
+        validate::first_differences(in.shape, kernel, emulated);
+    const bool forward_differs = std::any_of(
+        all.begin(), all.end(), [](const auto& d) { return d.output == "O" || d.output == "LSE"; });
+    // Keeps the tensors of one side.
+    const auto keep = [&](std::vector<HostTensor>& tensors) {
+      std::erase_if(tensors,
+                    [&](const HostTensor& t) { return (t.name[0] == 'd') == forward_differs; });
+    };
+    keep(kernel);
+    keep(emulated);
+    if (forward_differs) {
+      inputs.d_out.clear();
+    } else {
+      for (const HostTensor& t : result.kernel_outputs) {
+        if (t.name == "O") inputs.o = validate::values_of(t);
+        if (t.name == "LSE") inputs.lse = validate::values_of(t);
+      }
+    }
+  }
+  validate::LocateReport report = validate::locate_attention(
+      inputs.shape, config, kernel, emulated,
+      [&](const attention::AttentionConfig& c, const attention::RunOptions& options) {
+        return exp2 ? attention::run_attention_with_device_function(inputs, c, exp2, 8, options)
+                    : attention::run_attention(inputs, c, options);
+      });
+  report.differences =
+      validate::first_differences(in.shape, result.kernel_outputs, result.emulated_outputs);
+  return report;
+}
+
 py::dict validate_attention(const std::string& kernel, const py::dict& kernel_outputs,
                             const py::object& q, const py::object& k, const py::object& v,
                             const py::object& d_out, const ConfigChoices& choices,
                             const std::optional<std::string>& input_format, bool require_bit_exact,
-                            const py::object& exp2, const std::string& backward_from) {
+                            const py::object& exp2, const std::string& backward_from, bool locate) {
   if (backward_from != "auto" && backward_from != "kernel" && backward_from != "emulation") {
     throw py::value_error("backward_from: expected 'auto', 'kernel' or 'emulation', got '" +
                           backward_from + "'");
@@ -239,8 +282,14 @@ py::dict validate_attention(const std::string& kernel, const py::dict& kernel_ou
     result.emulated_outputs.push_back(std::move(et));
     result.kernel_outputs.push_back(std::move(kt));
   }
+  if (locate) {
+    result.locate = interruptible([&] {
+      return locate_report(in, config, options.device_exp2, grads_from_kernel_forward, result);
+    });
+  }
   py::dict r;
   r["text"] = report_text(result);
+  r["locate"] = result.locate ? py::object(locate_dict(*result.locate)) : py::object(py::none());
   r["passed"] = result.passed();
   r["bit_exact"] = result.bit_exact();
   py::list comparisons;
@@ -267,11 +316,11 @@ void bind_validation(py::module_& m) {
          const std::optional<std::pair<int, int>>& tile, bool causal,
          const std::optional<double>& scale, Seed seed, ThreadCount threads,
          const std::optional<std::string>& input_format, bool require_bit_exact,
-         const py::object& exp2, const std::string& backward_from) {
+         const py::object& exp2, const std::string& backward_from, bool locate) {
         const ConfigChoices choices{numerics, format, sets,       mitigations,   tile,
                                     causal,   scale,  seed.value, threads.value, false};
         return validate_attention(kernel, kernel_outputs, q, k, v, d_out, choices, input_format,
-                                  require_bit_exact, exp2, backward_from);
+                                  require_bit_exact, exp2, backward_from, locate);
       },
       py::arg("kernel"), py::arg("kernel_outputs"), py::arg("q"), py::arg("k"), py::arg("v"),
       py::arg("do") = py::none(), py::kw_only(), py::arg("numerics") = "fa2",
@@ -280,7 +329,7 @@ void bind_validation(py::module_& m) {
       py::arg("causal") = false, py::arg("scale") = py::none(), py::arg("seed") = 0,
       py::arg("threads") = 0, py::arg("input_format") = py::none(),
       py::arg("require_bit_exact") = true, py::arg("exp2") = py::none(),
-      py::arg("backward_from") = "auto");
+      py::arg("backward_from") = "auto", py::arg("locate") = false);
 }
 
 }  // namespace simprec::python

@@ -7,6 +7,7 @@ import os
 import pathlib
 import re
 
+import numpy as np
 import pytest
 
 import simprec
@@ -58,3 +59,17 @@ def test_docstrings_name_every_preset_and_strategy(function):
 def test_a_spec_a_run_would_refuse_is_refused_when_read():
     with pytest.raises(ValueError, match="rescale=exp2-diff needs exp_impl"):
         simprec.canonical_numerics("torch-flash,exp_impl=natural")
+
+
+@pytest.mark.parametrize("spec,reason", [
+    ("fa2,tile=auto", "tile=auto needs a dispatch"),
+    ("fa2,block_mask=diagonal-first,tile=64x48", "needs a tile that divides 128x128, not 64x48"),
+    ("fa2,sr-p-tiled:8,sr-p:3", "tiled random bits at p_cast need a bit count that divides 32"),
+])
+def test_canonical_numerics_refuses_what_attention_refuses(spec, reason):
+    # One check for both: a spec every run refuses is refused when read, by each.
+    q = np.zeros((1, 1, 64, 16), dtype=np.float32)
+    with pytest.raises(ValueError, match=re.escape(reason)):
+        simprec.canonical_numerics(spec)
+    with pytest.raises(ValueError, match=re.escape(reason)):
+        simprec.attention(q, q, q, numerics=spec)

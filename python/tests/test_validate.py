@@ -154,3 +154,53 @@ def test_auto_differentiates_the_emulation_where_the_backward_reads_a_base2_lse(
     assert "parameter backward_from=emulation" in flex.text.splitlines()
     fa2 = simprec.validate(kernel_with_its_own_lse, numerics="fa2", **common)
     assert "parameter backward_from=kernel" in fa2.text.splitlines()
+
+
+def test_locate_names_the_tile_a_description_gets_wrong():
+    def kernel_in_key_blocks_of_32(q, k, v):
+        return storch.attention(q, k, v, numerics="fa2,tile=64x32")
+
+    report = simprec.validate(kernel_in_key_blocks_of_32, numerics="fa2,tile=64x64",
+                              generate="normal", shape=(1, 2, 96, 16), seed=1, backward=True,
+                              locate=True, require_bit_exact=False, verbose=False)
+    located = report.locate
+    # The first differing element of O, found again from the outputs.
+    g = simprec.generate("normal", (1, 2, 96, 16), seed=1)
+    q, k, v = (torch.from_numpy(g[n]).to(torch.bfloat16) for n in ("q", "k", "v"))
+    kernel_o = kernel_in_key_blocks_of_32(q, k, v).float().numpy()
+    differs = np.flatnonzero(kernel_o.ravel() != report.emulated["O"].ravel())
+    first = located["differences"][0]
+    assert first["output"] == "O" and first["index"] == differs[0]
+    assert (first["h"], first["row"], first["column"]) == np.unravel_index(differs[0], (2, 96, 16))
+    assert first["differing"] == len(differs)
+    assert [d["output"] for d in located["differences"]] == ["O", "dQ", "dK"]  # dV agrees
+    # The emulation's forward pass of that row: key blocks of 64, its O as the emulation wrote it.
+    probe = located["probe"]
+    assert [(b["first_key"], b["keys"]) for b in probe["blocks"]] == [(0, 64), (64, 32)]
+    assert probe["o"] == list(report.emulated["O"][0, first["h"], first["row"]])
+    tile = [a for a in located["alternatives"] if a["option"] == "tile" and a["value"] == "64x32"]
+    assert len(tile) == 1 and tile[0]["kind"] == "parameter" and tile[0]["row_agrees"]
+    assert tile[0]["outputs"] == {name: (96, 96) for name in ("O", "dQ", "dK", "dV")}
+    assert "locate best parameter=tile value=64x32 rows-agreeing=96/96" in report.text.splitlines()
+    # Roundings at a site are tried as well, as a spec writes them; none makes the row agree.
+    p_cast = {a["value"] for a in located["alternatives"]
+              if a["kind"] == "site" and a["option"] == "p_cast"}
+    assert p_cast == {"bf16:rna", "bf16:rtz", "bf16:rup", "bf16:rdn", "bf16:rto"}
+    assert not any(a["row_agrees"] for a in located["alternatives"] if a["kind"] == "site")
+
+
+def test_locate_takes_the_forward_outputs_where_they_differ():
+    report = simprec.validate(kernel_with_its_own_lse, numerics="fa2", generate="normal",
+                              shape=(1, 1, 64, 32), seed=4, backward=True, locate=True,
+                              require_bit_exact=False, verbose=False)
+    located = report.locate
+    assert [(d["output"], d["row"], d["differing"]) for d in located["differences"]] == \
+        [("LSE", 0, 8)]
+    assert located["row"]["rows"] == "query" and located["probe"] is not None
+    # No choice of the numerics moves an LSE by 1%.
+    assert not any(a["row_agrees"] for a in located["alternatives"])
+    assert "locate best none" in report.text.splitlines()
+    agreeing = simprec.validate(emulated_kernel, generate="normal", shape=(1, 1, 32, 16),
+                                locate=True, verbose=False)
+    assert agreeing.locate["differences"] == [] and agreeing.locate["row"] is None
+    assert "locate none every output agrees" in agreeing.text.splitlines()

@@ -27,6 +27,8 @@ class Dispatch : public Strategy {
   // With query_order=split-keys: whether the selected backward kernel splits the keys (runs a
   // thread block per key block side by side) for c, whose tiles are concrete.
   virtual bool splits_keys(const AttentionConfig& c, const AttentionShape& s) const { return true; }
+  // Whether the selection fills in tile=auto; resolve refuses it where not.
+  virtual bool fills_auto_tile() const { return true; }
 };
 
 class TileRule : public Strategy {
@@ -36,6 +38,8 @@ class TileRule : public Strategy {
   explicit TileRule(StrategyInfo info) : Strategy(kSlot, std::move(info)) {}
   // Sets c's tile for nq queries of head dimension d.
   virtual void resolve(AttentionConfig& c, int64_t nq, int64_t d) const = 0;
+  // Whether resolve leaves the tile as given, whatever the shape.
+  virtual bool keeps_tile() const { return false; }
 };
 
 class BlockOrder : public Strategy {

@@ -1,6 +1,4 @@
 // No kernel selection: the tile as given, one key/value split.
-#include <stdexcept>
-
 #include "lib/attention/dispatch.hpp"
 
 namespace simprec::attention {
@@ -14,17 +12,11 @@ class None final : public Dispatch {
                          "forward tile for the backward pass unless bwd_tile says"}) {}
 
   void resolve(AttentionConfig& c, const AttentionShape&) const override {
-    if (c.block_rows == 0 && c.block_cols == 0) {
-      std::string known;
-      for (const Dispatch* d : strategies_of<Dispatch>()) {
-        if (d != this)
-          known += (known.empty() ? "" : " or ") + ("dispatch=" + std::string(d->name()));
-      }
-      throw std::invalid_argument("tile=auto needs a dispatch (" + known +
-                                  "); give the tile as BRxBC");
-    }
+    check_auto_tile(c);
     if (c.kv_splits == 0) c.kv_splits = 1;
   }
+
+  bool fills_auto_tile() const override { return false; }
 };
 
 }  // namespace

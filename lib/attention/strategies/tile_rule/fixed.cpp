@@ -8,6 +8,7 @@ class Fixed final : public TileRule {
  public:
   Fixed() : TileRule({.name = "fixed", .doc = "the tile as given"}) {}
   void resolve(AttentionConfig&, int64_t, int64_t) const override {}
+  bool keeps_tile() const override { return true; }
 };
 
 }  // namespace
