@@ -198,7 +198,8 @@ TEST(CliErrors, EveryCommandQuotesAHugeArgumentInPart) {
   const std::string a = (dir / "a.npy").string();
   for (const std::string& args :
        {"attention --generate " + huge + " --shape 1,1,8,8 --out " + (dir / "o").string(),
-        "attention --numerics fa2," + huge + " --generate normal --shape 1,1,8,8",
+        "attention --numerics fa2," + huge + " --generate normal --shape 1,1,8,8 --out " +
+            (dir / "p").string(),
         "quantize --scheme " + huge + " --in " + a + " --out " + (dir / "q").string(),
         "mma --model " + huge + " --a " + a + " --b " + a + " --out " + (dir / "d.npy").string(),
         "numerics " + huge}) {
