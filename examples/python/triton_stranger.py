@@ -1,0 +1,63 @@
+"""A stranger's Triton attention forward for simprec discover (docs/discover.md): written as a
+Triton user would, without simprec's numerics in mind, recorded on a GPU by
+scripts/record_stranger_triton.py and discovered from the recording on the CPU.
+
+fp16 inputs; query blocks of 64 rows, key blocks of 32; the natural exp through tl.exp of the
+scaled score minus the running max of the scaled scores; alpha = tl.exp(m_old - m_new); the row
+sum l * alpha + tl.sum(p); P cast to fp16 for tl.dot with V; O = acc / l (Triton's fp32
+division) cast to fp16; LSE = m + tl.log(l); an optional causal mask (top-left aligned).
+"""
+
+import math
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _stranger_forward(Q, K, V, O, LSE, scale, n_keys, stride_h, stride_n, IS_CAUSAL: tl.constexpr,
+                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr):
+    block = tl.program_id(0)
+    head = tl.program_id(1)
+    rows = block * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    dims = tl.arange(0, HEAD_DIM)
+    base = head * stride_h
+    q = tl.load(Q + base + rows[:, None] * stride_n + dims[None, :])
+    m = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    end = (block + 1) * BLOCK_M if IS_CAUSAL else n_keys
+    for start in range(0, end, BLOCK_N):
+        keys = start + cols
+        k = tl.load(K + base + keys[None, :] * stride_n + dims[:, None])
+        t = tl.dot(q, k) * scale
+        if IS_CAUSAL:
+            t = tl.where(rows[:, None] >= keys[None, :], t, float("-inf"))
+        m_new = tl.maximum(m, tl.max(t, 1))
+        p = tl.exp(t - m_new[:, None])
+        alpha = tl.exp(m - m_new)
+        l = l * alpha + tl.sum(p, 1)
+        v = tl.load(V + base + keys[:, None] * stride_n + dims[None, :])
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+        m = m_new
+    o = acc / l[:, None]
+    tl.store(O + base + rows[:, None] * stride_n + dims[None, :], o.to(O.dtype.element_ty))
+    tl.store(LSE + head * (stride_h // HEAD_DIM) + rows, m + tl.log(l))
+
+
+def stranger_forward(q, k, v, is_causal=False, block_m=64, block_n=32):
+    """q, k, v: (B, H, N, d) fp16 CUDA tensors, N a multiple of 64, d in 16..128. Returns
+    (O, LSE), LSE float32 in natural-log units."""
+    b, h, n, d = q.shape
+    if n % block_m or k.shape[2] != n:
+        raise ValueError(f"q, k: N = {n} must equal K's and be a multiple of {block_m}")
+    q, k, v = (t.contiguous() for t in (q, k, v))
+    o = torch.empty_like(q)
+    lse = torch.empty((b, h, n), device=q.device, dtype=torch.float32)
+    scale = torch.tensor(1.0 / math.sqrt(d), dtype=torch.float32).item()
+    _stranger_forward[(n // block_m, b * h)](q, k, v, o, lse, scale, n, n * d, d,
+                                             IS_CAUSAL=is_causal, BLOCK_M=block_m,
+                                             BLOCK_N=block_n, HEAD_DIM=d)
+    return o, lse

@@ -1,0 +1,60 @@
+"""The stranger's Triton kernel (examples/python/triton_stranger.py) recorded on a GPU for
+simprec discover: the cases, their fp16 inputs and the recording's layout.
+
+    PYTHONPATH=build/python:examples/python python3 scripts/record_stranger_triton.py OUT_DIR
+
+For each case of CASES it draws every head's inputs as the other recordings do (numpy PCG64
+seeded by [SEED, b, h, kind], inputs.head_inputs) and rounds them to fp16 with numpy (nearest
+even, from float64 in one step), runs the kernel and writes OUT_DIR/CASE.npz with o (uint16 fp16
+encodings, [B, H, N, d]), lse (float32, [B, H, N]) and digest_inputs (SHA-256 of the fp16
+inputs q, k, v of all heads, C order). discover_cases.stranger_triton_case reads it back.
+"""
+
+import argparse
+import os
+
+import numpy as np
+
+from simprec.recordings.bits import sha256, tensor_bits
+from simprec.recordings.examples import import_example
+from simprec.recordings.inputs import SEED, head_inputs
+
+CASES = {  # name: (B, H, N, d, causal, kind)
+    "n128_d64": (1, 2, 128, 64, False, "normal"),
+    "n192_d64_causal": (1, 2, 192, 64, True, "normal"),
+    "n256_d128": (1, 2, 256, 128, False, "normal"),
+    "n320_d64_repmax": (1, 2, 320, 64, False, "repeated-max"),
+    "n512_d64_causal_repmax": (1, 1, 512, 64, True, "repeated-max"),
+    "n640_d96_lowrank": (1, 1, 640, 96, False, "low-rank"),
+}
+
+
+def case_inputs(name):
+    """The fp16 encodings (uint16) of q, k, v of case `name`, each (B, H, N, d)."""
+    b_, h_, n, d, _, kind = CASES[name]
+    heads = [head_inputs(kind, n, n, d, SEED, b, h) for b in range(b_) for h in range(h_)]
+    return tuple(np.stack([x[i] for x in heads]).astype(np.float16).view(np.uint16)
+                 .reshape(b_, h_, n, d) for i in range(3))
+
+
+def record(out, forward):
+    """Runs forward(q, k, v, is_causal=...) -> (O, LSE) on every case, writes OUT/CASE.npz."""
+    import torch
+    os.makedirs(out, exist_ok=True)
+    for name, (_, _, _, _, causal, _) in CASES.items():
+        bits = case_inputs(name)
+        q, k, v = (torch.from_numpy(x.view(np.float16)).cuda() for x in bits)
+        o, lse = forward(q, k, v, is_causal=causal)
+        torch.cuda.synchronize()
+        np.savez_compressed(os.path.join(out, name + ".npz"), o=tensor_bits(o),
+                            lse=lse.cpu().numpy(), digest_inputs=sha256(*bits))
+        print(name, "ok", flush=True)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("out")
+    args = parser.parse_args(argv)
+    kernel = import_example("triton_stranger", "record_stranger_triton")
+    record(args.out, kernel.stranger_forward)
+    return 0
