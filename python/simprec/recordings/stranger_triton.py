@@ -5,9 +5,12 @@ simprec discover: the cases, their fp16 inputs and the recording's layout.
 
 For each case of CASES it draws every head's inputs as the other recordings do (numpy PCG64
 seeded by [SEED, b, h, kind], inputs.head_inputs) and rounds them to fp16 with numpy (nearest
-even, from float64 in one step), runs the kernel and writes OUT_DIR/CASE.npz with o (uint16 fp16
-encodings, [B, H, N, d]), lse (float32, [B, H, N]) and digest_inputs (SHA-256 of the fp16
-inputs q, k, v of all heads, C order). discover_cases.stranger_triton_case reads it back.
+even, from float64 in one step), runs the kernel in both its variants (tl.exp, and tl.exp2 of
+the score times scale * log2 e) and writes OUT_DIR/VARIANT-CASE.npz (VARIANT exp or exp2) with o
+(uint16 fp16 encodings, [B, H, N, d]), lse (float32, [B, H, N]) and digest_inputs (SHA-256 of
+the fp16 inputs q, k, v of all heads, C order); and OUT_DIR/VARIANT.ptx, the PTX Triton made for
+the first case (what tl.exp and tl.exp2 lower to). discover_cases.stranger_triton_case reads the
+recordings back.
 """
 
 import argparse
@@ -37,18 +40,26 @@ def case_inputs(name):
                  .reshape(b_, h_, n, d) for i in range(3))
 
 
+VARIANTS = {"exp": False, "exp2": True}  # file prefix: forward's base2
+
+
 def record(out, forward):
-    """Runs forward(q, k, v, is_causal=...) -> (O, LSE) on every case, writes OUT/CASE.npz."""
+    """Runs forward(q, k, v, is_causal=..., base2=...) -> (O, LSE, compiled) on every case and
+    variant, writes OUT/VARIANT-CASE.npz and OUT/VARIANT.ptx."""
     import torch
     os.makedirs(out, exist_ok=True)
-    for name, (_, _, _, _, causal, _) in CASES.items():
-        bits = case_inputs(name)
-        q, k, v = (torch.from_numpy(x.view(np.float16)).cuda() for x in bits)
-        o, lse = forward(q, k, v, is_causal=causal)
-        torch.cuda.synchronize()
-        np.savez_compressed(os.path.join(out, name + ".npz"), o=tensor_bits(o),
-                            lse=lse.cpu().numpy(), digest_inputs=sha256(*bits))
-        print(name, "ok", flush=True)
+    for variant, base2 in VARIANTS.items():
+        for name, (_, _, _, _, causal, _) in CASES.items():
+            bits = case_inputs(name)
+            q, k, v = (torch.from_numpy(x.view(np.float16)).cuda() for x in bits)
+            o, lse, compiled = forward(q, k, v, is_causal=causal, base2=base2)
+            torch.cuda.synchronize()
+            np.savez_compressed(os.path.join(out, f"{variant}-{name}.npz"), o=tensor_bits(o),
+                                lse=lse.cpu().numpy(), digest_inputs=sha256(*bits))
+            if name == next(iter(CASES)):
+                with open(os.path.join(out, variant + ".ptx"), "w") as f:
+                    f.write(compiled.asm["ptx"])
+            print(variant, name, "ok", flush=True)
 
 
 def main(argv=None):
