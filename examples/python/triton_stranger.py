@@ -59,7 +59,7 @@ def _stranger_forward(Q, K, V, O, LSE, scale, n_keys, stride_h, stride_n, IS_CAU
 
 
 def stranger_forward(q, k, v, is_causal=False, base2=False, block_m=64, block_n=32):
-    """q, k, v: (B, H, N, d) fp16 CUDA tensors, N a multiple of 64, d in 16..128. Returns
+    """q, k, v: (B, H, N, d) fp16 CUDA tensors, N a multiple of 64, d a power of 2 in 16..128 (tl.arange). Returns
     (O, LSE, compiled kernel), LSE float32 in natural-log units."""
     b, h, n, d = q.shape
     if n % block_m or k.shape[2] != n:

@@ -61,19 +61,23 @@ def triton_case(data, name):
                 outputs={"O": recorded["o"], "LSE": recorded["lse"].astype(np.float32)})
 
 
-def stranger_triton_case(data, name):
-    """The case `name` of the stranger's Triton kernel as scripts/record_stranger_triton.py
-    recorded it in folder `data` (stranger_triton.py): fp16 inputs, every row of O and the LSE,
-    scale 1/sqrt(d) as a float."""
+def stranger_triton_case(data, name, variant="exp"):
+    """The case `name` of the stranger's Triton kernel in its variant `variant` (exp: tl.exp,
+    exp2: tl.exp2 of the score times scale log2 e) as scripts/record_stranger_triton.py recorded
+    it in folder `data` (stranger_triton.py): fp16 inputs, every row of O and the LSE, the scale
+    1/sqrt(d) (the kernel multiplies by its float32 rounding, times log2 e in exp2)."""
     from simprec.recordings import stranger_triton
     _, _, _, d, causal, _ = stranger_triton.CASES[name]
-    path = os.path.join(data, name + ".npz")
+    if variant not in stranger_triton.VARIANTS:
+        raise ValueError(f"variant {variant!r}: expected one of {', '.join(stranger_triton.VARIANTS)}")
+    path = os.path.join(data, f"{variant}-{name}.npz")
     if not os.path.exists(path):
         raise RecordingError(f"{path}: no recording of case {name}")
     recorded = np.load(path)
     q, k, v = stranger_triton.case_inputs(name)
     if sha256(q, k, v) != str(recorded["digest_inputs"]):
         raise RecordingError(f"{name}: the regenerated inputs differ from the recording's")
-    return dict(label=f"triton-stranger/{name}", q=q, k=k, v=v, input_format="fp16",
-                output_format="fp16", causal=causal, scale=float(np.float32(1 / math.sqrt(d))),
+    scale = 1 / math.sqrt(d) if variant == "exp2" else float(np.float32(1 / math.sqrt(d)))
+    return dict(label=f"triton-stranger-{variant}/{name}", q=q, k=k, v=v, input_format="fp16",
+                output_format="fp16", causal=causal, scale=scale,
                 outputs={"O": recorded["o"], "LSE": recorded["lse"].astype(np.float32)})

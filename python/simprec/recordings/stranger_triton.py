@@ -28,7 +28,7 @@ CASES = {  # name: (B, H, N, d, causal, kind)
     "n256_d128": (1, 2, 256, 128, False, "normal"),
     "n320_d64_repmax": (1, 2, 320, 64, False, "repeated-max"),
     "n512_d64_causal_repmax": (1, 1, 512, 64, True, "repeated-max"),
-    "n640_d96_lowrank": (1, 1, 640, 96, False, "low-rank"),
+    "n640_d32_lowrank": (1, 1, 640, 32, False, "low-rank"),
 }
 
 
