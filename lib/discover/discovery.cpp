@@ -226,13 +226,37 @@ DiscoveryResult discover(std::vector<Case> cases, CallableKernel* kernel,
   bool confirmed_large = false;
   try {
     auto searcher = std::make_unique<Searcher>(cases, search_options);
+    std::vector<std::pair<std::string, Evaluated>> starts;
     for (const std::string& family : families) {
       Evaluated e = searcher->evaluate(start_candidate(family, format, cases));
       report("start " + family + ": " + agreement_text(e.cases));
-      if (!best || better(e.score, best->score)) best = e;
+      starts.emplace_back(family, std::move(e));
     }
+    // Every family is climbed, the closest start first: the start that agrees best can lead to a
+    // spec that agrees worse than another start's climb (a kernel whose O is fa2's and LSE is
+    // not).
+    std::stable_sort(starts.begin(), starts.end(), [](const auto& a, const auto& b) {
+      return better(a.second.score, b.second.score);
+    });
+    bool first_round = true;
     while (true) {
-      SearchResult climbed = searcher->climb(*best);
+      SearchResult climbed;
+      if (first_round) {
+        first_round = false;
+        for (const auto& [family, start] : starts) {
+          SearchResult c = searcher->climb(start);
+          report("climbed from " + family + ": " + agreement_text(c.best.cases));
+          if (!best || better(c.best.score, climbed.best.score)) {
+            climbed = std::move(c);
+            best = climbed.best;
+          } else {
+            climbed.stopped = c.stopped;
+          }
+          if (climbed.stopped || climbed.best.score.exact()) break;
+        }
+      } else {
+        climbed = searcher->climb(*best);
+      }
       best = climbed.best;
       neighbours = std::move(climbed.neighbours);
       result.stopped = climbed.stopped;

@@ -16,8 +16,8 @@
 namespace simprec::discover {
 
 struct DiscoverOptions {
-  // The specs the search may start from (presets or numerics files): the one that agrees best
-  // is the start. Empty: kDefaultFamilies.
+  // The specs the search may start from (presets or numerics files): each is climbed, the one
+  // that agrees best first, until one reaches a bit-exact spec. Empty: kDefaultFamilies.
   std::vector<std::string> families;
   std::optional<double> time_limit;  // seconds; past it the best spec so far is reported
   unsigned threads = 0;              // candidates tried at once (0: every core)

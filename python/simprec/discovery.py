@@ -135,3 +135,11 @@ def discover(kernel=None, *, cases=(), input_format=None, causal=False,
                          input_format=input_format, causal=causal, families=list(families),
                          time_limit=time_limit, threads=threads, max_probes=max_probes, log=log)
     return DiscoveryResult(raw)
+
+
+def agreement(spec, cases):
+    """`spec` run on recorded `cases` (dicts as discover takes them) without any search: per case
+    a dict with label, agreement {output: (equal values, values)} and rows {output: [(b, h, row,
+    values differing, max ulps), ...]}, the rows where the spec and the recording differ. What
+    a spec found on some recordings gives on the others."""
+    return _core.discover_agreement([dict(c) for c in cases], spec)

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 
+#include "lib/discover/agreement.hpp"
 #include "lib/discover/discovery.hpp"
 #include "lib/discover/recorded_case.hpp"
 #include "lib/validate/tensor_values.hpp"
@@ -190,6 +191,37 @@ py::dict result_dict(const discover::DiscoveryResult& r) {
 }  // namespace
 
 void bind_discover(py::module_& m) {
+  // A spec checked on cases it was not searched on: per case {output: (equal, values)} and the
+  // rows that differ.
+  m.def(
+      "discover_agreement",
+      [](const py::list& cases, const std::string& spec) {
+        py::list out;
+        for (size_t i = 0; i < cases.size(); ++i) {
+          const auto held = python_case(cases[i].cast<py::dict>(), i);
+          const discover::Case c = discover::recorded_case(held->recorded);
+          const discover::CaseAgreement a =
+              interruptible([&] { return discover::evaluate_case(spec, c); });
+          py::dict outputs, rows;
+          for (const discover::OutputAgreement& o : a.outputs) {
+            outputs[py::str(o.name)] = py::make_tuple(o.equal, o.values);
+            py::list differing;
+            for (const discover::RowDiff& r : o.rows) {
+              differing.append(py::make_tuple(r.problem / c.inputs.shape.heads,
+                                              r.problem % c.inputs.shape.heads, r.row, r.columns,
+                                              r.max_ulps));
+            }
+            rows[py::str(o.name)] = differing;
+          }
+          py::dict d;
+          d["label"] = c.label;
+          d["agreement"] = outputs;
+          d["rows"] = rows;
+          out.append(d);
+        }
+        return out;
+      },
+      py::arg("cases"), py::arg("spec"));
   m.def(
       "discover",
       [](const py::list& cases, const py::object& kernel, const std::string& kernel_name,
