@@ -44,6 +44,12 @@ bool mentions(const std::string& text, const std::string& key) {
 }  // namespace
 
 bool better(const Score& a, const Score& b) {
+  // The share that differs plus their mean distance first: an fp32 output in which nearly every
+  // value differs still tells a move that brings its values nearer, several of which may be
+  // needed before any value agrees.
+  const double ta = a.mismatch + a.distance, tb = b.mismatch + b.distance;
+  if (ta < tb - kTolerance) return true;
+  if (ta > tb + kTolerance) return false;
   if (a.mismatch < b.mismatch - kTolerance) return true;
   if (a.mismatch > b.mismatch + kTolerance) return false;
   if (a.distance < b.distance - kTolerance) return true;

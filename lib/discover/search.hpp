@@ -20,7 +20,7 @@
 namespace simprec::discover {
 
 // Agreement pooled per output over the cases: the sum over outputs of the share of values that
-// differ, then of the mean log2(1 + |ulps|), then the spec's item count.
+// differ and of the mean log2(1 + |ulps|), then the share alone, then the spec's item count.
 struct Score {
   double mismatch = 0, distance = 0;
   size_t items = 0;
