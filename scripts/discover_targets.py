@@ -27,9 +27,13 @@ TRITON_STRANGER = "tests/data/triton_stranger"
 TORCH = "tests/data/torch_kernels"
 TRITON_EXAMPLE = "tests/data/triton_example"
 
-# name: (how given, search cases, held-out cases) for recordings; each case a thunk.
-_S = ["n128_d64", "n192_d64_causal", "n320_d64_repmax"]
-_H = ["n256_d128", "n512_d64_causal_repmax", "n640_d32_lowrank"]
+# name: (how given, loader of named cases, search cases, held-out cases). The Triton stranger is
+# two kernels per variant: Triton compiles the causal one (tl.where on the scores) apart from
+# the other, and LLVM contracts the exponent's argument into an fma only in the other.
+_S = ["n128_d64", "n320_d64_repmax"]
+_H = ["n256_d128", "n640_d32_lowrank"]
+_S_CAUSAL = ["n192_d64_causal"]
+_H_CAUSAL = ["n512_d64_causal_repmax"]
 _TORCH_S = ["b1h1_n128_d64", "b1h1_n512_d64_causal", "b1h1_q200_k600_d128"]
 _TORCH_H = ["b1h1_n512_d96", "b1h1_n1000_d128", "b1h1_n777_d96_causal", "b1h4_n1024_d64_repmax",
             "b2h2_n512_d96_lowrank"]
@@ -43,13 +47,16 @@ def _torch(kernel):
     return lambda names: [dc.torch_case(TORCH, kernel, n, gradients=False) for n in names]
 
 
+_TRITON = "Triton, H200 recording"
 RECORDED = {
-    "triton-stranger-exp": ("Triton (H200 recording)", _stranger("exp"), _S, _H),
-    "triton-stranger-exp2": ("Triton (H200 recording)", _stranger("exp2"), _S, _H),
-    "torch-flash": ("recordings (H100)", _torch("flash"), _TORCH_S, _TORCH_H),
-    "torch-efficient": ("recordings (H100)", _torch("efficient"), _TORCH_S, _TORCH_H),
-    "torch-flex": ("recordings (H100)", _torch("flex"), _TORCH_S, _TORCH_H),
-    "triton-example": ("recordings (H100)",
+    "triton-stranger-exp2": (_TRITON, _stranger("exp2"), _S, _H),
+    "triton-stranger-exp2-causal": (_TRITON, _stranger("exp2"), _S_CAUSAL, _H_CAUSAL),
+    "triton-stranger-exp": (_TRITON, _stranger("exp"), _S, _H),
+    "triton-stranger-exp-causal": (_TRITON, _stranger("exp"), _S_CAUSAL, _H_CAUSAL),
+    "torch-flash": ("H100 recordings, forward", _torch("flash"), _TORCH_S, _TORCH_H),
+    "torch-efficient": ("H100 recordings, forward", _torch("efficient"), _TORCH_S, _TORCH_H),
+    "torch-flex": ("H100 recordings, forward", _torch("flex"), _TORCH_S, _TORCH_H),
+    "triton-example": ("H100 recordings",
                        lambda names: [dc.triton_case(TRITON_EXAMPLE, n) for n in names],
                        ["n256_d64", "n256_d64_causal"],
                        ["n512_d128", "n512_d64_repmax", "n512_d64_repmax_causal", "n1024_d64"]),
