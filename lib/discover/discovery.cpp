@@ -224,8 +224,9 @@ DiscoveryResult discover(std::vector<Case> cases, CallableKernel* kernel,
   int64_t runs = 0;
   size_t probes_left = options.max_probes;
   bool confirmed_large = false;
+  std::unique_ptr<Searcher> searcher;
   try {
-    auto searcher = std::make_unique<Searcher>(cases, search_options);
+    searcher = std::make_unique<Searcher>(cases, search_options);
     std::vector<std::pair<std::string, Evaluated>> starts;
     for (const std::string& family : families) {
       Evaluated e = searcher->evaluate(start_candidate(family, format, cases));
@@ -321,11 +322,11 @@ DiscoveryResult discover(std::vector<Case> cases, CallableKernel* kernel,
       best = searcher->evaluate(best->candidate);
       report("recheck " + best->candidate.spec() + ": " + agreement_text(best->cases));
     }
-    runs += searcher->evaluations();
   } catch (const Cancelled&) {
     if (interrupted()) throw;
     result.stopped = true;
   }
+  if (searcher) runs += searcher->evaluations();
 
   result.cases = cases;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();

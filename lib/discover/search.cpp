@@ -251,7 +251,16 @@ std::vector<Evaluated> Searcher::sweep(const Evaluated& base) {
 }
 
 std::vector<Searcher::Tried> Searcher::pairs(const Evaluated& base,
-                                             const std::vector<Evaluated>& closest) {
+                                             const std::vector<Evaluated>& sorted) {
+  // A move that changes no output on any case (a tie) pairs as itself: left out, so that the
+  // closest moves that do change something are paired.
+  std::vector<Evaluated> closest;
+  for (const Evaluated& e : sorted) {
+    bool changes = false;
+    for (size_t i = 0; i < e.cases.size() && !changes; ++i)
+      changes = e.cases[i].fingerprint != base.cases[i].fingerprint;
+    if (changes) closest.push_back(e);
+  }
   std::vector<Tried> out;
   std::set<std::string> seen = {base.candidate.spec()};
   const size_t n = std::min(closest.size(), kPairCandidates);

@@ -76,7 +76,7 @@ class Searcher {
     std::string key;  // canonical spec
   };
   std::vector<Tried> neighbourhood(const Evaluated& base);
-  std::vector<Tried> pairs(const Evaluated& base, const std::vector<Evaluated>& closest);
+  std::vector<Tried> pairs(const Evaluated& base, const std::vector<Evaluated>& sorted);
   // The candidates on the cases `subset` (indices), in parallel; refused ones are left out.
   std::vector<Evaluated> run(const std::vector<Tried>& tried, const std::vector<size_t>& subset);
   std::vector<size_t> cheap_cases() const;
