@@ -12,8 +12,12 @@
 
 enum { kKeyBlock = 128, kMaxD = 256 };
 
-static void attend_row(const uint16_t* q, const uint16_t* k, const uint16_t* v, int64_t visible,
-                       int64_t d, float scale, float* o, float* lse) {
+static void attend_row(const void* q_row, const void* k_rows, const void* v_rows, int64_t visible,
+                       int64_t d, float scale, void* o_row, float* lse) {
+  const uint16_t* q = q_row;
+  const uint16_t* k = k_rows;
+  const uint16_t* v = v_rows;
+  float* o = o_row;
   const float c = (float)((double)scale * M_LOG2E);
   float acc[kMaxD] = {0};
   float m = -INFINITY, l = 0.0f;
@@ -49,53 +53,6 @@ static void attend_row(const uint16_t* q, const uint16_t* k, const uint16_t* v, 
   *lse = fmaf(m, scale, log_cr(l));
 }
 
-static SimprecStatus run(const SimprecRunArgs* args) {
-  const struct Problem p = problem_of(args);
-  if (p.d > kMaxD) return SIMPREC_ERROR_UNSUPPORTED;
-  const float scale = (float)(1.0 / sqrt((double)p.d));
-  for (int64_t b = 0; b < p.problems; ++b) {
-    const uint16_t* q = (const uint16_t*)p.q->tensor->data + b * p.sq * p.d;
-    const uint16_t* k = (const uint16_t*)p.k->tensor->data + b * p.sk * p.d;
-    const uint16_t* v = (const uint16_t*)p.v->tensor->data + b * p.sk * p.d;
-    for (int64_t i = 0; i < p.sq; ++i) {
-      attend_row(q + i * p.d, k, v, p.sk, p.d, scale,
-                 (float*)p.o->tensor->data + (b * p.sq + i) * p.d,
-                 (float*)p.lse->tensor->data + b * p.sq + i);
-    }
-  }
-  return SIMPREC_OK;
-}
-
-static const SimprecOperandSpec q = {SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "Q", SIMPREC_OPERAND_INPUT,
-                                     0, "fp16", "B,H,Sq,D"};
-static const SimprecOperandSpec k = {SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "K", SIMPREC_OPERAND_INPUT,
-                                     0, "fp16", "B,H,Sk,D"};
-static const SimprecOperandSpec v = {SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "V", SIMPREC_OPERAND_INPUT,
-                                     0, "fp16", "B,H,Sk,D"};
-static const SimprecOperandSpec o = {SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "O", SIMPREC_OPERAND_OUTPUT,
-                                     0, "fp32", "B,H,Sq,D"};
-static const SimprecOperandSpec lse = {SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "LSE",
-                                       SIMPREC_OPERAND_OUTPUT, 0, "fp32", "B,H,Sq"};
-static const SimprecOperandSpec* const operands[] = {&q, &k, &v, &o, &lse};
-static const SimprecDimensionSpec head_dim = {SIMPREC_DIMENSION_SPEC_STRUCT_SIZE, "D", 1, kMaxD, 1};
-static const SimprecDimensionSpec* const dimensions[] = {&head_dim};
-
-static const SimprecKernel kernel = {
-    .struct_size = SIMPREC_KERNEL_STRUCT_SIZE,
-    .name = "descending_fp16",
-    .kind = SIMPREC_KERNEL_ATTENTION_FORWARD,
-    .flags = 0,
-    .description = "fp16, keys in blocks of 128 last to first, exp2 by one fma, O = acc (1/l) in fp32",
-    .emulation_model = NULL,
-    .operand_count = 5,
-    .operands = operands,
-    .dimension_count = 1,
-    .dimensions = dimensions,
-    .parameter_count = 0,
-    .parameters = NULL,
-    .attribute_count = 0,
-    .attributes = NULL,
-    .run = run,
-};
-
-STRANGER_PLUGIN("descending_fp16", "a stranger's fp16 kernel (examples/discover)", kernel)
+STRANGER_PLUGIN("descending_fp16", "a stranger's fp16 kernel (examples/discover)",
+                "fp16, keys in blocks of 128 last to first, exp2 by one fma, O = acc (1/l) in fp32",
+                "fp16", 2, "fp32", 4, kMaxD, 0, attend_row)

@@ -12,8 +12,12 @@
 
 enum { kKeyBlock = 48, kMaxD = 256 };
 
-static void attend_row(const uint16_t* q, const uint16_t* k, const uint16_t* v, int64_t visible,
-                       int64_t d, float scale, uint16_t* o, float* lse) {
+static void attend_row(const void* q_row, const void* k_rows, const void* v_rows, int64_t visible,
+                       int64_t d, float scale, void* o_row, float* lse) {
+  const uint16_t* q = q_row;
+  const uint16_t* k = k_rows;
+  const uint16_t* v = v_rows;
+  uint16_t* o = o_row;
   const float log2e = (float)M_LOG2E;
   float acc[kMaxD] = {0};
   float u_max = -INFINITY, l = 0.0f;
@@ -46,58 +50,6 @@ static void attend_row(const uint16_t* q, const uint16_t* k, const uint16_t* v, 
   *lse = shift + log_cr(l);
 }
 
-static SimprecStatus run(const SimprecRunArgs* args) {
-  const struct Problem p = problem_of(args);
-  if (p.d > kMaxD) return SIMPREC_ERROR_UNSUPPORTED;
-  const float scale = (float)(1.0 / sqrt((double)p.d));
-  for (int64_t b = 0; b < p.problems; ++b) {
-    const uint16_t* q = (const uint16_t*)p.q->tensor->data + b * p.sq * p.d;
-    const uint16_t* k = (const uint16_t*)p.k->tensor->data + b * p.sk * p.d;
-    const uint16_t* v = (const uint16_t*)p.v->tensor->data + b * p.sk * p.d;
-    for (int64_t i = 0; i < p.sq; ++i) {
-      const int64_t visible = p.causal ? (i + 1 < p.sk ? i + 1 : p.sk) : p.sk;
-      attend_row(q + i * p.d, k, v, visible, p.d, scale,
-                 (uint16_t*)p.o->tensor->data + (b * p.sq + i) * p.d,
-                 (float*)p.lse->tensor->data + b * p.sq + i);
-    }
-  }
-  return SIMPREC_OK;
-}
-
-static const SimprecOperandSpec q = {SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "Q", SIMPREC_OPERAND_INPUT,
-                                     0, "bf16", "B,H,Sq,D"};
-static const SimprecOperandSpec k = {SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "K", SIMPREC_OPERAND_INPUT,
-                                     0, "bf16", "B,H,Sk,D"};
-static const SimprecOperandSpec v = {SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "V", SIMPREC_OPERAND_INPUT,
-                                     0, "bf16", "B,H,Sk,D"};
-static const SimprecOperandSpec o = {SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "O", SIMPREC_OPERAND_OUTPUT,
-                                     0, "bf16", "B,H,Sq,D"};
-static const SimprecOperandSpec lse = {SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "LSE",
-                                       SIMPREC_OPERAND_OUTPUT, 0, "fp32", "B,H,Sq"};
-static const SimprecOperandSpec* const operands[] = {&q, &k, &v, &o, &lse};
-static const SimprecParameterSpec causal = {SIMPREC_PARAMETER_SPEC_STRUCT_SIZE, "causal",
-                                            SIMPREC_VALUE_BOOL, 0, "false",
-                                            "top-left aligned causal mask"};
-static const SimprecParameterSpec* const parameters[] = {&causal};
-static const SimprecDimensionSpec head_dim = {SIMPREC_DIMENSION_SPEC_STRUCT_SIZE, "D", 1, kMaxD, 1};
-static const SimprecDimensionSpec* const dimensions[] = {&head_dim};
-
-static const SimprecKernel kernel = {
-    .struct_size = SIMPREC_KERNEL_STRUCT_SIZE,
-    .name = "exp2_blocks48",
-    .kind = SIMPREC_KERNEL_ATTENTION_FORWARD,
-    .flags = 0,
-    .description = "bf16, keys in blocks of 48, exp2 of the scaled score times log2 e, O / l",
-    .emulation_model = NULL,
-    .operand_count = 5,
-    .operands = operands,
-    .dimension_count = 1,
-    .dimensions = dimensions,
-    .parameter_count = 1,
-    .parameters = parameters,
-    .attribute_count = 0,
-    .attributes = NULL,
-    .run = run,
-};
-
-STRANGER_PLUGIN("exp2_blocks48", "a stranger's bf16 kernel (examples/discover)", kernel)
+STRANGER_PLUGIN("exp2_blocks48", "a stranger's bf16 kernel (examples/discover)",
+                "bf16, keys in blocks of 48, exp2 of the scaled score times log2 e, O / l", "bf16",
+                2, "bf16", 2, kMaxD, 1, attend_row)

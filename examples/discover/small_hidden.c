@@ -1,10 +1,10 @@
-/* The smallest stranger: fp32 attention (fp32 inputs) with three choices no preset makes, for the default test
- * tier's search (tests/discover_cli_test.cpp): key blocks of 16, P rounded to bf16 toward zero
- * before P.V, O divided by the row sum. Head dimensions up to 16 keep the search's probes small.
- * Per query row, in fp32: t = fp32(fp32(q . k) * scale) (one fmaf per term), m = max t; where a
- * block raises it, alpha = exp(fp32(m_old - m)) rescales l and acc; p = exp(fp32(t - m)),
- * l = fp32(l + p), acc = fmaf(bf16_rtz(p), v, acc); O = fp32(acc / l) in fp32,
- * LSE = fp32(m + log(l)). exp and log rounded once from double. */
+/* The smallest stranger: fp32 attention (fp32 inputs) with three choices no preset makes, for the
+ * default test tier's search (tests/discover_cli_test.cpp): key blocks of 16, P rounded to bf16
+ * toward zero before P.V, O divided by the row sum. Head dimensions up to 16 keep the search's
+ * probes small. Per query row, in fp32: t = fp32(fp32(q . k) * scale) (one fmaf per term), m = max
+ * t; where a block raises it, alpha = exp(fp32(m_old - m)) rescales l and acc; p = exp(fp32(t -
+ * m)), l = fp32(l + p), acc = fmaf(bf16_rtz(p), v, acc); O = fp32(acc / l) in fp32, LSE = fp32(m +
+ * log(l)). exp and log rounded once from double. */
 #include "stranger_kit.h"
 
 enum { kKeyBlock = 16, kMaxD = 16 };
@@ -17,8 +17,12 @@ static float bf16_toward_zero(float p) {
   return p;
 }
 
-static void attend_row(const float* q, const float* k, const float* v, int64_t sk, int64_t d,
-                       float scale, float* o, float* lse) {
+static void attend_row(const void* q_row, const void* k_rows, const void* v_rows, int64_t sk,
+                       int64_t d, float scale, void* o_row, float* lse) {
+  const float* q = q_row;
+  const float* k = k_rows;
+  const float* v = v_rows;
+  float* o = o_row;
   float acc[kMaxD] = {0};
   float m = -INFINITY, l = 0.0f;
   for (int64_t j0 = 0; j0 < sk; j0 += kKeyBlock) {
@@ -48,52 +52,6 @@ static void attend_row(const float* q, const float* k, const float* v, int64_t s
   *lse = m + log_cr(l);
 }
 
-static SimprecStatus run(const SimprecRunArgs* args) {
-  const struct Problem p = problem_of(args);
-  const float scale = (float)(1.0 / sqrt((double)p.d));
-  for (int64_t b = 0; b < p.problems; ++b) {
-    const float* q = (const float*)p.q->tensor->data + b * p.sq * p.d;
-    const float* k = (const float*)p.k->tensor->data + b * p.sk * p.d;
-    const float* v = (const float*)p.v->tensor->data + b * p.sk * p.d;
-    for (int64_t i = 0; i < p.sq; ++i) {
-      attend_row(q + i * p.d, k, v, p.sk, p.d, scale,
-                 (float*)p.o->tensor->data + (b * p.sq + i) * p.d,
-                 (float*)p.lse->tensor->data + b * p.sq + i);
-    }
-  }
-  return SIMPREC_OK;
-}
-
-static const SimprecOperandSpec q = {SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "Q", SIMPREC_OPERAND_INPUT,
-                                     0, "fp32", "B,H,Sq,D"};
-static const SimprecOperandSpec k = {SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "K", SIMPREC_OPERAND_INPUT,
-                                     0, "fp32", "B,H,Sk,D"};
-static const SimprecOperandSpec v = {SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "V", SIMPREC_OPERAND_INPUT,
-                                     0, "fp32", "B,H,Sk,D"};
-static const SimprecOperandSpec o = {SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "O", SIMPREC_OPERAND_OUTPUT,
-                                     0, "fp32", "B,H,Sq,D"};
-static const SimprecOperandSpec lse = {SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "LSE",
-                                       SIMPREC_OPERAND_OUTPUT, 0, "fp32", "B,H,Sq"};
-static const SimprecOperandSpec* const operands[] = {&q, &k, &v, &o, &lse};
-static const SimprecDimensionSpec head_dim = {SIMPREC_DIMENSION_SPEC_STRUCT_SIZE, "D", 1, kMaxD, 1};
-static const SimprecDimensionSpec* const dimensions[] = {&head_dim};
-
-static const SimprecKernel kernel = {
-    .struct_size = SIMPREC_KERNEL_STRUCT_SIZE,
-    .name = "small_hidden",
-    .kind = SIMPREC_KERNEL_ATTENTION_FORWARD,
-    .flags = 0,
-    .description = "fp32 attention, key blocks of 16, P to bf16 toward zero, O / l; D <= 16",
-    .emulation_model = NULL,
-    .operand_count = 5,
-    .operands = operands,
-    .dimension_count = 1,
-    .dimensions = dimensions,
-    .parameter_count = 0,
-    .parameters = NULL,
-    .attribute_count = 0,
-    .attributes = NULL,
-    .run = run,
-};
-
-STRANGER_PLUGIN("small_hidden", "the default tier's stranger (examples/discover)", kernel)
+STRANGER_PLUGIN("small_hidden", "the default tier's stranger (examples/discover)",
+                "fp32 attention, key blocks of 16, P to bf16 toward zero, O / l; D <= 16", "fp32",
+                4, "fp32", 4, kMaxD, 0, attend_row)

@@ -50,15 +50,22 @@ static inline uint16_t float_to_half(float f, int toward_zero) {
   if (e < -14) e = -14;
   const float quantum = ldexpf(1.0f, e - 10);
   const float n = toward_zero ? truncf(a / quantum) : nearbyintf(a / quantum);
-  uint32_t bits = e == -14 && n < 1024 ? (uint32_t)n : (uint32_t)((e + 15) << 10) + (uint32_t)n - 1024;
+  uint32_t bits =
+      e == -14 && n < 1024 ? (uint32_t)n : (uint32_t)((e + 15) << 10) + (uint32_t)n - 1024;
   if (bits >= 0x7c00) bits = toward_zero ? 0x7bff : 0x7c00;
   return (uint16_t)(sign | bits);
 }
 
 /* exp, exp2 and log rounded once from double: correctly rounded for the floats met here. */
-static inline float exp_cr(float x) { return (float)exp((double)x); }
-static inline float exp2_cr(float x) { return (float)exp2((double)x); }
-static inline float log_cr(float x) { return (float)log((double)x); }
+static inline float exp_cr(float x) {
+  return (float)exp((double)x);
+}
+static inline float exp2_cr(float x) {
+  return (float)exp2((double)x);
+}
+static inline float log_cr(float x) {
+  return (float)log((double)x);
+}
 
 static inline const SimprecTensor* find_tensor(const SimprecRunArgs* args, const char* name) {
   for (size_t i = 0; i < args->tensor_count; ++i) {
@@ -69,7 +76,8 @@ static inline const SimprecTensor* find_tensor(const SimprecRunArgs* args, const
 
 static inline int causal_parameter(const SimprecRunArgs* args) {
   for (size_t i = 0; i < args->parameter_count; ++i) {
-    if (strcmp(args->parameters[i]->name, "causal") == 0) return args->parameters[i]->int64_value != 0;
+    if (strcmp(args->parameters[i]->name, "causal") == 0)
+      return args->parameters[i]->int64_value != 0;
   }
   return 0;
 }
@@ -96,24 +104,94 @@ static inline struct Problem problem_of(const SimprecRunArgs* args) {
   return p;
 }
 
-/* The plugin entry every stranger's kernel file ends with. */
-#define STRANGER_PLUGIN(NAME, DESCRIPTION, KERNEL)                                           \
-  static const SimprecKernel* const kernels[] = {&KERNEL};                                   \
-  static const SimprecPlugin plugin = {                                                      \
-      .struct_size = SIMPREC_PLUGIN_STRUCT_SIZE,                                             \
-      .abi_major = SIMPREC_PLUGIN_ABI_MAJOR,                                                 \
-      .abi_minor = SIMPREC_PLUGIN_ABI_MINOR,                                                 \
-      .name = NAME,                                                                          \
-      .version = "1.0.0",                                                                    \
-      .description = DESCRIPTION,                                                            \
-      .kernel_count = 1,                                                                     \
-      .kernels = kernels,                                                                    \
-      .shutdown = NULL,                                                                      \
-  };                                                                                         \
-  SIMPREC_PLUGIN_EXPORT SimprecStatus simprec_plugin_entry(SimprecEntryArgs* args) {         \
-    if (args->host_abi_major != SIMPREC_PLUGIN_ABI_MAJOR) return SIMPREC_ERROR_UNSUPPORTED; \
-    args->plugin = &plugin;                                                                  \
-    return SIMPREC_OK;                                                                       \
+/* One query row of a kernel: q (D values), the visible keys' rows of k and v, the scale; writes
+ * the row of O and its LSE. Inputs and O are the kernel's element types, passed untyped. */
+typedef void (*StrangerRow)(const void* q, const void* k, const void* v, int64_t visible, int64_t d,
+                            float scale, void* o, float* lse);
+
+/* Every row of every (batch, head) problem, in order; the scale is (float)(1/sqrt(D)) and a
+ * causal mask (top-left aligned) leaves row i its first i + 1 keys. */
+static inline SimprecStatus run_rows(const SimprecRunArgs* args, size_t in_bytes, size_t out_bytes,
+                                     int64_t max_d, StrangerRow row) {
+  const struct Problem p = problem_of(args);
+  if (p.d > max_d) return SIMPREC_ERROR_UNSUPPORTED;
+  const float scale = (float)(1.0 / sqrt((double)p.d));
+  const char* q = (const char*)p.q->tensor->data;
+  const char* k = (const char*)p.k->tensor->data;
+  const char* v = (const char*)p.v->tensor->data;
+  char* o = (char*)p.o->tensor->data;
+  float* lse = (float*)p.lse->tensor->data;
+  for (int64_t b = 0; b < p.problems; ++b) {
+    for (int64_t i = 0; i < p.sq; ++i) {
+      const int64_t visible = p.causal ? (i + 1 < p.sk ? i + 1 : p.sk) : p.sk;
+      row(q + (b * p.sq + i) * p.d * in_bytes, k + b * p.sk * p.d * in_bytes,
+          v + b * p.sk * p.d * in_bytes, visible, p.d, scale, o + (b * p.sq + i) * p.d * out_bytes,
+          lse + b * p.sq + i);
+    }
+  }
+  return SIMPREC_OK;
+}
+
+/* What every stranger's kernel file ends with: its operands (Q, K, V in IN, O in OUT, the LSE in
+ * fp32, of IN_BYTES and OUT_BYTES an element), head dimensions up to MAX_D, a causal parameter
+ * where CAUSAL, the kernel run row by row through ROW, and the plugin entry. */
+#define STRANGER_PLUGIN(NAME, DESCRIPTION, KERNEL_DESCRIPTION, IN, IN_BYTES, OUT, OUT_BYTES,       \
+                        MAX_D, CAUSAL, ROW)                                                        \
+  static SimprecStatus run_kernel(const SimprecRunArgs* args) {                                    \
+    return run_rows(args, IN_BYTES, OUT_BYTES, MAX_D, ROW);                                        \
+  }                                                                                                \
+  static const SimprecOperandSpec q_spec = {                                                       \
+      SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "Q", SIMPREC_OPERAND_INPUT, 0, IN, "B,H,Sq,D"};            \
+  static const SimprecOperandSpec k_spec = {                                                       \
+      SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "K", SIMPREC_OPERAND_INPUT, 0, IN, "B,H,Sk,D"};            \
+  static const SimprecOperandSpec v_spec = {                                                       \
+      SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "V", SIMPREC_OPERAND_INPUT, 0, IN, "B,H,Sk,D"};            \
+  static const SimprecOperandSpec o_spec = {                                                       \
+      SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "O", SIMPREC_OPERAND_OUTPUT, 0, OUT, "B,H,Sq,D"};          \
+  static const SimprecOperandSpec lse_spec = {                                                     \
+      SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "LSE", SIMPREC_OPERAND_OUTPUT, 0, "fp32", "B,H,Sq"};       \
+  static const SimprecOperandSpec* const operands[] = {&q_spec, &k_spec, &v_spec, &o_spec,         \
+                                                       &lse_spec};                                 \
+  static const SimprecParameterSpec causal_spec = {                                                \
+      SIMPREC_PARAMETER_SPEC_STRUCT_SIZE, "causal", SIMPREC_VALUE_BOOL, 0, "false",                \
+      "top-left aligned causal mask"};                                                             \
+  static const SimprecParameterSpec* const parameters[] = {&causal_spec};                          \
+  static const SimprecDimensionSpec head_dim = {SIMPREC_DIMENSION_SPEC_STRUCT_SIZE, "D", 1, MAX_D, \
+                                                1};                                                \
+  static const SimprecDimensionSpec* const dimensions[] = {&head_dim};                             \
+  static const SimprecKernel kernel = {                                                            \
+      .struct_size = SIMPREC_KERNEL_STRUCT_SIZE,                                                   \
+      .name = NAME,                                                                                \
+      .kind = SIMPREC_KERNEL_ATTENTION_FORWARD,                                                    \
+      .flags = 0,                                                                                  \
+      .description = KERNEL_DESCRIPTION,                                                           \
+      .emulation_model = NULL,                                                                     \
+      .operand_count = 5,                                                                          \
+      .operands = operands,                                                                        \
+      .dimension_count = 1,                                                                        \
+      .dimensions = dimensions,                                                                    \
+      .parameter_count = (CAUSAL) ? 1 : 0,                                                         \
+      .parameters = (CAUSAL) ? parameters : NULL,                                                  \
+      .attribute_count = 0,                                                                        \
+      .attributes = NULL,                                                                          \
+      .run = run_kernel,                                                                           \
+  };                                                                                               \
+  static const SimprecKernel* const kernels[] = {&kernel};                                         \
+  static const SimprecPlugin plugin = {                                                            \
+      .struct_size = SIMPREC_PLUGIN_STRUCT_SIZE,                                                   \
+      .abi_major = SIMPREC_PLUGIN_ABI_MAJOR,                                                       \
+      .abi_minor = SIMPREC_PLUGIN_ABI_MINOR,                                                       \
+      .name = NAME,                                                                                \
+      .version = "1.0.0",                                                                          \
+      .description = DESCRIPTION,                                                                  \
+      .kernel_count = 1,                                                                           \
+      .kernels = kernels,                                                                          \
+      .shutdown = NULL,                                                                            \
+  };                                                                                               \
+  SIMPREC_PLUGIN_EXPORT SimprecStatus simprec_plugin_entry(SimprecEntryArgs* args) {               \
+    if (args->host_abi_major != SIMPREC_PLUGIN_ABI_MAJOR) return SIMPREC_ERROR_UNSUPPORTED;        \
+    args->plugin = &plugin;                                                                        \
+    return SIMPREC_OK;                                                                             \
   }
 
 #endif
