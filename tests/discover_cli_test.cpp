@@ -24,9 +24,11 @@ std::string spec_of(const std::string& output) {
   return output.substr(at + 6, end == std::string::npos ? std::string::npos : end - at - 6);
 }
 
+// The first probes only (no confirmation round, so that the test is fast): the validation on
+// other lengths and inputs is what confirms the spec.
 TEST(DiscoverCli, FindsTheSmallStrangerBitExactly) {
   const auto r = run_simprec("discover --plugin " + plugin("small_hidden") +
-                             " --kernel small_hidden --max-probes 4");
+                             " --kernel small_hidden --max-probes 0");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("result bit-exact"), std::string::npos) << r.output;
   const std::string spec = spec_of(r.output);
