@@ -40,7 +40,7 @@ TEST(DiscoverCli, FindsTheSmallStrangerBitExactly) {
   // Inputs and lengths the search did not use.
   const auto v = run_simprec("validate --plugin " + plugin("small_hidden") +
                              " --kernel small_hidden --require-bit-exact --model '" + spec +
-                             "' --dim Sq=200 --dim Sk=333 --dim D=16 --seed 9");
+                             "' --dim Sq=200 --dim Sk=333 --dim D=12 --seed 9");
   EXPECT_EQ(v.exit_code, 0) << v.output;
   EXPECT_NE(v.output.find("result PASS bit-exact"), std::string::npos) << v.output;
 }

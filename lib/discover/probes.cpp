@@ -18,7 +18,9 @@ constexpr std::array<int64_t, 22> kLengths = {17,  31,  32,  33,  48,  63,  64, 
                                               255, 256, 257, 320, 384, 520};
 constexpr std::array<const char*, 6> kKinds = {"rising-max", "falling-max", "repeated-max",
                                                "normal",     "peaky",       "low-rank"};
-constexpr std::array<int64_t, 4> kHeadDims = {64, 128, 96, 32};
+// Powers of two and not: 1/sqrt(D) is exact only for even powers, so the others tell how the
+// kernel rounds its scale.
+constexpr std::array<int64_t, 6> kHeadDims = {64, 128, 96, 32, 80, 12};
 
 // Fitted to the kernel's constraints; false where a dimension has no accepted value.
 bool fit(const ProbeLimits& limits, ProbeDesign& p) {
@@ -75,7 +77,7 @@ std::vector<ProbeDesign> first_probes(const ProbeLimits& limits) {
   const std::vector<ProbeDesign> wanted = {
       {"normal", 1, 2, 64, 100, 64, false, 1},       {"rising-max", 1, 2, 64, 200, 64, false, 2},
       {"repeated-max", 1, 2, 64, 130, 64, false, 3}, {"falling-max", 1, 2, 32, 257, 64, false, 4},
-      {"normal", 1, 1, 150, 150, 64, true, 5},
+      {"normal", 1, 1, 150, 150, 64, true, 5},       {"normal", 1, 2, 48, 80, 12, false, 6},
   };
   std::vector<ProbeDesign> out;
   for (ProbeDesign p : wanted) {
