@@ -224,6 +224,7 @@ DiscoveryResult discover(std::vector<Case> cases, CallableKernel* kernel,
   int64_t runs = 0;
   size_t probes_left = options.max_probes;
   bool confirmed_large = false;
+  std::vector<std::string> untold;  // the ties when the larger inputs were asked for
   std::unique_ptr<Searcher> searcher;
   try {
     searcher = std::make_unique<Searcher>(cases, search_options);
@@ -265,6 +266,12 @@ DiscoveryResult discover(std::vector<Case> cases, CallableKernel* kernel,
       if (climbed.stopped || !kernel || !best->score.exact() || probes_left == 0) break;
       // Every move that agrees as well on everything so far: find probes on which it and the
       // spec differ, and ask the kernel.
+      // The larger inputs agree as well: the spec is confirmed, and the ties are those no probe
+      // told apart before them (a sweep on the larger inputs would cost more than the search).
+      if (confirmed_large) {
+        result.ties = untold;
+        break;
+      }
       if (neighbours.empty()) neighbours = searcher->sweep(*best);
       std::vector<const Evaluated*> ties;
       for (const Evaluated& n : neighbours) {
@@ -301,6 +308,7 @@ DiscoveryResult discover(std::vector<Case> cases, CallableKernel* kernel,
       // Once no probe tells a tie apart: the largest probes, to confirm on larger inputs.
       if (chosen.empty() && !confirmed_large) {
         confirmed_large = true;
+        for (const Evaluated* t : ties) untold.push_back(move_text(t->move));
         for (auto p = catalogue.rbegin();
              p != catalogue.rend() && chosen.size() < std::min(kLargeProbes, probes_left); ++p) {
           if (!used.count(p->label()) && !refused_kinds.count({p->d, p->causal}))
