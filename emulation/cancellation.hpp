@@ -23,23 +23,29 @@ class CancellationToken {
   using Clock = std::chrono::steady_clock;
 
   // `reason` is the message of the Cancelled exception; `deadline`, where given, cancels the
-  // token by itself when it has passed.
+  // token by itself when it has passed; `outer`, where given, cancels it too (a time limit inside
+  // work that Ctrl-C may also stop), and then its reason is the message.
   explicit CancellationToken(std::string reason,
-                             std::optional<Clock::time_point> deadline = std::nullopt)
-      : reason_(std::move(reason)), deadline_(deadline) {}
+                             std::optional<Clock::time_point> deadline = std::nullopt,
+                             const CancellationToken* outer = nullptr)
+      : reason_(std::move(reason)), deadline_(deadline), outer_(outer) {}
   CancellationToken(const CancellationToken&) = delete;
   CancellationToken& operator=(const CancellationToken&) = delete;
 
   // From any thread; the work stops at its next cancellation point.
   void cancel() { cancelled_.store(true, std::memory_order_relaxed); }
   bool requested() const {
-    return cancelled_.load(std::memory_order_relaxed) || (deadline_ && Clock::now() >= *deadline_);
+    return cancelled_.load(std::memory_order_relaxed) ||
+           (deadline_ && Clock::now() >= *deadline_) || (outer_ && outer_->requested());
   }
-  const std::string& reason() const { return reason_; }
+  const std::string& reason() const {
+    return outer_ && outer_->requested() ? outer_->reason() : reason_;
+  }
 
  private:
   const std::string reason_;
   const std::optional<Clock::time_point> deadline_;
+  const CancellationToken* const outer_;
   std::atomic<bool> cancelled_{false};
 };
 

@@ -52,6 +52,9 @@ struct SlotInfo {
   std::string_view doc;  // one line: what the slot chooses
   std::string_view default_strategy;
   SlotScope scope = SlotScope::kAll;
+  // Read by the backward pass alone: a forward run's outputs never depend on it (what
+  // `simprec discover` leaves alone when no gradient is given).
+  bool backward_only = false;
 };
 
 class Strategy {

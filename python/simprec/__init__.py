@@ -15,13 +15,14 @@ from simprec._arrays import like as _like
 from simprec._arrays import to_numpy as _to_numpy
 from simprec._extension import core as _core
 from simprec._extension import missing as _missing_extension
+from simprec.discovery import DiscoveryResult, discover  # noqa: F401
 from simprec.validation import ValidationReport, validate  # noqa: F401
 
 __all__ = [
     "formats", "format_info", "rounding_modes", "round", "decode", "add", "sub", "mul", "div",
     "fma", "sqrt", "matmul", "tensor_core_models", "quantize", "attention", "AttentionResult",
     "generate", "run_experiment", "validate", "ValidationReport", "numerics_reference",
-    "canonical_numerics", "numerics_help",
+    "canonical_numerics", "numerics_help", "discover", "DiscoveryResult",
 ]
 
 formats = _core.formats

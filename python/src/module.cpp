@@ -52,4 +52,5 @@ PYBIND11_MODULE(_simprec, m) {
   simprec::python::bind_validation(m);
   simprec::python::bind_quantize(m);
   simprec::python::bind_numerics(m);
+  simprec::python::bind_discover(m);
 }

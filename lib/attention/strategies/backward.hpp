@@ -12,7 +12,7 @@ struct Engine;
 class DeltaMode : public Strategy {
  public:
   static constexpr SlotInfo kSlot{"delta", "flash backward's D: rowsum(dO o O) or rowsum(dP o P)",
-                                  "output", SlotScope::kFlash};
+                                  "output", SlotScope::kFlash, true};
   explicit DeltaMode(StrategyInfo info) : Strategy(kSlot, std::move(info)) {}
   bool from_output() const { return name() == "output"; }
 };
@@ -20,7 +20,7 @@ class DeltaMode : public Strategy {
 class DqMode : public Strategy {
  public:
   static constexpr SlotInfo kSlot{"dq", "how dQ accumulates across key blocks", "chained",
-                                  SlotScope::kFlash};
+                                  SlotScope::kFlash, true};
   explicit DqMode(StrategyInfo info) : Strategy(kSlot, std::move(info)) {}
   bool block_partials() const { return name() == "block-partials"; }
 };
@@ -28,7 +28,7 @@ class DqMode : public Strategy {
 class DsProb : public Strategy {
  public:
   static constexpr SlotInfo kSlot{"ds_p", "the P that dS = P o (dP - D) multiplies", "exp",
-                                  SlotScope::kAll};
+                                  SlotScope::kAll, true};
   explicit DsProb(StrategyInfo info) : Strategy(kSlot, std::move(info)) {}
   bool cast() const { return name() == "cast"; }
 };
@@ -38,7 +38,7 @@ class LseLog2e : public Strategy {
   static constexpr SlotInfo kSlot{"lse_log2e",
                                   "the constant log2(e) that turns the LSE into the backward "
                                   "pass's base-2 shift",
-                                  "exact", SlotScope::kFlash};
+                                  "exact", SlotScope::kFlash, true};
   explicit LseLog2e(StrategyInfo info) : Strategy(kSlot, std::move(info)) {}
   virtual double log2e(const Engine& e) const = 0;
 };

@@ -15,7 +15,7 @@ namespace simprec::attention {
 class DeltaSum : public Strategy {
  public:
   static constexpr SlotInfo kSlot{"delta_sum", "the order of D = rowsum(dO o O)'s additions",
-                                  "sequential", SlotScope::kFlash};
+                                  "sequential", SlotScope::kFlash, true};
   explicit DeltaSum(StrategyInfo info) : Strategy(kSlot, std::move(info)) {}
   // The threads' layout for a row of dv columns with backward tiles of bwd_cols keys;
   // std::nullopt: one dot product over the row in column order.

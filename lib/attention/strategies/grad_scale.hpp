@@ -14,7 +14,7 @@ class SiteArithmetic;
 class GradScale : public Strategy {
  public:
   static constexpr SlotInfo kSlot{"grad_scale", "where the softmax scale enters dQ and dK", "exact",
-                                  SlotScope::kAll};
+                                  SlotScope::kAll, true};
   explicit GradScale(StrategyInfo info) : Strategy(kSlot, std::move(info)) {}
 
   // dS after its product P o (dP - D), before its cast at ds_cast.

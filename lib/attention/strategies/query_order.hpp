@@ -19,7 +19,7 @@ class QueryOrder : public Strategy {
  public:
   static constexpr SlotInfo kSlot{"query_order",
                                   "the backward pass's order over (key block, query block) pairs",
-                                  "ascending", SlotScope::kFlash};
+                                  "ascending", SlotScope::kFlash, true};
   explicit QueryOrder(StrategyInfo info) : Strategy(kSlot, std::move(info)) {}
   // The pairs (key tile, query tile) of problem a's backward pass, in the order they run.
   virtual std::vector<std::pair<int64_t, int64_t>> pairs(const SiteArithmetic& a,
@@ -49,7 +49,7 @@ class SplitTies : public Strategy {
   static constexpr SlotInfo kSlot{"split_ties",
                                   "with split keys, the order of the key blocks that reach a "
                                   "query block at the same step",
-                                  "descending", SlotScope::kFlash};
+                                  "descending", SlotScope::kFlash, true};
   explicit SplitTies(StrategyInfo info) : Strategy(kSlot, std::move(info)) {}
   // Orders `steps` (in key-tile order, each key tile's steps increasing) by step, and the key
   // tiles of one step as the strategy says; problem p's random stream where it draws.

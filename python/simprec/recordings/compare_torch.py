@@ -72,13 +72,14 @@ def kernel_scale(d):
 
 
 def compare_shape(name, kernel, numerics, data, summary, *, threads=0, recorded_lse=False,
-                  seed=0):
+                  seed=0, gradients=True):
     """The comparison of one recorded shape: per output the share of bit-identical elements on
     the recorded rows, digest_* whether the whole head's output has the recorded digest,
     run_to_run the recorded agreement, spec the numerics spec run; with recorded_lse, the
     gradients' shares again from the kernel's own LSE (*_from_lse). seed: the emulation's (its
-    random streams, e.g. split_ties=shuffled), not the inputs'. Raises RecordingError where the
-    regenerated inputs are not the recorded ones."""
+    random streams, e.g. split_ties=shuffled), not the inputs'. gradients=False compares O and
+    the LSE alone (the forward pass). Raises RecordingError where the regenerated inputs are not
+    the recorded ones."""
     shape = layout.shape_of(summary, name)
     b_, h_, sq, sk, d, causal, kind = shape
     recorded = layout.load_head(data, kernel, name)
@@ -93,9 +94,9 @@ def compare_shape(name, kernel, numerics, data, summary, *, threads=0, recorded_
                               compiled_for_of(summary, name) if kernel == "flex" else None)
     options = dict(numerics=spec, input_format="bf16", causal=causal, scale=kernel_scale(d),
                    threads=threads, seed=seed, reference=False, baseline=False)
-    r = simprec.attention(q, k, v, do, **options)
+    r = simprec.attention(q, k, v, do if gradients else None, **options)
     result = {"shape": name, "dims": shape, "spec": spec}
-    for out in ("o", "dq", "dk", "dv"):
+    for out in ("o", "dq", "dk", "dv") if gradients else ("o",):
         emulated = bits_of_bf16_values(getattr(r, out)[0, 0])
         result[out] = share_equal(emulated[recorded[ROWS_OF[out]]], recorded[out], "bf16")
         result["digest_" + out] = sha256(emulated) == str(recorded["digest_" + out])

@@ -13,8 +13,9 @@ class Log2 final : public Lse {
   Log2()
       : Lse({.name = "log2",
              .doc = "lse2 = round(shift + round(log2 l)) kept in base 2 for the backward pass "
-                    "(shift the exp2-scaled u(m)), reported as round(lse2 ln2'): FlexAttention",
-             .needs = {{.key = "exp_impl", .tag = "scaled"}},
+                    "(shift the base-2 max: exp2-scaled's u(m), exp2's round(m c)), reported as "
+                    "round(lse2 ln2'): FlexAttention, a Triton kernel's (m + tl.log2(l)) * ln 2",
+             .needs = {{.key = "exp_impl", .tag = "exp2"}},
              .tags = {"base2"},
              .draws = {{"lse",
                         "the report: (row, 0, 0); the log: + 1; lse2: + 2; ln 2: + 3; from a "

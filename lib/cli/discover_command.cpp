@@ -1,0 +1,187 @@
+// simprec discover: find a numerics spec that reproduces a kernel bit for bit, calling a plugin
+// kernel on probes of its own or searching recorded inputs and outputs (lib/discover). Prints
+// the report of docs/discover.md, ending with `spec SPEC`; exits 0 only when that spec is
+// bit-exact on everything searched.
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lib/cli/command.hpp"
+#include "lib/cli/plugin_timeouts.hpp"
+#include "lib/cli/threads_option.hpp"
+#include "lib/discover/discovery.hpp"
+#include "lib/discover/plugin_kernel.hpp"
+#include "lib/discover/recorded_case.hpp"
+#include "lib/discover/search_space.hpp"
+#include "lib/npy/npy.hpp"
+#include "plugins/host/plugin.hpp"
+#include "plugins/host/plugin_search.hpp"
+
+namespace simprec::cli {
+namespace {
+
+struct DiscoverCommandOptions {
+  std::string plugin, kernel;
+  bool in_process = false;
+  double timeout_seconds = 60;
+  std::map<std::string, std::string> files;  // q, k, v, do, o, lse, dq, dk, dv, rows, key-rows
+  std::string input_format, output_format;
+  bool causal = false;
+  std::optional<double> scale;
+  std::vector<std::string> given, families;
+  std::optional<double> time_limit;
+  unsigned threads = 0;
+  size_t max_probes = 32;
+  bool list_space = false;
+};
+
+constexpr const char* kFileOptions[][2] = {
+    {"q", "Q the kernel was called with (.npy)"},
+    {"k", "K"},
+    {"v", "V"},
+    {"do", "dO, for recorded gradients"},
+    {"o", "O the kernel returned"},
+    {"lse", "its LSE (natural log)"},
+    {"dq", "dQ"},
+    {"dk", "dK"},
+    {"dv", "dV"},
+    {"rows", "int64 query rows O, LSE and dQ hold (default: all)"},
+    {"key-rows", "int64 key rows dK and dV hold (default: all)"},
+};
+
+discover::Case recorded(const DiscoverCommandOptions& o, std::map<std::string, NpyArray>& arrays) {
+  for (const auto& [key, path] : o.files) arrays[key] = read_npy(path);
+  const auto get = [&](const std::string& key) -> const NpyArray* {
+    const auto it = arrays.find(key);
+    return it == arrays.end() ? nullptr : &it->second;
+  };
+  discover::RecordedArrays r;
+  r.label = o.files.at("o");
+  r.q = get("q");
+  r.k = get("k");
+  r.v = get("v");
+  r.d_out = get("do");
+  for (const auto& [key, name] :
+       {std::pair{"o", "O"}, std::pair{"lse", "LSE"}, std::pair{"dq", "dQ"}, std::pair{"dk", "dK"},
+        std::pair{"dv", "dV"}}) {
+    if (const NpyArray* a = get(key)) r.outputs[name] = a;
+  }
+  r.rows = get("rows");
+  r.key_rows = get("key-rows");
+  r.input_format = o.input_format;
+  r.output_format = o.output_format;
+  r.causal = o.causal;
+  r.scale = o.scale;
+  r.given = o.given;
+  return discover::recorded_case(r);
+}
+
+void run_discover(const DiscoverCommandOptions& o) {
+  if (o.list_space) {
+    std::fputs(discover::describe_space().c_str(), stdout);
+    return;
+  }
+  const bool with_plugin = !o.plugin.empty() || !o.kernel.empty();
+  const bool with_files = !o.files.empty();
+  if (with_plugin == with_files) {
+    throw UsageError(
+        "give a kernel to call (--plugin LIB --kernel NAME) or what a kernel was "
+        "given and returned (--q --k --v --o ... --input-format F), one of them");
+  }
+  if (with_plugin && (o.plugin.empty() || o.kernel.empty()))
+    throw UsageError("--plugin and --kernel go together");
+  if (with_plugin && (o.causal || o.scale || !o.given.empty() || !o.output_format.empty()))
+    throw UsageError(
+        "--causal, --scale, --given and --output-format describe recorded files; a "
+        "plugin kernel is probed with and without its causal parameter");
+  discover::DiscoverOptions options;
+  options.families = o.families;
+  options.time_limit = o.time_limit;
+  options.threads = o.threads;
+  options.max_probes = o.max_probes;
+  options.log = [](const std::string& line) {
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  };
+  discover::DiscoveryResult result;
+  if (with_files) {
+    for (const char* required : {"q", "k", "v", "o"}) {
+      if (!o.files.count(required))
+        throw UsageError(std::string("recorded files need --") + required);
+    }
+    if (o.input_format.empty()) throw UsageError("recorded files need --input-format");
+    std::map<std::string, NpyArray> arrays;
+    std::vector<discover::Case> cases;
+    try {
+      cases.push_back(recorded(o, arrays));
+      result = discover::discover(std::move(cases), nullptr, options);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  } else {
+    plugins::OpenOptions open_options;
+    open_options.isolation =
+        o.in_process ? plugins::Isolation::kInProcess : plugins::Isolation::kOutOfProcess;
+    open_options.timeout = plugin_time_limit(o.timeout_seconds);
+    std::filesystem::path path;
+    try {
+      path = plugins::resolve_plugin(o.plugin);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    const auto plugin = plugins::open_plugin(path, open_options);
+    std::optional<discover::PluginKernel> kernel;
+    try {
+      kernel.emplace(*plugin, o.kernel, o.input_format);
+      result = discover::discover({}, &*kernel, options);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
+  if (!result.bit_exact) throw ExitStatus{1};
+}
+
+const RegisterCommand registration{[](CLI::App& app) {
+  auto o = std::make_shared<DiscoverCommandOptions>();
+  auto* cmd = app.add_subcommand(
+      "discover", "find a numerics spec that reproduces a kernel bit for bit (docs/discover.md)");
+  cmd->add_option("--plugin", o->plugin, "plugin file, or its name on SIMPREC_PLUGIN_PATH");
+  cmd->add_option("--kernel", o->kernel, "attention forward kernel of the plugin to call");
+  cmd->add_flag("--in-process", o->in_process,
+                "load the plugin into this process instead of a runner");
+  cmd->add_option("--timeout", o->timeout_seconds, "seconds each kernel call may take")
+      ->check(CLI::PositiveNumber);
+  for (const auto& [name, doc] : kFileOptions) {
+    cmd->add_option_function<std::string>(
+        std::string("--") + name,
+        [o, key = std::string(name)](const std::string& path) { o->files[key] = path; }, doc);
+  }
+  cmd->add_option("--input-format", o->input_format,
+                  "format of Q, K, V (and dO): float arrays hold its values, uint16/uint8 ones "
+                  "its encodings; for a plugin, one of Q's formats (default: its first)");
+  cmd->add_option("--output-format", o->output_format,
+                  "format of uint16/uint8 output encodings (default: the input format)");
+  cmd->add_flag("--causal", o->causal, "the recorded call had a causal mask (top-left aligned)");
+  cmd->add_option("--scale", o->scale, "the recorded call's softmax scale (default 1/sqrt(D))");
+  cmd->add_option("--given", o->given,
+                  "KEY=VALUE the recorded call fixed and the search never moves (batch_heads=, "
+                  "sms=, compiled_for=): added to every spec that accepts it");
+  cmd->add_option("--family", o->families,
+                  "a preset or numerics file the search may start from (repeatable; default: "
+                  "fa2, fp32 and torch-math, the best of them)");
+  cmd->add_option("--time-limit", o->time_limit,
+                  "seconds after which the search stops with its best spec so far")
+      ->check(CLI::PositiveNumber);
+  add_threads_option(*cmd, o->threads, "--threads,-j",
+                     "candidate specs tried at once (0, the default: every core)");
+  cmd->add_option("--max-probes", o->max_probes,
+                  "kernel calls the confirmation may add to the first probes (default 32)");
+  cmd->add_flag("--list-space", o->list_space, "print the moves the search tries and exit");
+  cmd->callback([o] { ending_after_abandoned_calls([&] { run_discover(*o); }); });
+}};
+
+}  // namespace
+}  // namespace simprec::cli

@@ -1,0 +1,73 @@
+// simprec discover on the strangers' plugins of examples/discover: the kernel is the oracle. A
+// spec found is checked again by `simprec validate --require-bit-exact` on inputs the search
+// never drew, and must hold the choices the plugin's own source documents.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+
+#include "tests/cli_support.hpp"
+
+namespace {
+
+using simprec::testing::run_simprec;
+
+std::string plugin(const std::string& name) {
+  return name == "small_hidden" ? SIMPREC_TEST_SMALL_HIDDEN : SIMPREC_TEST_DESCENDING_FP16;
+}
+
+// The text after the last "spec " line start.
+std::string spec_of(const std::string& output) {
+  const size_t at = output.rfind("\nspec ");
+  if (at == std::string::npos) return "";
+  const size_t end = output.find('\n', at + 1);
+  return output.substr(at + 6, end == std::string::npos ? std::string::npos : end - at - 6);
+}
+
+// The first probes only (no confirmation round, so that the test is fast): the validation on
+// other lengths and inputs is what confirms the spec.
+TEST(DiscoverCli, FindsTheSmallStrangerBitExactly) {
+  const auto r = run_simprec("discover --plugin " + plugin("small_hidden") +
+                             " --kernel small_hidden --max-probes 0");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("result bit-exact"), std::string::npos) << r.output;
+  const std::string spec = spec_of(r.output);
+  ASSERT_FALSE(spec.empty()) << r.output;
+  // small_hidden.c: key blocks of 16, P to bf16 toward zero, O divided by the row sum.
+  EXPECT_NE(spec.find("p_cast=bf16:rtz"), std::string::npos) << spec;
+  EXPECT_NE(spec.find("x16"), std::string::npos) << spec;
+  EXPECT_NE(spec.find("norm=divide"), std::string::npos) << spec;
+  // Inputs and lengths the search did not use.
+  const auto v = run_simprec("validate --plugin " + plugin("small_hidden") +
+                             " --kernel small_hidden --require-bit-exact --model '" + spec +
+                             "' --dim Sq=200 --dim Sk=333 --dim D=12 --seed 9");
+  EXPECT_EQ(v.exit_code, 0) << v.output;
+  EXPECT_NE(v.output.find("result PASS bit-exact"), std::string::npos) << v.output;
+}
+
+TEST(DiscoverCli, TimeLimitStopsWithTheBestSpecSoFar) {
+  const auto began = std::chrono::steady_clock::now();
+  const auto r = run_simprec("discover --plugin " + plugin("descending_fp16") +
+                             " --kernel descending_fp16 --time-limit 2");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("result stopped at the time limit"), std::string::npos) << r.output;
+  EXPECT_FALSE(spec_of(r.output).empty()) << r.output;
+  // The first probes run before the clock is checked; an unlimited search takes far longer.
+  EXPECT_LT(seconds, 30) << r.output;
+}
+
+TEST(DiscoverCli, RefusesAnIncompleteCall) {
+  const auto r = run_simprec("discover --plugin " + plugin("small_hidden"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--plugin and --kernel go together"), std::string::npos) << r.output;
+  const auto f = run_simprec("discover --q q.npy --k k.npy --v v.npy --o o.npy");
+  EXPECT_NE(f.exit_code, 0);
+  EXPECT_NE(f.output.find("--input-format"), std::string::npos) << f.output;
+  const auto n = run_simprec("discover");
+  EXPECT_NE(n.exit_code, 0);
+  EXPECT_NE(n.output.find("one of them"), std::string::npos) << n.output;
+}
+
+}  // namespace
