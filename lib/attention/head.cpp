@@ -3,8 +3,8 @@
 namespace simprec::attention {
 
 Head::Head(const Engine& e, const AttentionInputs& in, AttentionOutputs& out, int64_t p,
-           std::array<tracing::SiteTrace, kSiteCount>* traces, std::vector<uint32_t>* exp2_misses)
-    : SiteArithmetic(e, p, traces, exp2_misses), s_(e.shape) {
+           std::array<tracing::SiteTrace, kSiteCount>* traces, DeviceMisses* misses)
+    : SiteArithmetic(e, p, traces, misses), s_(e.shape) {
   q_ = in.q.data() + p * s_.nq * s_.d;
   k_ = in.k.data() + p * s_.nk * s_.d;
   v_ = in.v.data() + p * s_.nk * s_.dv;

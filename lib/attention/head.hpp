@@ -21,7 +21,7 @@ class Head : private SiteArithmetic {
   // Problem p of `in` into its slices of `out`; traces (or nullptr) and exp2_misses as in
   // SiteArithmetic.
   Head(const Engine& e, const AttentionInputs& in, AttentionOutputs& out, int64_t p,
-       std::array<tracing::SiteTrace, kSiteCount>* traces, std::vector<uint32_t>* exp2_misses);
+       std::array<tracing::SiteTrace, kSiteCount>* traces, DeviceMisses* misses);
 
   void forward() {
     if (!e_.cfg.flash()) {
