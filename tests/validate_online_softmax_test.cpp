@@ -49,28 +49,25 @@ const char* const kRepeatedMax =
 
 TEST(OnlineSoftmaxPlugin, TheCLibraryKernelsAreBitExactAsDeclared) {
   for (const char* kernel : {"online_softmax_glibc_bf16", "online_softmax_libm_hook_bf16"}) {
-    for (const std::string inputs :
-         {std::string(kRepeatedMax), std::string("--generate normal --dim Sq=333 --dim D=64 "
-                                                 "--param causal=true --seed 2 ")}) {
+    for (const char* inputs :
+         {kRepeatedMax, "--generate normal --dim Sq=97 --dim D=16 --param causal=true --seed 2 "}) {
       SCOPED_TRACE(std::string(kernel) + " " + inputs);
       const CommandResult r = run_simprec(validate(kernel) + inputs + "--require-bit-exact");
       EXPECT_EQ(r.exit_code, 0) << r.output;
       EXPECT_NE(r.output.find("result PASS bit-exact as claimed"), std::string::npos) << r.output;
     }
   }
-  // The function kernels themselves, against device_math=glibc.
-  for (const char* kernel : {"expf_f32", "logf_f32"}) {
-    const CommandResult r = run_simprec(validate(kernel) + "--dim N=4096 --require-bit-exact");
-    EXPECT_EQ(r.exit_code, 0) << kernel << r.output;
-  }
 }
 
-// glibc's expf is not correctly rounded, and the kernel shows it: with correctly rounded
-// functions (the spec without device_math=glibc) the LSE differs.
-TEST(OnlineSoftmaxPlugin, TheCLibraryKernelNeedsItsExpf) {
-  const CommandResult r = run_simprec(validate("online_softmax_glibc_bf16") + kRepeatedMax +
-                                      "--model fp32,p_cast=bf16:rne,o_out=bf16:rne,tile=64x32,"
-                                      "rescale=natural-shift,lse_impl=shift-log");
+// The function kernels against device_math=glibc, bit for bit; glibc's expf is not correctly
+// rounded, and validate sees it on a million arguments (604 differ on glibc 2.36).
+TEST(OnlineSoftmaxPlugin, TheCLibraryFunctionKernels) {
+  for (const char* kernel : {"expf_f32", "logf_f32"}) {
+    const CommandResult r = run_simprec(validate(kernel) + "--dim N=1048576 --require-bit-exact");
+    EXPECT_EQ(r.exit_code, 0) << kernel << r.output;
+  }
+  const CommandResult r =
+      run_simprec(validate("expf_f32") + "--dim N=1048576 --model correctly-rounded");
   EXPECT_NE(r.output.find("result DIFFERENT"), std::string::npos) << r.output;
 }
 

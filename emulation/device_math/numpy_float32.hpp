@@ -11,12 +11,12 @@
 //   log(x):  x = 2^e * m with m in (sqrt(1/2), sqrt(2)]; f = m - 1; a degree-5 over degree-5
 //            rational function of f; fma(e, fp32(ln 2), p/q).
 //
-// Equal to numpy 2.5.2's np.exp and np.log (AVX-512) over every float32 argument
-// (tests/data/device_math/h200_function_digests.txt). Where the CPU has neither (or numpy was built without them) np.exp and np.log are the C
-// library's expf and logf. np.exp2 and np.log2 on float32 are the C library's exp2f and log2f
-// except on AVX512_SKX CPUs with a numpy linked to SVML (PyPI's wheels), where they are Intel's
-// SVML, which is not reproduced here. NaN results are numpy's: +NaN, and -NaN for the log of a
-// negative number.
+// Equal to numpy 2.5.2's np.exp and np.log (AVX-512) on every 4th block of 2^16 float32 arguments
+// (tests/data/device_math/h200_function_digests.txt). Where the CPU has neither (or numpy was built
+// without them) np.exp and np.log are the C library's expf and logf. np.exp2 and np.log2 on float32
+// are the C library's exp2f and log2f except on AVX512_SKX CPUs with a numpy linked to SVML (PyPI's
+// wheels), where they are Intel's SVML, which is not reproduced here. NaN results are numpy's:
+// +NaN, and -NaN for the log of a negative number.
 #pragma once
 
 namespace simprec::device_math {

@@ -29,7 +29,7 @@ float sm90_rcp_approx_ftz(float y);
 // divisor above 2^126 in magnitude is scaled by 1/4 and a subnormal one by 2^24, x with it, then
 // x * rcp.approx(y) rounded to nearest even. Measured equal on 2^30 random pairs with |x|, |y| in
 // [2^-20, 2^20), and on an H200 on 2^24 pairs of any bits or exponents in [-30, 33] and for
-// 1.0 / x at every fp32 x (tests/data/device_math/h200_function_digests.txt).
+// 1.0 / x on every 4th block of 2^16 fp32 x (tests/data/device_math/h200_function_digests.txt).
 float sm90_div_full(float x, float y);
 
 // div.approx.ftz.f32 x / y, what nvcc emits for a float32 division and __fdividef under

@@ -2,8 +2,9 @@
 // scripts/device_functions/README.md): expf is ex2.approx.ftz of fp32(x log2 e) (= __expf), logf
 // lg2.approx.ftz times fp32(ln 2) (= __logf), exp2f ex2.approx.ftz, log2f lg2.approx.ftz, 1.0f / x
 // rcp.approx.ftz and x / y div.approx.ftz, from the tables measured on the H100
-// (emulation/device_math/sm90_mufu.hpp). Each equal to the H200 over every fp32 argument it has a
-// value for (division: 2^24 pairs), as digests (tests/data/device_math/h200_function_digests.txt);
+// (emulation/device_math/sm90_mufu.hpp). Measured on the H200 over every fp32 argument (division:
+// 2^24 pairs) as digests of blocks of 2^16 (tests/data/device_math/h200_function_digests.txt): the
+// model equal on every 4th block it has a value for throughout, and on every pair;
 // lg2.approx of a normal x in (0, 1) is not modelled: rounded at the site.
 #include "emulation/device_math/sm90_mufu.hpp"
 #include "lib/attention/strategies/device_math.hpp"
@@ -20,7 +21,8 @@ class Sm90FastMath final : public DeviceMath {
                     .doc = "CUDA --use_fast_math on sm_90: ex2.approx.ftz (exp2f), of "
                            "fp32(x log2e) (expf, __expf), lg2.approx.ftz (log2f) times ln 2 "
                            "(logf, __logf; normal x below 1 unmodelled), rcp.approx.ftz (1/x), "
-                           "div.approx.ftz (x/y): equal to the H200 over every fp32 argument",
+                           "div.approx.ftz (x/y): equal to the H200 on every 4th block of 2^16 "
+                           "fp32 arguments",
                     .needs = {},
                     .tags = {"fast-log"},
                     .draws = {}}) {}

@@ -1,10 +1,11 @@
 // A Triton kernel's float32 functions on sm_90 as Triton 3.6 lowers them (its PTX,
 // scripts/device_functions/README.md): tl.exp2 is ex2.approx.ftz.f32, tl.exp ex2.approx.f32 (no
 // .ftz) of fp32(x log2 e), tl.log and tl.log2 libdevice's logf and log2f (fused multiply-adds, no
-// lg2.approx), and the fp32 division x / y and 1.0 / x div.full.f32. Each equal to the H200 over
-// every fp32 argument the model has a value for (division: 2^24 pairs), as digests
-// (tests/data/device_math/h200_function_digests.txt); tl.exp's subnormal results (x below about
-// -87.3) are not modelled: rounded at the site.
+// lg2.approx), and the fp32 division x / y and 1.0 / x div.full.f32. Measured on the H200 over
+// every fp32 argument (division: 2^24 pairs) as digests of blocks of 2^16 arguments
+// (tests/data/device_math/h200_function_digests.txt); the model equal on every 4th block it has
+// a value for throughout, and on every pair. tl.exp's subnormal results (x below about -87.3)
+// are not modelled: rounded at the site.
 #include "emulation/device_math/libdevice_expf_logf.hpp"
 #include "emulation/device_math/libdevice_log2f.hpp"
 #include "emulation/device_math/sm90_mufu.hpp"
@@ -22,7 +23,7 @@ class TritonSm90 final : public DeviceMath {
                     .doc = "Triton 3.6 on sm_90: tl.exp2 ex2.approx.ftz, tl.exp ex2.approx of "
                            "fp32(x log2e) (subnormal results unmodelled), tl.log and tl.log2 "
                            "libdevice's logf and log2f, x/y and 1/x div.full.f32: equal to the "
-                           "H200 over every fp32 argument"}) {}
+                           "H200 on every 4th block of 2^16 fp32 arguments"}) {}
 
   std::optional<float> exp2(float x) const override { return dm::sm90_ex2_approx_ftz(x); }
   std::optional<float> exp(float x) const override { return dm::sm90_triton_expf(x); }
