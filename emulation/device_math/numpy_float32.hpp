@@ -12,6 +12,9 @@
 //            rational function of f; fma(e, fp32(ln 2), p/q).
 //
 // Equal to numpy 2.5.2's np.exp and np.log (AVX-512) on every 4th block of 2^16 float32 arguments
+// (tests/data/device_math/h200_function_digests.txt). numpy 1.24.2's AVX2 np.log is equal on those
+// blocks too, its AVX2 np.exp not quite: it differs on 84 of the float32 x with a finite result
+// (x = 0x3f851592, 0x42b0c0a6, ...), which is not modelled.
 // (tests/data/device_math/h200_function_digests.txt). Where the CPU has neither (or numpy was built
 // without them) np.exp and np.log are the C library's expf and logf. np.exp2 and np.log2 on float32
 // are the C library's exp2f and log2f except on AVX512_SKX CPUs with a numpy linked to SVML (PyPI's

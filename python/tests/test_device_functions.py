@@ -7,12 +7,12 @@ import pytest
 import simprec
 
 
-def _numpy_simd():
-    """Whether this numpy takes np.exp and np.log on float32 from its own SIMD code (AVX2 and
-    FMA3, or AVX-512F), which the numpy strategy models; elsewhere they are the C library's."""
+def _numpy_avx512():
+    """Whether this numpy takes np.exp and np.log on float32 from its AVX-512F code, which the
+    numpy strategy models (numpy 2.5.2, measured); its AVX2 np.log is the same, its AVX2 np.exp
+    differs on 84 arguments (docs/attention.md), and elsewhere they are the C library's."""
     core = getattr(np, "_core", None) or np.core
-    features = core._multiarray_umath.__cpu_features__
-    return (features.get("AVX2") and features.get("FMA3")) or features.get("AVX512F")
+    return bool(core._multiarray_umath.__cpu_features__.get("AVX512F"))
 
 
 def _spread_float32(n, seed):
@@ -21,7 +21,7 @@ def _spread_float32(n, seed):
         np.uint32).view(np.float32)
 
 
-@pytest.mark.skipif(not _numpy_simd(), reason="numpy without its SIMD exp and log")
+@pytest.mark.skipif(not _numpy_avx512(), reason="numpy without its AVX-512 exp and log")
 @pytest.mark.parametrize("function", ["exp", "log"])
 def test_the_numpy_strategy_is_this_numpy(function):
     x = np.concatenate([_spread_float32(1 << 20, 1),
@@ -42,7 +42,8 @@ def test_the_hook_is_the_strategy_it_stands_for():
 
     def exp(x):
         calls.append(len(x))
-        return np.exp(x)
+        # numpy's own np.exp where it is the modelled AVX-512 code, else the model's values.
+        return np.exp(x) if _numpy_avx512() else simprec.device_function("numpy", "exp", x)[0]
 
     hooked = simprec.attention(g["q"], g["k"], g["v"], numerics=spec, reference=False,
                                device_functions={"exp": exp, "log": np.log})

@@ -39,8 +39,11 @@ def main():
         lines = [line.split() for line in f if line.startswith("function np_")]
     with np.errstate(all="ignore"):
         for _, measured, _, function, ranges, total in lines:
-            chunks = [c for r in ranges.split(",")
-                      for c in range(int(r.split("-")[0]), int(r.split("-")[1]) + 1)]
+            chunks = []
+            for r in ranges.split(","):  # FIRST-LAST or FIRST-LAST/STEP
+                span, _, step = r.partition("/")
+                first, last = map(int, span.split("-"))
+                chunks += range(first, last + 1, int(step or 1))
             got = np.uint64(0)
             for start in range(0, len(chunks), 256):  # 2^24 arguments at a time
                 x = np.concatenate([np.arange(c << 16, (c + 1) << 16, dtype=np.uint64)
