@@ -64,6 +64,9 @@ uint64_t exp2_of(RoundingContext& ctx, double x) {
 uint64_t log_of(RoundingContext& ctx, double x) {
   return round_via_interval(ctx, x, std::log(x), mpfr_log);
 }
+uint64_t log2_of(RoundingContext& ctx, double x) {
+  return round_via_interval(ctx, x, std::log2(x), mpfr_log2);
+}
 
 namespace {
 

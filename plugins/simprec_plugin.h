@@ -39,7 +39,8 @@
  *                                      with the shapes of Q, K, V.
  *   SIMPREC_KERNEL_FUNCTION            y = f(x) elementwise on the device. Input x [N], output
  *                                      y [N]; f is named by the kernel attribute "function"
- *                                      (e.g. "exp2").
+ *                                      (e.g. "exp2"). The function "div" takes the divisor in
+ *                                      a second input d [N]: y = x / d.
  * Parameters of a call (tile sizes, causal flag, scale, mitigation name, beta, seed, ...) are a
  * generic list of named values; the kernel declares which it understands. The attention
  * parameters `simprec validate` passes and emulates:
@@ -62,15 +63,18 @@
  *                      format (the numerics' low-precision format; default Q's, must match it),
  *                      output_format (O's, or dQ/dK/dV's; must match the tensors),
  *                      block_rows, block_cols (the tile; default the numerics spec's),
- *                      exp2_function (a function kernel of the same plugin whose fp32 exp2
- *                      values the emulation uses instead of a correctly rounded exp2)
- *   function:          function (the function computed, e.g. "exp2")
+ *                      exp2_function, exp_function, log_function, log2_function,
+ *                      rcp_function, div_function (a function kernel of the same plugin whose
+ *                      fp32 values the emulation uses for that function: exp2f, expf, logf,
+ *                      log2f, 1.0f / x, x / d)
+ *   function:          function (the function computed: exp2, exp, log, log2, rcp or div)
  * and any number of notes for people reading `simprec plugins list`, named "info.NAME" (the
  * host reads none of them), e.g. "info.instruction" = "ex2.approx.ftz.f32".
  * The emulation model a kernel declares is a numerics spec for attention kernels
  * ("torch-math,p_cast=bf16:rne"; `simprec numerics --list` shows what it can say), an
  * accumulation or tensor-core model name for matmul kernels ("sequential", "tc:sm90-mma-bf16"),
- * and "correctly-rounded" for function kernels.
+ * and "correctly-rounded" or a device_math strategy ("glibc", "sm90-fast-math", ...) for
+ * function kernels.
  *
  * Changelog (SIMPREC_PLUGIN_ABI_MAJOR.MINOR):
  *   1.0  First version: entry function, plugin/kernel/operand/dimension/parameter descriptors,

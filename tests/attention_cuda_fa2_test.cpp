@@ -143,7 +143,8 @@ TEST(CudaFa2, ForwardIsTheScalarKernelBitForBit) {
     if (c.mitigation) apply_mitigation(config, c.mitigation);
     const AttentionInputs in = ragged_inputs(*c.format, 70, 61, 32, 3, false, c.kind);
     CountingDevice device{fake_device_exp2};
-    const AttentionOutputs out = run_attention_with_device_function(in, config, device.function());
+    const AttentionOutputs out =
+        run_attention_with_device_functions(in, config, {.exp2 = device.function()});
     EXPECT_EQ(device.calls, 1);  // the forward's arguments do not depend on exp2 values
     std::vector<double> o, lse;
     reference_forward(spec_of(config, in.shape), in, o, lse);
@@ -157,14 +158,15 @@ TEST(CudaFa2, TheTestIsSensitiveToLanesRescaleAndTable) {
   config.block_rows = config.block_cols = 32;
   const AttentionInputs in = ragged_inputs(formats::bf16, 64, 128, 32, 5, false);
   CountingDevice device{fake_device_exp2};
-  const AttentionOutputs base = run_attention_with_device_function(in, config, device.function());
+  const AttentionOutputs base =
+      run_attention_with_device_functions(in, config, {.exp2 = device.function()});
   AttentionConfig sequential = config;
   sequential.rowsum_lanes = 1;
   AttentionConfig exact_alpha = config;
   exact_alpha.rescale = find_strategy<Rescale>("exact");
   const auto lse_differences = [&](const AttentionConfig& other) {
-    return differences(run_attention_with_device_function(in, other, device.function()).lse,
-                       base.lse);
+    return differences(
+        run_attention_with_device_functions(in, other, {.exp2 = device.function()}).lse, base.lse);
   };
   EXPECT_GT(lse_differences(sequential), 0);
   EXPECT_GT(lse_differences(exact_alpha), 0);
@@ -185,7 +187,7 @@ TEST(CudaFa2, BackwardFromAGivenForwardIsTheScalarKernel) {
       reference_forward(spec, in, in.o, in.lse);
       CountingDevice device{fake_device_exp2};
       const AttentionOutputs out =
-          run_attention_with_device_function(in, config, device.function());
+          run_attention_with_device_functions(in, config, {.exp2 = device.function()});
       EXPECT_EQ(device.calls, 1);  // P's arguments come from the given LSE
       EXPECT_EQ(out.o, in.o);
       const AttentionShape& s = in.shape;
@@ -214,10 +216,12 @@ TEST(DeviceExp2, DriverConvergesUsesTheTableAndIgnoresThreads) {
   // A device that is correctly rounded changes nothing.
   CountingDevice exact{simprec::testing::correctly_rounded_exp2};
   const AttentionOutputs untabled = run_attention(in, config);
-  const AttentionOutputs same = run_attention_with_device_function(in, config, exact.function());
+  const AttentionOutputs same =
+      run_attention_with_device_functions(in, config, {.exp2 = exact.function()});
   EXPECT_EQ(differences(same.o, untabled.o), 0);
   EXPECT_EQ(differences(same.dq, untabled.dq), 0);
-  EXPECT_EQ(untabled.exp2_misses.size(), 0u);  // no table, nothing to miss
+  EXPECT_EQ(untabled.device_misses[static_cast<int>(DeviceFn::kExp2)].size(),
+            0u);  // no table, nothing to miss
 
   // The fake device changes the outputs; the backward's arguments depend on exp2 values through
   // the recomputed LSE, so its first run misses more than the forward's.
@@ -226,7 +230,7 @@ TEST(DeviceExp2, DriverConvergesUsesTheTableAndIgnoresThreads) {
   for (unsigned threads : {1u, 3u}) {
     config.threads = threads;
     CountingDevice device{fake_device_exp2};
-    runs.push_back(run_attention_with_device_function(in, config, device.function()));
+    runs.push_back(run_attention_with_device_functions(in, config, {.exp2 = device.function()}));
     EXPECT_GE(device.calls, 2);
     EXPECT_LE(device.calls, 3);
     evaluated.push_back(device.arguments);
@@ -239,7 +243,7 @@ TEST(DeviceExp2, DriverConvergesUsesTheTableAndIgnoresThreads) {
   EXPECT_EQ(differences(runs[0].dv, runs[1].dv), 0);
   // The fp32 LSE shows the flipped exp2 bits; the bf16 outputs rarely do.
   EXPECT_GT(differences(runs[0].lse, untabled.lse), 0);
-  EXPECT_TRUE(runs[0].exp2_misses.empty());
+  EXPECT_TRUE(runs[0].device_misses[static_cast<int>(DeviceFn::kExp2)].empty());
 
   // The forward of the converged backward run is the scalar kernel's.
   std::vector<double> o, lse;
@@ -252,12 +256,13 @@ TEST(DeviceExp2, DriverFailures) {
   AttentionConfig config = make_preset("cuda-fa2", formats::bf16);
   const AttentionInputs in = ragged_inputs(formats::bf16, 16, 16, 16, 1, true);
   CountingDevice device{fake_device_exp2};
-  EXPECT_THROW(run_attention_with_device_function(in, config, device.function(), 1),
+  EXPECT_THROW(run_attention_with_device_functions(in, config, {.exp2 = device.function()}, 1),
                std::runtime_error);
   const DeviceFunction short_answer = [](const std::vector<uint32_t>& args) {
     return std::vector<uint32_t>(args.size() - 1);
   };
-  EXPECT_THROW(run_attention_with_device_function(in, config, short_answer), std::runtime_error);
+  EXPECT_THROW(run_attention_with_device_functions(in, config, {.exp2 = short_answer}),
+               std::runtime_error);
 }
 
 TEST(CudaFa2, ConfigurationErrors) {

@@ -216,8 +216,15 @@ TEST(FloatFlash, AppliesToTheFp32AndBf16Fa2Presets) {
     EXPECT_FALSE(float_flash_applies(c)) << change;
   }
   AttentionConfig with_table = make_preset("fa2");
-  with_table.exp2_table = std::make_shared<DeviceFunctionTable>();
+  with_table.device_tables[static_cast<int>(DeviceFn::kExp2)] =
+      std::make_shared<DeviceFunctionTable>();
   EXPECT_FALSE(float_flash_applies(with_table));
+  // The natural exp calls no exp2, but every other supplied function keeps it site by site.
+  for (const DeviceFn fn : kDeviceFns) {
+    AttentionConfig c = make_preset("fp32");
+    c.device_tables[static_cast<int>(fn)] = std::make_shared<DeviceFunctionTable>();
+    EXPECT_EQ(float_flash_applies(c), fn == DeviceFn::kExp2) << device_fn_name(fn);
+  }
   EXPECT_FALSE(float_flash_applies(make_preset("fa2", formats::fp16)));
   for (const Format& f : {formats::bf16, formats::fp16, formats::e4m3fn, formats::fp32}) {
     AttentionConfig c = make_preset("fp32", f);

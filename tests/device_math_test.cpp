@@ -121,9 +121,22 @@ TEST(DeviceMath, Sm90RcpAndDivFull) {
     const float r = device_math::sm90_rcp_approx_ftz(y);
     EXPECT_LE(std::fabs(static_cast<double>(r) - 1.0 / y), 0x1p-23) << std::hexfloat << y;
     EXPECT_EQ(device_math::sm90_rcp_approx_ftz(y * 8.0f), r / 8.0f);  // exact scaling
-    EXPECT_EQ(*device_math::sm90_div_full(3.0f, y), 3.0f * r);
+    EXPECT_EQ(device_math::sm90_div_full(3.0f, y), 3.0f * r);
+    EXPECT_EQ(device_math::sm90_div_approx_ftz(3.0f, y), 3.0f * r);
   }
-  EXPECT_FALSE(device_math::sm90_div_full(1.0f, 0x1p127f).has_value());
+  // The PTX ISA: div.full is full range (1 / 2^127 exactly: the divisor scaled first), and
+  // div.approx gives 0 for a divisor above 2^126, where its reciprocal flushes.
+  EXPECT_EQ(device_math::sm90_div_full(1.0f, 0x1p127f), 0x1p-127f);
+  EXPECT_EQ(device_math::sm90_div_full(-1.0f, 0x1p-140f), -0x1p140f);
+  EXPECT_EQ(device_math::sm90_div_approx_ftz(1.0f, 0x1p127f), 0.0f);
+}
+
+// log2f of +-0 is -inf (libdevice's explicit case), of a negative number NaN.
+TEST(DeviceMath, LibdeviceLog2fSpecialValues) {
+  EXPECT_EQ(device_math::libdevice_log2f(0.0f), -INFINITY);
+  EXPECT_EQ(device_math::libdevice_log2f(-0.0f), -INFINITY);
+  EXPECT_EQ(device_math::libdevice_log2f(0x1p-149f), -149.0f);
+  EXPECT_TRUE(std::isnan(device_math::libdevice_log2f(-0x1p-149f)));
 }
 
 // libdevice's log2f: within 1 ulp of log2 (its documented bound) over [1, 2^20), and exact at

@@ -41,11 +41,10 @@ float libdevice_log2f(float a) {
   const float r = fma_ftz(f, f32(0x3fb8aa3b), q);
   float result = e + r;
   // Infinity, NaN and negative arguments (bit patterns from 0x7f800000 up): fma(x, inf, inf).
-  if (!(xi < 0x7f800000u)) {
-    const float inf = std::numeric_limits<float>::infinity();
-    result = std::fma(x, inf, inf);
-  }
-  return result;
+  const float inf = std::numeric_limits<float>::infinity();
+  if (!(xi < 0x7f800000u)) result = std::fma(x, inf, inf);
+  // +-0 (after the scaling): -inf, chosen last (the PTX's setp.eq.f32 x, 0 and selp).
+  return x == 0.0f ? -inf : result;
 }
 
 }  // namespace simprec::device_math

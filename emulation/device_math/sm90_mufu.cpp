@@ -68,14 +68,38 @@ float sm90_rcp_approx_ftz(float y) {
   return std::signbit(y) ? -magnitude : magnitude;
 }
 
-std::optional<float> sm90_div_full(float x, float y) {
-  if (!(std::fabs(y) <= 0x1p126f)) return std::nullopt;
+float sm90_div_full(float x, float y) {
+  // The PTX's full range: a divisor beyond 2^126 is scaled by 1/4, a subnormal one by 2^24,
+  // each with x, before x * rcp.approx(y).
+  const float a = std::fabs(y);
+  if (a > 0x1p126f) {
+    x *= 0.25f;
+    y *= 0.25f;
+  } else if (a < 0x1p-126f) {
+    x *= 0x1p24f;
+    y *= 0x1p24f;
+  }
   return x * sm90_rcp_approx_ftz(y);
+}
+
+float sm90_div_approx_ftz(float x, float y) {
+  const auto flushed = [](float v) {
+    return std::fabs(v) < 0x1p-126f ? std::copysign(0.0f, v) : v;
+  };
+  return flushed(flushed(x) * sm90_rcp_approx_ftz(y));
+}
+
+std::optional<float> sm90_ex2_approx(float x) {
+  if (x < -126.0f) return std::nullopt;
+  return sm90_ex2_approx_ftz(x);
 }
 
 std::optional<float> sm90_lg2_approx_ftz(float x) {
   if (std::isnan(x)) return std::numeric_limits<float>::quiet_NaN();
   if (x == std::numeric_limits<float>::infinity()) return x;
+  // The PTX ISA's special values, subnormals flushed to zero first.
+  if (std::fabs(x) < 0x1p-126f) return -std::numeric_limits<float>::infinity();
+  if (x < 0.0f) return std::numeric_limits<float>::quiet_NaN();
   if (!(x >= 1.0f)) return std::nullopt;
   const uint32_t bits = std::bit_cast<uint32_t>(x);
   const int e = static_cast<int>(bits >> 23) - 127;
@@ -91,6 +115,10 @@ std::optional<float> sm90_lg2_approx_ftz(float x) {
 
 float sm90_fast_expf(float x) {
   return sm90_ex2_approx_ftz(x * 0x1.715476p+0f);  // float(log2(e)) = 0x3fb8aa3b
+}
+
+std::optional<float> sm90_triton_expf(float x) {
+  return sm90_ex2_approx(x * 0x1.715476p+0f);
 }
 
 std::optional<float> sm90_fast_logf(float x) {

@@ -17,7 +17,14 @@
  *   fp32,p_cast=bf16:rne,o_out=bf16:rne,tile=64x32,rescale=natural-shift,lse_impl=shift-log
  * The causal mask is top-left aligned (key j masked for query i when j > i); the scale is the
  * float64 parameter `scale` (default 1/sqrt(D)), which must be a power of two so that the
- * kernel's float scale is the emulation's. */
+ * kernel's float scale is the emulation's.
+ *
+ * The same kernel as most C code would call them, with the C library's expf and logf (glibc's
+ * are not correctly rounded), twice: online_softmax_glibc_bf16 declares the strategy that says
+ * so (device_math=glibc); online_softmax_libm_hook_bf16 declares no such strategy but hands the
+ * emulation its own expf and logf as the device-function kernels expf_f32 and logf_f32
+ * (attributes exp_function, log_function), which validate runs on every argument the emulation
+ * meets. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,9 +46,16 @@ static float logf_rounded(float x) {
   return (float)log((double)x);
 }
 
+/* The functions a kernel variant calls for exp and log. */
+typedef struct Functions {
+  float (*exp)(float);
+  float (*log)(float);
+} Functions;
+
 /* One query row: its O into o (dv bf16 values) and its LSE. */
-static void attend_row(const uint16_t* q, const uint16_t* k, const uint16_t* v, int64_t visible,
-                       int64_t d, int64_t dv, float scale, float* acc, uint16_t* o, float* lse) {
+static void attend_row(const Functions* f, const uint16_t* q, const uint16_t* k, const uint16_t* v,
+                       int64_t visible, int64_t d, int64_t dv, float scale, float* acc, uint16_t* o,
+                       float* lse) {
   float m = -INFINITY, l = 0.0f;
   for (int64_t c = 0; c < dv; ++c) acc[c] = 0.0f;
   for (int64_t j0 = 0; j0 < visible; j0 += kKeyBlock) {
@@ -55,13 +69,13 @@ static void attend_row(const uint16_t* q, const uint16_t* k, const uint16_t* v, 
       if (t[j - j0] > m_new) m_new = t[j - j0];
     }
     if (m != -INFINITY && m_new != m) {
-      const float alpha = expf_rounded(m - m_new);
+      const float alpha = f->exp(m - m_new);
       l *= alpha;
       for (int64_t c = 0; c < dv; ++c) acc[c] *= alpha;
     }
     m = m_new;
     for (int64_t j = j0; j < j1; ++j) {
-      const float p = expf_rounded(t[j - j0] - m);
+      const float p = f->exp(t[j - j0] - m);
       l += p;
       const float p_bf16 = rounded_bf16(p);
       for (int64_t c = 0; c < dv; ++c) acc[c] = fmaf(p_bf16, bf16_to_float(v[j * dv + c]), acc[c]);
@@ -69,10 +83,13 @@ static void attend_row(const uint16_t* q, const uint16_t* k, const uint16_t* v, 
   }
   const float inverse = 1.0f / l;
   for (int64_t c = 0; c < dv; ++c) o[c] = float_to_bf16(acc[c] * inverse);
-  *lse = m + logf_rounded(l);
+  *lse = m + f->log(l);
 }
 
-static SimprecStatus run_attention(const SimprecRunArgs* args) {
+static const Functions correctly_rounded = {expf_rounded, logf_rounded};
+static const Functions c_library = {expf, logf};
+
+static SimprecStatus run_attention(const SimprecRunArgs* args, const Functions* f) {
   const SimprecTensor* q = find_tensor(args, "Q");
   const SimprecTensor* k = find_tensor(args, "K");
   const SimprecTensor* v = find_tensor(args, "V");
@@ -99,11 +116,37 @@ static SimprecStatus run_attention(const SimprecRunArgs* args) {
     float* lp = (float*)lse->tensor->data + p * sq;
     for (int64_t i = 0; i < sq; ++i) {
       const int64_t visible = causal ? (i + 1 < sk ? i + 1 : sk) : sk;
-      attend_row(qp + i * d, kp, vp, visible, d, dv, (float)scale, acc, op + i * dv, lp + i);
+      attend_row(f, qp + i * d, kp, vp, visible, d, dv, (float)scale, acc, op + i * dv, lp + i);
     }
   }
   free(acc);
   return SIMPREC_OK;
+}
+
+static SimprecStatus run_correctly_rounded(const SimprecRunArgs* args) {
+  return run_attention(args, &correctly_rounded);
+}
+
+static SimprecStatus run_c_library(const SimprecRunArgs* args) {
+  return run_attention(args, &c_library);
+}
+
+/* y = f(x) for the function kernels: the C library's expf or logf on each element. */
+static SimprecStatus run_function(const SimprecRunArgs* args, float (*f)(float)) {
+  const SimprecTensor* x = find_tensor(args, "x");
+  const SimprecTensor* y = find_tensor(args, "y");
+  const float* in = (const float*)x->tensor->data;
+  float* out = (float*)y->tensor->data;
+  for (int64_t i = 0; i < x->tensor->shape[0]; ++i) out[i] = f(in[i]);
+  return SIMPREC_OK;
+}
+
+static SimprecStatus run_expf(const SimprecRunArgs* args) {
+  return run_function(args, expf);
+}
+
+static SimprecStatus run_logf(const SimprecRunArgs* args) {
+  return run_function(args, logf);
 }
 
 /* ---- the description ---- */
@@ -128,6 +171,9 @@ static const SimprecParameterSpec scale = {
     "softmax scale, a power of two"};
 static const SimprecParameterSpec* const parameters[] = {&causal, &scale};
 
+#define ONLINE_SOFTMAX_SPEC \
+  "fp32,p_cast=bf16:rne,o_out=bf16:rne,tile=64x32,rescale=natural-shift,lse_impl=shift-log"
+
 static const SimprecKernel online_softmax_bf16 = {
     .struct_size = SIMPREC_KERNEL_STRUCT_SIZE,
     .name = "online_softmax_bf16",
@@ -136,8 +182,7 @@ static const SimprecKernel online_softmax_bf16 = {
     .description =
         "online softmax in key blocks of 32, natural exp from rounded scaled maxima, "
         "P rounded to bf16 before P.V, O in bf16 and the LSE in fp32",
-    .emulation_model =
-        "fp32,p_cast=bf16:rne,o_out=bf16:rne,tile=64x32,rescale=natural-shift,lse_impl=shift-log",
+    .emulation_model = ONLINE_SOFTMAX_SPEC,
     .operand_count = 5,
     .operands = operands,
     .dimension_count = 0,
@@ -146,9 +191,102 @@ static const SimprecKernel online_softmax_bf16 = {
     .parameters = parameters,
     .attribute_count = 0,
     .attributes = NULL,
-    .run = run_attention,
+    .run = run_correctly_rounded,
 };
-static const SimprecKernel* const kernels[] = {&online_softmax_bf16};
+
+static const SimprecKernel online_softmax_glibc_bf16 = {
+    .struct_size = SIMPREC_KERNEL_STRUCT_SIZE,
+    .name = "online_softmax_glibc_bf16",
+    .kind = SIMPREC_KERNEL_ATTENTION_FORWARD,
+    .flags = SIMPREC_KERNEL_FLAG_BIT_EXACT,
+    .description = "online_softmax_bf16 with the C library's expf and logf",
+    .emulation_model = ONLINE_SOFTMAX_SPEC ",device_math=glibc",
+    .operand_count = 5,
+    .operands = operands,
+    .dimension_count = 0,
+    .dimensions = NULL,
+    .parameter_count = 2,
+    .parameters = parameters,
+    .attribute_count = 0,
+    .attributes = NULL,
+    .run = run_c_library,
+};
+
+static const SimprecNamedValue exp_function = {SIMPREC_NAMED_VALUE_STRUCT_SIZE,
+                                               "exp_function",
+                                               SIMPREC_VALUE_STRING,
+                                               0,
+                                               {.string_value = "expf_f32"}};
+static const SimprecNamedValue log_function = {SIMPREC_NAMED_VALUE_STRUCT_SIZE,
+                                               "log_function",
+                                               SIMPREC_VALUE_STRING,
+                                               0,
+                                               {.string_value = "logf_f32"}};
+static const SimprecNamedValue* const hook_attributes[] = {&exp_function, &log_function};
+
+static const SimprecKernel online_softmax_libm_hook_bf16 = {
+    .struct_size = SIMPREC_KERNEL_STRUCT_SIZE,
+    .name = "online_softmax_libm_hook_bf16",
+    .kind = SIMPREC_KERNEL_ATTENTION_FORWARD,
+    .flags = SIMPREC_KERNEL_FLAG_BIT_EXACT,
+    .description =
+        "online_softmax_glibc_bf16, its expf and logf handed to the emulation as device "
+        "functions",
+    .emulation_model = ONLINE_SOFTMAX_SPEC,
+    .operand_count = 5,
+    .operands = operands,
+    .dimension_count = 0,
+    .dimensions = NULL,
+    .parameter_count = 2,
+    .parameters = parameters,
+    .attribute_count = 2,
+    .attributes = hook_attributes,
+    .run = run_c_library,
+};
+
+static const SimprecOperandSpec operand_x = {
+    SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "x", SIMPREC_OPERAND_INPUT, 0, "fp32", "N"};
+static const SimprecOperandSpec operand_y = {
+    SIMPREC_OPERAND_SPEC_STRUCT_SIZE, "y", SIMPREC_OPERAND_OUTPUT, 0, "fp32", "N"};
+static const SimprecOperandSpec* const function_operands[] = {&operand_x, &operand_y};
+static const SimprecNamedValue function_exp = {
+    SIMPREC_NAMED_VALUE_STRUCT_SIZE, "function", SIMPREC_VALUE_STRING, 0, {.string_value = "exp"}};
+static const SimprecNamedValue function_log = {
+    SIMPREC_NAMED_VALUE_STRUCT_SIZE, "function", SIMPREC_VALUE_STRING, 0, {.string_value = "log"}};
+static const SimprecNamedValue* const exp_attributes[] = {&function_exp};
+static const SimprecNamedValue* const log_attributes[] = {&function_log};
+
+static const SimprecKernel expf_f32 = {
+    .struct_size = SIMPREC_KERNEL_STRUCT_SIZE,
+    .name = "expf_f32",
+    .kind = SIMPREC_KERNEL_FUNCTION,
+    .flags = SIMPREC_KERNEL_FLAG_BIT_EXACT,
+    .description = "the C library's expf",
+    .emulation_model = "glibc",
+    .operand_count = 2,
+    .operands = function_operands,
+    .attribute_count = 1,
+    .attributes = exp_attributes,
+    .run = run_expf,
+};
+
+static const SimprecKernel logf_f32 = {
+    .struct_size = SIMPREC_KERNEL_STRUCT_SIZE,
+    .name = "logf_f32",
+    .kind = SIMPREC_KERNEL_FUNCTION,
+    .flags = SIMPREC_KERNEL_FLAG_BIT_EXACT,
+    .description = "the C library's logf",
+    .emulation_model = "glibc",
+    .operand_count = 2,
+    .operands = function_operands,
+    .attribute_count = 1,
+    .attributes = log_attributes,
+    .run = run_logf,
+};
+
+static const SimprecKernel* const kernels[] = {&online_softmax_bf16, &online_softmax_glibc_bf16,
+                                               &online_softmax_libm_hook_bf16, &expf_f32,
+                                               &logf_f32};
 
 static const SimprecPlugin plugin = {
     .struct_size = SIMPREC_PLUGIN_STRUCT_SIZE,
@@ -157,7 +295,7 @@ static const SimprecPlugin plugin = {
     .name = "online_softmax",
     .version = "1.0.0",
     .description = "a textbook online-softmax attention kernel (docs/kernel_models.md)",
-    .kernel_count = 1,
+    .kernel_count = 5,
     .kernels = kernels,
     .shutdown = NULL,
 };

@@ -97,9 +97,9 @@ AttentionAnalysis analyse_attention(const AttentionInputs& inputs, const Attenti
   a.config = config;
   a.scale = softmax_scale(config, inputs.shape);
   const auto start = std::chrono::steady_clock::now();
-  a.outputs = options.device_exp2
-                  ? run_attention_with_device_function(inputs, config, options.device_exp2)
-                  : run_attention(inputs, config);
+  a.outputs = options.device_functions.empty()
+                  ? run_attention(inputs, config)
+                  : run_attention_with_device_functions(inputs, config, options.device_functions);
   a.emulation_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!options.reference) return a;

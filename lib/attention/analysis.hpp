@@ -21,9 +21,10 @@ struct AnalysisOptions {
   bool baseline = true;   // standard attention with the same sites (flash configurations only)
   bool attribute = false;
   std::string attribute_target = "o";  // o, dq, dk, dv or delta
-  // The device's exp2 for the emulation (run_attention_with_device_function); empty: exp2
-  // correctly rounded at its site. The reference and the baseline never use it.
-  DeviceFunction device_exp2;
+  // The functions the caller supplies for the emulation (run_attention_with_device_functions);
+  // none: device_math's, else correctly rounded at their sites. The reference and the baseline
+  // never use them.
+  DeviceFunctions device_functions;
 };
 
 // The metrics of O, LSE and, with dO, dQ, dK, dV and D against the reference.

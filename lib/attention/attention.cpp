@@ -89,7 +89,7 @@ AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const Attentio
     out.lse = inputs.lse;
   }
   std::vector<std::array<tracing::SiteTrace, kSiteCount>> traces(config.trace ? s.problems() : 0);
-  std::vector<std::vector<uint32_t>> misses(s.problems());
+  std::vector<DeviceMisses> misses(s.problems());
   const bool float_flash =
       options.fast_path == FastPath::kAllowed && !quantized && float_flash_applies(config);
   if (options.only_problem &&
@@ -149,43 +149,87 @@ AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const Attentio
               probed);
     if (!inputs.has_forward()) head.forward();
     if (inputs.has_grad()) head.backward();
-    std::sort(misses[p].begin(), misses[p].end());
-    misses[p].erase(std::unique(misses[p].begin(), misses[p].end()), misses[p].end());
+    for (auto& m : misses[p]) {
+      std::sort(m.begin(), m.end());
+      m.erase(std::unique(m.begin(), m.end()), m.end());
+    }
   });
   // Merged in problem order, so the sums do not depend on the thread count.
   for (const auto& t : traces) {
     for (int i = 0; i < kSiteCount; ++i) out.traces[i].merge(t[i]);
   }
-  for (const auto& m : misses) out.exp2_misses.insert(out.exp2_misses.end(), m.begin(), m.end());
-  std::sort(out.exp2_misses.begin(), out.exp2_misses.end());
-  out.exp2_misses.erase(std::unique(out.exp2_misses.begin(), out.exp2_misses.end()),
-                        out.exp2_misses.end());
+  for (int f = 0; f < kDeviceFnCount; ++f) {
+    std::vector<uint64_t>& all = out.device_misses[f];
+    for (const auto& m : misses) all.insert(all.end(), m[f].begin(), m[f].end());
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+  }
   return out;
 }
 
-AttentionOutputs run_attention_with_device_function(const AttentionInputs& inputs,
-                                                    const AttentionConfig& config,
-                                                    const DeviceFunction& exp2, int max_runs,
-                                                    const RunOptions& options) {
-  auto table = config.exp2_table ? std::make_shared<DeviceFunctionTable>(*config.exp2_table)
-                                 : std::make_shared<DeviceFunctionTable>();
+namespace {
+
+// The supplied function's values at `keys`, in one call: the argument bits (div: x's and y's).
+std::vector<uint32_t> evaluate(const DeviceFunctions& functions, DeviceFn fn,
+                               const std::vector<uint64_t>& keys) {
+  std::vector<uint32_t> x(keys.size()), y;
+  for (size_t i = 0; i < keys.size(); ++i) x[i] = static_cast<uint32_t>(keys[i]);
+  switch (fn) {
+    case DeviceFn::kExp2:
+      return functions.exp2(x);
+    case DeviceFn::kExp:
+      return functions.exp(x);
+    case DeviceFn::kLog:
+      return functions.log(x);
+    case DeviceFn::kLog2:
+      return functions.log2(x);
+    case DeviceFn::kRcp:
+      return functions.rcp(x);
+    case DeviceFn::kDiv:
+      y = x;
+      for (size_t i = 0; i < keys.size(); ++i) x[i] = static_cast<uint32_t>(keys[i] >> 32);
+      return functions.div(x, y);
+  }
+  return {};
+}
+
+}  // namespace
+
+AttentionOutputs run_attention_with_device_functions(const AttentionInputs& inputs,
+                                                     const AttentionConfig& config,
+                                                     const DeviceFunctions& functions, int max_runs,
+                                                     const RunOptions& options) {
   AttentionConfig c = config;
-  c.exp2_table = table;
-  size_t missing = 0;
+  std::array<std::shared_ptr<DeviceFunctionTable>, kDeviceFnCount> tables{};
+  for (const DeviceFn fn : kDeviceFns) {
+    if (!functions.has(fn)) continue;
+    const auto& given = config.device_tables[static_cast<int>(fn)];
+    tables[static_cast<int>(fn)] = given ? std::make_shared<DeviceFunctionTable>(*given)
+                                         : std::make_shared<DeviceFunctionTable>();
+    c.device_tables[static_cast<int>(fn)] = tables[static_cast<int>(fn)];
+  }
+  std::string missing;
   for (int run = 0; run < max_runs; ++run) {
     AttentionOutputs out = run_attention(inputs, c, options);
-    if (out.exp2_misses.empty()) return out;
-    const std::vector<uint32_t> values = exp2(out.exp2_misses);
-    if (values.size() != out.exp2_misses.size()) {
-      throw std::runtime_error("the device exp2 returned " + std::to_string(values.size()) +
-                               " values for " + std::to_string(out.exp2_misses.size()) +
-                               " arguments");
+    missing.clear();
+    for (const DeviceFn fn : kDeviceFns) {
+      const std::vector<uint64_t>& keys = out.device_misses[static_cast<int>(fn)];
+      if (keys.empty()) continue;
+      const std::vector<uint32_t> values = evaluate(functions, fn, keys);
+      if (values.size() != keys.size()) {
+        throw std::runtime_error("the supplied " + std::string(device_fn_name(fn)) + " returned " +
+                                 std::to_string(values.size()) + " values for " +
+                                 std::to_string(keys.size()) + " arguments");
+      }
+      for (size_t i = 0; i < keys.size(); ++i)
+        tables[static_cast<int>(fn)]->insert(keys[i], values[i]);
+      missing += (missing.empty() ? "" : ", ") + std::to_string(keys.size()) + " " +
+                 std::string(device_fn_name(fn));
     }
-    for (size_t i = 0; i < values.size(); ++i) table->insert(out.exp2_misses[i], values[i]);
-    missing = values.size();
+    if (missing.empty()) return out;
   }
-  throw std::runtime_error("the device exp2 table still lacked " + std::to_string(missing) +
-                           " arguments after " + std::to_string(max_runs) + " runs");
+  throw std::runtime_error("the tables of the supplied device functions still lacked arguments (" +
+                           missing + ") after " + std::to_string(max_runs) + " runs");
 }
 
 }  // namespace simprec::attention

@@ -49,15 +49,18 @@ inline AttentionOutputs run_attention(const AttentionInputs& inputs, const Atten
   return run_attention(inputs, config, options);
 }
 
-// run_attention with the device's exp2: runs, evaluates the arguments the table lacked in one
-// call of `exp2`, adds them to a copy of config.exp2_table (or a new table) and runs again until
-// a run misses nothing (the forward pass needs 2 runs; a backward pass that recomputes the LSE
-// 3, since its arguments depend on exp2 values through the LSE). Throws std::runtime_error when
-// `exp2` answers with the wrong count or after max_runs runs that still miss arguments.
-AttentionOutputs run_attention_with_device_function(const AttentionInputs& inputs,
-                                                    const AttentionConfig& config,
-                                                    const DeviceFunction& exp2, int max_runs = 8,
-                                                    const RunOptions& options = {});
+// run_attention with the functions the caller supplies (device_function.hpp): runs, evaluates the
+// arguments each function's table lacked in one call of that function, adds them to a copy of
+// its table in config.device_tables (or a new one) and runs again until a run misses nothing (a
+// forward pass needs 2 runs; a backward pass that recomputes the LSE 3, and more where one
+// function's arguments depend on another's values). Each run takes `options`. Throws
+// std::runtime_error when a function answers with the wrong count or after max_runs runs that
+// still miss arguments.
+AttentionOutputs run_attention_with_device_functions(const AttentionInputs& inputs,
+                                                     const AttentionConfig& config,
+                                                     const DeviceFunctions& functions,
+                                                     int max_runs = 8,
+                                                     const RunOptions& options = {});
 
 // Standard attention in double: scores and products by compensated dot products (twice the
 // working precision, Ogita-Rump-Oishi Dot2), exp and log from libm. Its relative error is

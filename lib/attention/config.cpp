@@ -102,7 +102,12 @@ nlohmann::json to_json(const AttentionConfig& config) {
   }
   if (config.scale) j["scale"] = *config.scale;
   if (config.tiled_random) j["tiled_random"] = true;
-  if (config.exp2_table) j["exp2_table_size"] = config.exp2_table->size();
+  if (const std::string library = config.device_math->library(); !library.empty())
+    j["device_math_library"] = library;
+  for (const DeviceFn fn : kDeviceFns) {
+    if (const auto& table = config.device_tables[static_cast<int>(fn)])
+      j[std::string(device_fn_name(fn)) + "_table_size"] = table->size();
+  }
   if (config.beta_rowmax.enabled) {
     j["beta_rowmax"] = {{"beta", config.beta_rowmax.beta}, {"eps", config.beta_rowmax.eps}};
     if (config.beta_rowmax.arithmetic != BetaArithmetic::kFp64)

@@ -160,12 +160,13 @@ struct AttentionConfig {
   // column, bits) (emulation/tiled_random.hpp, the layout the CUDA kernels use) instead of the
   // site's random stream; the bit count must divide 32.
   bool tiled_random = false;
-  // Values of the device's exp2 (fp32 argument bits -> fp32 result bits). When set, an exp2 of
-  // an fp32 argument at an fp32 round-to-nearest-even site that device_math leaves correctly
-  // rounded is looked up here; an argument the table lacks gets exp2 rounded at the site and is
-  // reported in AttentionOutputs::exp2_misses (run_attention_with_device_function fills the
-  // table from those).
-  std::shared_ptr<const DeviceFunctionTable> exp2_table;
+  // Values of the functions the caller supplies (device_function.hpp: fp32 argument bits ->
+  // fp32 result bits), one table per function. Where a function's table is set, that function
+  // of an fp32 argument at an fp32 round-to-nearest-even site is looked up there before
+  // device_math's (exp2 where the exponent is in base 2); an argument the table lacks is
+  // computed as without the table and reported in AttentionOutputs::device_misses
+  // (run_attention_with_device_functions fills the tables from those).
+  DeviceFunctionTables device_tables{};
   unsigned threads = 0;  // 0: hardware concurrency
   bool trace = false;    // collect per-site rounding statistics
 

@@ -15,7 +15,8 @@ Engine::Engine(const AttentionConfig& config, const AttentionShape& s) : cfg(con
   scale = config.softmax_scale->scale(softmax_scale(config, s));
   lanes = config.rowsum_block->lanes(config);
   bwd_exp_impl = &config.backward_exp();
-  device_exp2 = config.exp2_table && (config.exp_impl->base2() || bwd_exp_impl->base2());
+  device_exp2 = config.device_tables[static_cast<int>(DeviceFn::kExp2)] &&
+                (config.exp_impl->base2() || bwd_exp_impl->base2());
   const SiteSpec& p_cast = config.site(Site::kPCast);
   if (config.tiled_random && p_cast.rounding.mode == RoundingMode::kStochastic) {
     tiled_p_bits = p_cast.rounding.sr_bits;

@@ -27,7 +27,7 @@ struct Engine {
   std::array<int, kSiteCount> product_index{};
   // Index layout of random streams: (problem, row, column, step).
   uint64_t rows_max, cols_max, steps_max;
-  bool device_exp2 = false;  // exp2 values come from cfg.exp2_table where it applies
+  bool device_exp2 = false;  // the supplied exp2 (cfg.device_tables) applies
   int tiled_p_bits = 0;      // > 0: p_cast rounds with tiled_random::p_draw bits
   int lanes = 1;             // partial row sums
   // Quantised inputs' scales (input_quantization.hpp), or nullptr. An engine for one problem

@@ -77,7 +77,7 @@ void Head::forward_flash_normalised() {
           const double kept = mul_at(Site::kORescale, la, orow[c], idx(gi, c, 4 * tile + 1));
           const double added = mul_at(Site::kORescale, b, pvrow[c], idx(gi, c, 4 * tile + 2));
           const double sum = add_at(Site::kOUpdate, kept, added, idx(gi, c, tile));
-          orow[c] = div_at(Site::kONorm, sum, l_new, idx(gi, c, tile));
+          orow[c] = divf_at(Site::kONorm, sum, l_new, idx(gi, c, tile));
         }
         l[i] = l_new;
         m[i] = tile_raises ? m_tile[i] : m[i];

@@ -134,12 +134,15 @@ std::optional<Numerics> numerics_of(const AttentionConfig& config) {
     c.seed = config.seed;
     c.mitigations = config.mitigations;
     c.overrides = config.overrides;
-    // exp2 values come from the table where one is given: only the natural exp ignores it.
-    if (numerics == Numerics::kFp32) c.exp2_table = config.exp2_table;
+    // Supplied exp2 values apply where the exponent is in base 2: the natural exp ignores them.
+    if (numerics == Numerics::kFp32) c.device_tables = config.device_tables;
     return to_json(c);
   };
   const auto json = to_json(config);
-  if (config.exp2_table && !config.exp_impl.is("natural")) return std::nullopt;
+  for (const DeviceFn fn : kDeviceFns) {
+    const bool ignored = fn == DeviceFn::kExp2 && config.exp_impl.is("natural");
+    if (config.device_tables[static_cast<int>(fn)] && !ignored) return std::nullopt;
+  }
   for (const Numerics n : {Numerics::kFp32, Numerics::kFa2Fmaf, Numerics::kFa2TensorCore}) {
     if (supported(n) == json) return n;
   }

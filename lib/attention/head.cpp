@@ -3,9 +3,9 @@
 namespace simprec::attention {
 
 Head::Head(const Engine& e, const AttentionInputs& in, AttentionOutputs& out, int64_t p,
-           std::array<tracing::SiteTrace, kSiteCount>* traces, std::vector<uint32_t>* exp2_misses,
+           std::array<tracing::SiteTrace, kSiteCount>* traces, DeviceMisses* misses,
            RowProbe* probe)
-    : SiteArithmetic(e, p, traces, exp2_misses, probe), s_(e.shape) {
+    : SiteArithmetic(e, p, traces, misses, probe), s_(e.shape) {
   q_ = in.q.data() + p * s_.nq * s_.d;
   k_ = in.k.data() + p * s_.nk * s_.d;
   v_ = in.v.data() + p * s_.nk * s_.dv;

@@ -18,10 +18,10 @@ namespace simprec::attention {
 
 class Head : private SiteArithmetic {
  public:
-  // Problem p of `in` into its slices of `out`; traces (or nullptr), exp2_misses and probe (a row
+  // Problem p of `in` into its slices of `out`; traces (or nullptr), misses and probe (a row
   // of this problem to record in the forward pass, or nullptr) as in SiteArithmetic.
   Head(const Engine& e, const AttentionInputs& in, AttentionOutputs& out, int64_t p,
-       std::array<tracing::SiteTrace, kSiteCount>* traces, std::vector<uint32_t>* exp2_misses,
+       std::array<tracing::SiteTrace, kSiteCount>* traces, DeviceMisses* misses,
        RowProbe* probe = nullptr);
 
   void forward() {

@@ -47,13 +47,14 @@ NumericsSpec read_toml_spec(const std::string& path) {
 }
 
 // The numerics of a configuration, without what belongs to one call (causal, scale, seed,
-// threads, tracing, the device's exp2) or how it was written.
+// threads, tracing, the supplied device functions) or how it was written.
 nlohmann::json numerics_of(const AttentionConfig& c) {
   nlohmann::json j = to_json(c);
   for (const char* key :
-       {"overrides", "mitigations", "causal", "scale", "seed", "exp2_table_size", "numerics"}) {
+       {"overrides", "mitigations", "causal", "scale", "seed", "numerics", "device_math_library"}) {
     j.erase(key);
   }
+  for (const DeviceFn fn : kDeviceFns) j.erase(std::string(device_fn_name(fn)) + "_table_size");
   j["beta_arithmetic"] = to_string(c.beta_rowmax.arithmetic);
   return j;
 }

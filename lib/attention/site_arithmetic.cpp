@@ -41,90 +41,124 @@ std::optional<float> exact_float(double x) {
   return f;
 }
 
+uint32_t bits(float x) {
+  return std::bit_cast<uint32_t>(x);
+}
+
 }  // namespace
 
 bool SiteArithmetic::device_at(Site site) const {
   return e_.r[static_cast<int>(site)].is_float_rne();
 }
 
+bool SiteArithmetic::device_f64_at(Site site) const {
+  return e_.r[static_cast<int>(site)].is_identity();
+}
+
+std::optional<float> SiteArithmetic::supplied(DeviceFn fn, uint64_t key) const {
+  const auto& table = e_.cfg.device_tables[static_cast<int>(fn)];
+  if (!table || (fn == DeviceFn::kExp2 && !e_.device_exp2)) return std::nullopt;
+  if (const std::optional<uint32_t> y = table->find(key)) return std::bit_cast<float>(*y);
+  (*misses_)[static_cast<int>(fn)].push_back(key);
+  return std::nullopt;
+}
+
 double SiteArithmetic::exp2_at(Site site, double arg, uint64_t index) const {
   const std::optional<float> f = exact_float(arg);
   if (f && device_at(site)) {
-    if (const std::optional<float> y = e_.cfg.device_math->exp2(*f)) {
-      if (traces_) (*traces_)[static_cast<int>(site)].record(formats::fp32, std::exp2(arg), 0, *y);
-      if (probe_) [[unlikely]]
-        probe_->rounded(site, std::exp2(arg), *y);
-      return *y;
-    }
-  }
-  if (f && e_.device_exp2 && e_.r[static_cast<int>(site)].is_float_rne()) {
-    const uint32_t bits = std::bit_cast<uint32_t>(*f);
-    if (const auto y = e_.cfg.exp2_table->find(bits)) {
-      const double value = static_cast<double>(std::bit_cast<float>(*y));
-      if (traces_)
-        (*traces_)[static_cast<int>(site)].record(formats::fp32, std::exp2(arg), 0, value);
-      if (probe_) [[unlikely]]
-        probe_->rounded(site, std::exp2(arg), value);
-      return value;
-    }
-    exp2_misses_->push_back(bits);
+    std::optional<float> y = supplied(DeviceFn::kExp2, bits(*f));
+    if (!y) y = e_.cfg.device_math->exp2(*f);
+    if (y) return traced(site, formats::fp32, std::exp2(arg), *y);
+  } else if (device_f64_at(site)) {
+    if (const std::optional<double> y = e_.cfg.device_math->exp2_f64(arg))
+      return traced(site, formats::fp64, std::exp2(arg), *y);
   }
   return exp_rounded(site, arg, index, /*base2=*/true);
 }
 
 double SiteArithmetic::expf_at(Site site, double arg, uint64_t index) const {
-  if (const std::optional<float> f = exact_float(arg); f && device_at(site)) {
-    if (const std::optional<float> y = e_.cfg.device_math->exp(*f)) {
-      if (traces_) (*traces_)[static_cast<int>(site)].record(formats::fp32, std::exp(arg), 0, *y);
-      if (probe_) [[unlikely]]
-        probe_->rounded(site, std::exp(arg), *y);
-      return *y;
-    }
+  const std::optional<float> f = exact_float(arg);
+  if (f && device_at(site)) {
+    std::optional<float> y = supplied(DeviceFn::kExp, bits(*f));
+    if (!y) y = e_.cfg.device_math->exp(*f);
+    if (y) return traced(site, formats::fp32, std::exp(arg), *y);
+  } else if (device_f64_at(site)) {
+    if (const std::optional<double> y = e_.cfg.device_math->exp_f64(arg))
+      return traced(site, formats::fp64, std::exp(arg), *y);
   }
   return exp_rounded(site, arg, index, /*base2=*/false);
 }
 
+// The logarithms' device values are returned as the device gives them, untraced (the probe
+// records them); the fallback rounds log(l) in double at the site.
 double SiteArithmetic::logf_at(Site site, double l, uint64_t index) const {
-  if (const std::optional<float> f = exact_float(l); f && device_at(site)) {
-    if (const std::optional<float> y = e_.cfg.device_math->log(*f)) {
-      if (probe_) [[unlikely]]
-        probe_->rounded(site, std::log(l), *y);
-      return *y;
-    }
+  const std::optional<float> f = exact_float(l);
+  if (f && device_at(site)) {
+    std::optional<float> y = supplied(DeviceFn::kLog, bits(*f));
+    if (!y) y = e_.cfg.device_math->log(*f);
+    if (y) return probed(site, std::log(l), *y);
+  } else if (device_f64_at(site)) {
+    if (const std::optional<double> y = e_.cfg.device_math->log_f64(l))
+      return probed(site, std::log(l), *y);
   }
   return at(site, std::log(l), index);
 }
 
 double SiteArithmetic::log_at(Site site, double l, uint64_t index) const {
-  if (const std::optional<float> f = exact_float(l); f && device_at(site)) {
-    if (const std::optional<float> y = e_.cfg.device_math->fast_log(*f)) {
-      if (probe_) [[unlikely]]
-        probe_->rounded(site, std::log(l), *y);
-      return *y;
-    }
+  const std::optional<float> f = exact_float(l);
+  if (f && device_at(site)) {
+    std::optional<float> y = supplied(DeviceFn::kLog, bits(*f));
+    if (!y) y = e_.cfg.device_math->fast_log(*f);
+    if (y) return probed(site, std::log(l), *y);
+  } else if (device_f64_at(site)) {
+    if (const std::optional<double> y = e_.cfg.device_math->log_f64(l))
+      return probed(site, std::log(l), *y);
   }
   return at(site, std::log(l), index);
 }
 
 double SiteArithmetic::log2_at(Site site, double l, uint64_t index) const {
-  if (const std::optional<float> f = exact_float(l); f && device_at(site)) {
-    if (const std::optional<float> y = e_.cfg.device_math->log2(*f)) {
-      if (probe_) [[unlikely]]
-        probe_->rounded(site, std::log2(l), *y);
-      return *y;
-    }
+  const std::optional<float> f = exact_float(l);
+  if (f && device_at(site)) {
+    std::optional<float> y = supplied(DeviceFn::kLog2, bits(*f));
+    if (!y) y = e_.cfg.device_math->log2(*f);
+    if (y) return probed(site, std::log2(l), *y);
+  } else if (device_f64_at(site)) {
+    if (const std::optional<double> y = e_.cfg.device_math->log2_f64(l))
+      return probed(site, std::log2(l), *y);
   }
   return at(site, std::log2(l), index);
+}
+
+double SiteArithmetic::rcpf_at(Site site, double x, uint64_t index) const {
+  if (const std::optional<float> f = exact_float(x); f && device_at(site)) {
+    std::optional<float> y = supplied(DeviceFn::kRcp, bits(*f));
+    if (!y) y = e_.cfg.device_math->rcp(*f);
+    if (y) return traced(site, formats::fp32, 1.0 / x, *y);
+  }
+  return at(site, 1.0 / x, index);
+}
+
+double SiteArithmetic::divf_at(Site site, double x, double y, uint64_t index) const {
+  const std::optional<float> xf = exact_float(x), yf = exact_float(y);
+  if (xf && yf && device_at(site)) {
+    std::optional<float> q = supplied(DeviceFn::kDiv, device_key(bits(*xf), bits(*yf)));
+    if (!q) q = e_.cfg.device_math->div(*xf, *yf);
+    if (q) return traced(site, formats::fp32, x / y, *q);
+  }
+  return div_at(site, x, y, index);
+}
+
+std::optional<float> SiteArithmetic::device_rcp(float y) const {
+  if (const std::optional<float> r = supplied(DeviceFn::kRcp, bits(y))) return r;
+  return e_.cfg.device_math->rcp(y);
 }
 
 double SiteArithmetic::div_full_at(Site site, double x, double y, uint64_t index) const {
   const std::optional<float> xf = exact_float(x), yf = exact_float(y);
   if (xf && yf) {
-    if (const std::optional<float> q = device_math::sm90_div_full(*xf, *yf)) {
-      if (probe_) [[unlikely]]
-        probe_->rounded(site, x / y, *q);
-      return *q;
-    }
+    if (const std::optional<float> r = device_rcp(*yf)) return probed(site, x / y, *xf * *r);
+    return probed(site, x / y, device_math::sm90_div_full(*xf, *yf));
   }
   return div_at(site, x, y, index);
 }

@@ -8,8 +8,10 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
+#include "lib/attention/device_function.hpp"
 #include "lib/attention/engine.hpp"
 #include "lib/attention/row_probe.hpp"
 #include "lib/attention/strategies/exp_impl.hpp"
@@ -27,12 +29,12 @@ inline RowShift unfused(RowShift shift) {
 
 class SiteArithmetic {
  public:
-  // traces: the problem's per-site traces, or nullptr when not tracing; exp2_misses collects
-  // the fp32 arguments whose exp2 the engine's device table lacks; probe: the row of this
-  // problem to record (row_probe.hpp), or nullptr.
+  // traces: the problem's per-site traces, or nullptr when not tracing; misses collects the
+  // arguments the tables of supplied device functions lack (AttentionConfig::device_tables);
+  // probe: the row of this problem to record (row_probe.hpp), or nullptr.
   SiteArithmetic(const Engine& e, int64_t p, std::array<tracing::SiteTrace, kSiteCount>* traces,
-                 std::vector<uint32_t>* exp2_misses, RowProbe* probe = nullptr)
-      : e_(e), p_(p), traces_(traces), exp2_misses_(exp2_misses), probe_(probe) {}
+                 DeviceMisses* misses, RowProbe* probe = nullptr)
+      : e_(e), p_(p), traces_(traces), misses_(misses), probe_(probe) {}
 
   const Engine& engine() const { return e_; }
   int64_t problem() const { return p_; }
@@ -100,20 +102,27 @@ class SiteArithmetic {
   // base 2).
   double scaled_log2(double s, uint64_t index) const;
 
-  // The device functions (device_math) apply at sites that round to fp32 nearest-even, to fp32
-  // arguments. Elsewhere, and where the device's function has no value, each function below is
-  // correctly rounded at the site.
+  // The device functions apply to fp32 arguments at sites that round to fp32 nearest-even: a
+  // function the caller supplied (its table's value; an argument the table lacks is recorded),
+  // else device_math's. Their fp64 forms apply to doubles at fp64 nearest-even sites. Elsewhere,
+  // and where no function has a value, each function below is correctly rounded at the site.
   bool device_at(Site site) const;
-  // exp2(arg) at `site`: the device's exp2f, or else (fp32 argument and site) the value of the
-  // engine's device table where it has one (an argument the table lacks is recorded).
+  // exp2(arg) at `site` (exp2f; the supplied exp2 where the exponent is in base 2).
   double exp2_at(Site site, double arg, uint64_t index) const;
-  // expf(arg), logf(l), __logf(l) and log2f(l) at `site`.
+  // expf(arg), logf(l), __logf(l) and log2f(l) at `site` (the supplied log serves logf and
+  // __logf).
   double expf_at(Site site, double arg, uint64_t index) const;
   double logf_at(Site site, double l, uint64_t index) const;
   double log_at(Site site, double l, uint64_t index) const;
   double log2_at(Site site, double l, uint64_t index) const;
-  // x / y as the H100's div.full.f32 (x * rcp.approx(y) rounded to nearest even) where x and y
-  // are fp32 values within its modelled range; else x / y rounded at `site`.
+  // The kernel's 1.0f / x and x / y at `site`.
+  double rcpf_at(Site site, double x, uint64_t index) const;
+  double divf_at(Site site, double x, double y, uint64_t index) const;
+  // The device's reciprocal of an fp32 y wherever a function supplies one (the site aside).
+  std::optional<float> device_rcp(float y) const;
+  // x / y as the H100's div.full.f32, x * rcp(y) rounded to nearest even in fp32, where x and y
+  // are fp32 values: rcp the device's reciprocal where one is supplied, else rcp.approx.ftz
+  // within its modelled range; else x / y rounded at `site`.
   double div_full_at(Site site, double x, double y, uint64_t index) const;
   // o times V's scale for column c at o_norm where V was quantised (input_quantization.hpp); o
   // unchanged otherwise.
@@ -140,8 +149,25 @@ class SiteArithmetic {
   const Engine& e_;
   int64_t p_;
   std::array<tracing::SiteTrace, kSiteCount>* traces_;
-  std::vector<uint32_t>* exp2_misses_;
+  DeviceMisses* misses_;
   RowProbe* probe_;
+
+ private:
+  // The supplied function's value at `key`, or nullopt where it was not supplied or its table
+  // lacks the key (recorded in misses_).
+  std::optional<float> supplied(DeviceFn fn, uint64_t key) const;
+  bool device_f64_at(Site site) const;
+  // A device function's value y of `exact` at `site`, recorded by the probe as that site's
+  // rounding (traced: in the site's trace too).
+  double probed(Site site, double exact, double y) const {
+    if (probe_) [[unlikely]]
+      probe_->rounded(site, exact, y);
+    return y;
+  }
+  double traced(Site site, const Format& format, double exact, double y) const {
+    if (traces_) (*traces_)[static_cast<int>(site)].record(format, exact, 0, y);
+    return probed(site, exact, y);
+  }
 };
 
 }  // namespace simprec::attention

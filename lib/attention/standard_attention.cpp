@@ -47,7 +47,7 @@ void Head::standard_rows(int64_t i0, int64_t i1, std::vector<double>& s, std::ve
         e_.product(Site::kRowsum).sum(prow, nk, 0.0, e_.idx(p_, gi, 0, 3), trace(Site::kRowsum));
     for (int64_t j = 0; j < nk; ++j) {
       const ProbeCapture capture(probe, steps(j));
-      prow[j] = div_at(Site::kPNorm, prow[j], l, e_.idx(p_, gi, j, 1));
+      prow[j] = divf_at(Site::kPNorm, prow[j], l, e_.idx(p_, gi, j, 1));
     }
     if (lse_out && row_sum_) row_sum_[gi] = l;
     if (lse_out) {

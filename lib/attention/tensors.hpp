@@ -48,9 +48,9 @@ struct AttentionOutputs {
   // underflowed, which makes the row's O NaN (0/0). Empty when O was given.
   std::vector<double> row_sum;
   std::array<tracing::SiteTrace, kSiteCount> traces{};  // filled when config.trace
-  // The fp32 arguments (bit patterns, sorted, unique) whose exp2 config.exp2_table lacked;
-  // their exp2 was rounded at the site instead.
-  std::vector<uint32_t> exp2_misses;
+  // Per supplied function, the arguments (device_key: bit patterns; sorted, unique) its table in
+  // config.device_tables lacked; they were computed as without the table.
+  DeviceMisses device_misses{};
 };
 
 // Throws std::invalid_argument when a dimension is below 1 or above kMaxDimension, or when a

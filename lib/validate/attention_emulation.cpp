@@ -129,40 +129,83 @@ void check_output_format(const plugins::KernelInfo& kernel, const HostTensor& ou
   }
 }
 
-void check_exp2_function(const EmulationCall& call) {
-  const std::string name = attribute_text(call.kernel, "exp2_function", "");
-  if (name.empty() || !call.plugin) return;
-  const auto& kernels = call.plugin->kernels;
-  const auto it = std::find_if(kernels.begin(), kernels.end(),
-                               [&](const plugins::KernelInfo& k) { return k.name == name; });
-  const std::string prefix = "kernel '" + call.kernel.name + "' takes exp2 from device function '" +
-                             name + "', which plugin '" + call.plugin->name;
-  if (it == kernels.end()) throw std::invalid_argument(prefix + "' does not have");
-  const auto accepts_fp32 = [&](const char* operand, bool output) {
-    const plugins::OperandInfo* o = it->operand(operand);
-    return o && o->is_output == output && o->shape.size() == 1 &&
-           std::find(o->formats.begin(), o->formats.end(), "fp32") != o->formats.end();
-  };
-  if (it->kind != plugins::KernelKind::kFunction || !accepts_fp32("x", false) ||
-      !accepts_fp32("y", true)) {
-    throw std::invalid_argument(prefix +
-                                "' does not offer as a function kernel of fp32 x [N] -> y [N]");
+// The attribute naming the plugin's kernel for a supplied function: exp2_function, ...
+std::string function_attribute(attention::DeviceFn fn) {
+  return std::string(attention::device_fn_name(fn)) + "_function";
+}
+
+// Each device function the kernel names must be a function kernel of the plugin taking fp32 x
+// [N] (and the divisor d [N] for div) to fp32 y [N].
+void check_device_functions(const EmulationCall& call) {
+  if (!call.plugin) return;
+  for (const attention::DeviceFn fn : attention::kDeviceFns) {
+    const std::string attribute = function_attribute(fn);
+    const std::string name = attribute_text(call.kernel, attribute, "");
+    if (name.empty()) continue;
+    const auto& kernels = call.plugin->kernels;
+    const auto it = std::find_if(kernels.begin(), kernels.end(),
+                                 [&](const plugins::KernelInfo& k) { return k.name == name; });
+    const std::string prefix =
+        "kernel '" + call.kernel.name + "' takes " + std::string(attention::device_fn_name(fn)) +
+        " from device function '" + name + "', which plugin '" + call.plugin->name;
+    if (it == kernels.end()) throw std::invalid_argument(prefix + "' does not have");
+    const auto accepts_fp32 = [&](const char* operand, bool output) {
+      const plugins::OperandInfo* o = it->operand(operand);
+      return o && o->is_output == output && o->shape.size() == 1 &&
+             std::find(o->formats.begin(), o->formats.end(), "fp32") != o->formats.end();
+    };
+    const bool binary = fn == attention::DeviceFn::kDiv;
+    if (it->kind != plugins::KernelKind::kFunction || !accepts_fp32("x", false) ||
+        !accepts_fp32("y", true) || (binary && !accepts_fp32("d", false))) {
+      throw std::invalid_argument(prefix + "' does not offer as a function kernel of fp32 " +
+                                  (binary ? "x [N], d [N]" : "x [N]") + " -> y [N]");
+    }
   }
 }
 
-// run_attention, with the plugin's exp2 when the kernel names one.
+// run_attention, with the plugin's device functions where the kernel names them.
 AttentionOutputs run(const EmulationCall& call, const AttentionInputs& in,
                      const AttentionConfig& config, const attention::RunOptions& options = {}) {
-  const std::string exp2 = attribute_text(call.kernel, "exp2_function", "");
-  if (exp2.empty()) return attention::run_attention(in, config, options);
-  if (!call.run_function) {
-    throw std::invalid_argument("kernel '" + call.kernel.name +
-                                "' takes exp2 from device function '" + exp2 +
-                                "'; emulating it needs the plugin to run that function");
+  attention::DeviceFunctions functions;
+  for (const attention::DeviceFn fn : attention::kDeviceFns) {
+    const std::string name = attribute_text(call.kernel, function_attribute(fn), "");
+    if (name.empty()) continue;
+    if (!call.run_function) {
+      throw std::invalid_argument("kernel '" + call.kernel.name + "' takes " +
+                                  std::string(attention::device_fn_name(fn)) +
+                                  " from device function '" + name +
+                                  "'; emulating it needs the plugin to run that function");
+    }
+    const FunctionRunner runner = call.run_function;
+    const auto unary = [runner, name](const std::vector<uint32_t>& x) {
+      return runner(name, x, {});
+    };
+    switch (fn) {
+      case attention::DeviceFn::kExp2:
+        functions.exp2 = unary;
+        break;
+      case attention::DeviceFn::kExp:
+        functions.exp = unary;
+        break;
+      case attention::DeviceFn::kLog:
+        functions.log = unary;
+        break;
+      case attention::DeviceFn::kLog2:
+        functions.log2 = unary;
+        break;
+      case attention::DeviceFn::kRcp:
+        functions.rcp = unary;
+        break;
+      case attention::DeviceFn::kDiv:
+        functions.div = [runner, name](const std::vector<uint32_t>& x,
+                                       const std::vector<uint32_t>& d) {
+          return runner(name, x, d);
+        };
+        break;
+    }
   }
-  return attention::run_attention_with_device_function(
-      in, config, [&](const std::vector<uint32_t>& x) { return call.run_function(exp2, x); }, 8,
-      options);
+  if (functions.empty()) return attention::run_attention(in, config, options);
+  return attention::run_attention_with_device_functions(in, config, functions, 8, options);
 }
 
 // The attention inputs of a call: Q, K, V, and a backward kernel's dO, O and LSE.
@@ -290,7 +333,7 @@ void check_attention_call(const EmulationCall& call, const std::vector<HostTenso
     }
   }
   (void)attention_config(call.kernel, call.model, call.parameters, q.format, out.format);
-  check_exp2_function(call);
+  check_device_functions(call);
 }
 
 void emulate_attention_forward(const EmulationCall& call, std::vector<HostTensor>& outputs) {

@@ -4,9 +4,11 @@
 //   format         the preset's low-precision format F (default: Q's format; must match it)
 //   output_format  O's format (forward) or dQ/dK/dV's (backward); must match the tensors
 //   block_rows, block_cols   the tiles (default: the preset's)
-//   exp2_function  a device-function kernel of the same plugin (x [N] fp32 -> y [N] fp32) whose
-//                  values replace exp2 (AttentionConfig::exp2_table); absent: correctly
-//                  rounded exp2
+//   exp2_function, exp_function, log_function, log2_function, rcp_function, div_function
+//                  a device-function kernel of the same plugin (x [N] fp32 -> y [N] fp32; div:
+//                  x [N] and the divisor d [N]) whose values the emulation takes for that
+//                  function (AttentionConfig::device_tables); absent: device_math's, else
+//                  correctly rounded
 // and understands the call parameters causal (bool), scale (float64; default 1/sqrt(D)),
 // beta_rowmax (bool), beta, eps (float64; the mitigation beta-rowmax:BETA:EPS, with its
 // defaults and checks), sr_p_bits (int64: 0 off, else the mitigation sr-p-tiled:BITS) and seed.
@@ -31,8 +33,8 @@ void emulate_attention_backward(const EmulationCall& call,
                                 std::vector<plugins::HostTensor>& outputs);
 
 // Throws std::invalid_argument for a call the emulators refuse: a model that is not an
-// attention preset, attributes or parameters that do not fit, an exp2 function the plugin
-// (call.plugin, when given) does not offer as a function kernel of fp32 x and y.
+// attention preset, attributes or parameters that do not fit, a device function the plugin
+// (call.plugin, when given) does not offer as a function kernel of fp32 x (and d) and y.
 void check_attention_call(const EmulationCall& call,
                           const std::vector<plugins::HostTensor>& outputs);
 

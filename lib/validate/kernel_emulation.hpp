@@ -14,10 +14,11 @@
 
 namespace simprec::validate {
 
-// Runs a device-function kernel (kind function, x -> y in fp32) of the kernel's plugin on fp32
-// arguments (bit patterns) and returns y's bit patterns.
-using FunctionRunner =
-    std::function<std::vector<uint32_t>(const std::string& kernel, const std::vector<uint32_t>& x)>;
+// Runs a device-function kernel (kind function, x -> y in fp32; with d, the divisor of div) of the
+// kernel's plugin on fp32 arguments (bit patterns; d empty for a function of one argument) and
+// returns y's bit patterns.
+using FunctionRunner = std::function<std::vector<uint32_t>(
+    const std::string& kernel, const std::vector<uint32_t>& x, const std::vector<uint32_t>& d)>;
 // Output name -> exact reference values (doubles), for the outputs an emulator has one for.
 using ReferenceValues = std::map<std::string, std::vector<double>>;
 

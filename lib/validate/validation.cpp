@@ -33,17 +33,24 @@ int64_t accepted_length(const plugins::DimensionInfo* d, int64_t n) {
 }  // namespace
 
 std::vector<uint32_t> run_device_function(plugins::Plugin& plugin, const std::string& name,
-                                          const std::vector<uint32_t>& x) {
+                                          const std::vector<uint32_t>& x,
+                                          const std::vector<uint32_t>& d) {
   const plugins::KernelInfo& f = plugin.info().kernel(name);
   const plugins::OperandInfo* xin = f.operand("x");
-  if (f.kind != plugins::KernelKind::kFunction || !xin || xin->shape.size() != 1) {
+  const bool binary = !d.empty();
+  if (f.kind != plugins::KernelKind::kFunction || !xin || xin->shape.size() != 1 ||
+      (binary && !f.operand("d"))) {
     throw std::invalid_argument("kernel '" + excerpt(name) + "' of plugin '" + plugin.info().name +
-                                "' is not a device function of x [N]");
+                                "' is not a device function of " +
+                                (binary ? "x [N] and d [N]" : "x [N]"));
   }
-  const plugins::DimensionInfo* d = f.dimension(xin->shape[0]);
+  if (binary && d.size() != x.size())
+    throw std::invalid_argument("device function '" + excerpt(name) +
+                                "': x and d differ in length");
+  const plugins::DimensionInfo* dim = f.dimension(xin->shape[0]);
   // Calls of at most the dimension's maximum (a multiple of multiple_of), zero-padded.
   int64_t chunk = static_cast<int64_t>(x.size());
-  if (d && d->max > 0) chunk = std::min(chunk, d->max / d->multiple_of * d->multiple_of);
+  if (dim && dim->max > 0) chunk = std::min(chunk, dim->max / dim->multiple_of * dim->multiple_of);
   chunk = std::max<int64_t>(chunk, 1);
   std::vector<uint32_t> y;
   y.reserve(x.size());
@@ -51,9 +58,16 @@ std::vector<uint32_t> run_device_function(plugins::Plugin& plugin, const std::st
     const int64_t n = std::min<int64_t>(chunk, static_cast<int64_t>(x.size() - start));
     plugins::KernelRequest request;
     request.kernel = name;
-    plugins::HostTensor t = plugins::HostTensor::zeros("x", "fp32", {accepted_length(d, n)});
+    plugins::HostTensor t = plugins::HostTensor::zeros("x", "fp32", {accepted_length(dim, n)});
     for (int64_t i = 0; i < n; ++i) t.set_bits_at(i, x[start + static_cast<size_t>(i)]);
     request.inputs.push_back(std::move(t));
+    if (binary) {
+      plugins::HostTensor divisor =
+          plugins::HostTensor::zeros("d", "fp32", {accepted_length(dim, n)});
+      for (int64_t i = 0; i < divisor.element_count(); ++i)
+        divisor.set_bits_at(i, i < n ? d[start + static_cast<size_t>(i)] : 0x3f800000u);
+      request.inputs.push_back(std::move(divisor));
+    }
     request.output_formats["y"] = "fp32";
     const std::vector<plugins::HostTensor> out = plugin.run(request);
     const auto it =
@@ -136,15 +150,15 @@ ValidationResult validate_kernel(plugins::Plugin& plugin, const plugins::KernelR
   check_can_validate(kernel, result.model, options.locate);
   result.emulated_outputs = plugins::prepare_outputs(kernel, request);
   ReferenceValues reference;
-  const EmulationCall call{kernel,
-                           result.model,
-                           request.inputs,
-                           request.parameters,
-                           &plugin.info(),
-                           [&plugin](const std::string& name, const std::vector<uint32_t>& x) {
-                             return run_device_function(plugin, name, x);
-                           },
-                           &reference};
+  const EmulationCall call{
+      kernel,
+      result.model,
+      request.inputs,
+      request.parameters,
+      &plugin.info(),
+      [&plugin](const std::string& name, const std::vector<uint32_t>& x,
+                const std::vector<uint32_t>& d) { return run_device_function(plugin, name, x, d); },
+      &reference};
   check_kernel_call(call, result.emulated_outputs);
   result.numerics = numerics_of(call, result.emulated_outputs);
   result.kernel_outputs = plugin.run(request);

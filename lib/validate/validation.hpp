@@ -60,11 +60,13 @@ void check_can_validate(const plugins::KernelInfo& kernel, const std::string& mo
 ValidationResult validate_kernel(plugins::Plugin& plugin, const plugins::KernelRequest& request,
                                  const ValidationOptions& options);
 
-// Runs device-function kernel `name` of the plugin (x [N] fp32 -> y [N] fp32) on the arguments
-// (fp32 bit patterns), in calls that fit its dimension constraints (zero-padded); returns y's
-// bit patterns. Throws std::invalid_argument when the kernel is not such a function.
+// Runs device-function kernel `name` of the plugin (x [N] fp32 -> y [N] fp32; with d, x [N] and
+// the divisor d [N]) on the arguments (fp32 bit patterns; d empty or of x's length), in calls
+// that fit its dimension constraints (zero-padded; a padded divisor is 1); returns y's bit
+// patterns. Throws std::invalid_argument when the kernel is not such a function.
 std::vector<uint32_t> run_device_function(plugins::Plugin& plugin, const std::string& name,
-                                          const std::vector<uint32_t>& x);
+                                          const std::vector<uint32_t>& x,
+                                          const std::vector<uint32_t>& d = {});
 
 // The human-readable report (format in docs/plugins.md).
 void print_validation(std::FILE* out, const ValidationResult& result);

@@ -223,7 +223,8 @@ std::vector<std::string> known_attributes(KernelKind kind) {
       return {"accumulator_format"};
     case KernelKind::kAttentionForward:
     case KernelKind::kAttentionBackward:
-      return {"format", "output_format", "block_rows", "block_cols", "exp2_function"};
+      return {"format",       "output_format", "block_rows",    "block_cols",   "exp2_function",
+              "exp_function", "log_function",  "log2_function", "rcp_function", "div_function"};
     case KernelKind::kFunction:
       return {"function"};
   }

@@ -28,7 +28,7 @@ const std::vector<KindOperand>& kind_operands(KernelKind kind) {
       {"dO", {"B", "H", "Sq", "Dv"}}, {"LSE", {"B", "H", "Sq"}},
       {"dQ", {"B", "H", "Sq", "D"}},  {"dK", {"B", "Hk", "Sk", "D"}},
       {"dV", {"B", "Hk", "Sk", "Dv"}}};
-  static const std::vector<KindOperand> function = {{"x", {"N"}}, {"y", {"N"}}};
+  static const std::vector<KindOperand> function = {{"x", {"N"}}, {"d", {"N"}}, {"y", {"N"}}};
   switch (kind) {
     case KernelKind::kMatmul:
       return matmul;

@@ -22,7 +22,7 @@ __all__ = [
     "formats", "format_info", "rounding_modes", "round", "decode", "add", "sub", "mul", "div",
     "fma", "sqrt", "matmul", "tensor_core_models", "quantize", "attention", "AttentionResult",
     "generate", "run_experiment", "validate", "ValidationReport", "numerics_reference",
-    "canonical_numerics", "numerics_help", "discover", "DiscoveryResult",
+    "canonical_numerics", "numerics_help", "discover", "DiscoveryResult", "device_function",
 ]
 
 formats = _core.formats
@@ -200,7 +200,7 @@ def _attention_inputs(q, k, v, do, input_format):
 def attention(q, k, v, do=None, *, numerics="fa2", format="bf16", set=(), mitigations=(),
               tile=None, causal=False, scale=None, seed=0, threads=0, input_format=None,
               trace=False, reference=True, baseline=True, attribute=False,
-              attribute_target="o", o=None, lse=None, max_memory=None):
+              attribute_target="o", o=None, lse=None, max_memory=None, device_functions=None):
     """Emulated attention as `simprec attention` runs it: forward, and backward with dO.
 
     q (..., Nq, d), k (..., Nk, d), v (..., Nk, dv), do (..., Nq, dv): float32/float64 values,
@@ -211,8 +211,12 @@ def attention(q, k, v, do=None, *, numerics="fa2", format="bf16", set=(), mitiga
     reference and the metrics (what a training step needs); o and lse, with do, are a forward
     pass to differentiate instead of running it again. A call whose estimated memory exceeds
     max_memory ("4G", a number of bytes; None: the machine's physical memory) raises MemoryError
-    before it starts, as `simprec attention --max-memory` refuses it. Ctrl-C stops the call at
-    the next head. Returns an AttentionResult.
+    before it starts, as `simprec attention --max-memory` refuses it. device_functions supplies
+    the kernel's own fp32 functions: {"exp": np.exp, "log": np.log, "exp2": ..., "log2": ...,
+    "rcp": ..., "div": ...}, each a callable taking float32 numpy arrays (div: x and the
+    divisor) and returning float32 values, called once per function and pass with every
+    argument the emulation meets at an fp32 round-to-nearest-even site (docs/python.md). Ctrl-C
+    stops the call at the next head. Returns an AttentionResult.
     """
     (qa, ka, va, da), input_format = _attention_inputs(q, k, v, do, input_format)
     raw = _core.attention(qa, ka, va, da, numerics=numerics, format=format, set=list(set),
@@ -220,8 +224,18 @@ def attention(q, k, v, do=None, *, numerics="fa2", format="bf16", set=(), mitiga
                           seed=seed, threads=threads, input_format=input_format, trace=trace,
                           reference=reference, baseline=baseline, attribute=attribute,
                           attribute_target=attribute_target, o=o, lse=lse,
-                          max_memory=max_memory)
+                          max_memory=max_memory, device_functions=device_functions)
     return AttentionResult(raw)
+
+
+def device_function(strategy, function, x, y=None):
+    """What device_math strategy `strategy` ("glibc", "numpy", "sm90-fast-math", ...) computes
+    for `function` ("exp2", "exp", "log", "fast_log", "log2", "rcp", or "div" with the divisor
+    y) on the float32 values x: (values, modelled), float32 values and a bool array, False (and
+    NaN) where the strategy has no value and the emulation rounds the correctly rounded result
+    at the site instead."""
+    return _core.device_function(strategy, function, np.asarray(x, dtype=np.float32),
+                                 None if y is None else np.asarray(y, dtype=np.float32))
 
 
 def numerics_help():

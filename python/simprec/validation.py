@@ -93,8 +93,8 @@ def _kernel_output_arrays(result, backward_grads):
 def validate(fn, *, numerics="fa2", format="bf16", inputs=None, generate=None,
              shape=(1, 2, 256, 64), seed=0, backward=False, device=None, causal=False,
              scale=None, set=(), mitigations=(), tile=None, require_bit_exact=True, name=None,
-             threads=0, exp2=None, verbose=True, backward_from="auto", locate=False,
-             **kernel_kwargs):
+             threads=0, exp2=None, device_functions=None, verbose=True, backward_from="auto",
+             locate=False, **kernel_kwargs):
     """Calls fn(q, k, v, **kernel_kwargs) and compares its outputs with the emulation.
 
     Inputs: `inputs=(q, k, v)` or `(q, k, v, do)` (torch tensors or numpy arrays, used as
@@ -108,14 +108,20 @@ def validate(fn, *, numerics="fa2", format="bf16", inputs=None, generate=None,
     (backward_from="emulation"); "auto" (the default) is "kernel" except for numerics that keep
     a base-2 LSE for the backward pass (lse_impl=log2: FlexAttention), whose returned natural
     LSE does not give that value back on every row. causal and scale go to fn as
-    is_causal= and scale= when set, and to the emulation. exp2, a callable from float32 numpy
-    arguments to the device's float32 results, replaces the emulation's correctly rounded exp2
-    (as `simprec validate` does with a plugin's exp2_function). locate=True adds where the
+    is_causal= and scale= when set, and to the emulation. device_functions supplies the
+    kernel's own functions to the emulation, as simprec.attention takes them: {"exp": np.exp,
+    "exp2": ..., "log": ..., "log2": ..., "rcp": ..., "div": ...}, callables from float32 numpy
+    arguments to the device's float32 results (as `simprec validate` does with a plugin's
+    exp_function, ...); exp2=f is device_functions={"exp2": f}. locate=True adds where the
     outputs differ, the emulation's intermediate values of the first differing row and which
     other strategy of each slot (or key block, or rounding at a site) makes it agree, as
-    `simprec validate --locate` does (ValidationReport.locate). Returns a ValidationReport (printed when verbose); its
-    `passed` is False when require_bit_exact and any bit differs.
+    `simprec validate --locate` does (ValidationReport.locate). Returns a ValidationReport
+    (printed when verbose); its `passed` is False when require_bit_exact and any bit differs.
     """
+    if exp2 is not None:
+        if device_functions and "exp2" in device_functions:
+            raise ValueError("validate: exp2 given twice (exp2= and device_functions['exp2'])")
+        device_functions = {**(device_functions or {}), "exp2": exp2}
     if (inputs is None) == (generate is None):
         raise ValueError("validate: give inputs=(q, k, v[, do]) or generate=KIND, one of them")
     input_format = _input_format(numerics, format, set, mitigations)
@@ -173,8 +179,8 @@ def validate(fn, *, numerics="fa2", format="bf16", inputs=None, generate=None,
         emulation_inputs[3] if with_grad else None, numerics=numerics, format=format,
         set=list(set), mitigations=list(mitigations), tile=tile, causal=causal, scale=scale,
         seed=seed, threads=threads, input_format=emulation_format,
-        require_bit_exact=require_bit_exact, exp2=exp2, backward_from=backward_from,
-        locate=locate)
+        require_bit_exact=require_bit_exact, device_functions=device_functions,
+        backward_from=backward_from, locate=locate)
     report = ValidationReport(raw)
     if verbose:
         print(report.text, end="")

@@ -13,6 +13,7 @@
 #include "python/src/arguments.hpp"
 #include "python/src/attention_call.hpp"
 #include "python/src/bindings.hpp"
+#include "python/src/device_functions.hpp"
 #include "python/src/integer_arguments.hpp"
 #include "python/src/interruptible.hpp"
 
@@ -90,7 +91,7 @@ void bind_attention(py::module_& m) {
          const std::optional<double>& scale, Seed seed, ThreadCount threads,
          const std::optional<std::string>& input_format, bool trace, bool reference, bool baseline,
          bool attribute, const std::string& attribute_target, const py::object& o,
-         const py::object& lse, const py::object& max_memory) {
+         const py::object& lse, const py::object& max_memory, const py::object& device_functions) {
         const ConfigChoices choices{numerics, format, sets,       mitigations,   tile,
                                     causal,   scale,  seed.value, threads.value, trace};
         attention::AnalysisOptions options;
@@ -98,6 +99,7 @@ void bind_attention(py::module_& m) {
         options.baseline = baseline;
         options.attribute = attribute;
         options.attribute_target = attribute_target;
+        options.device_functions = device_functions_argument(device_functions);
         if (attribute && !reference) throw py::value_error("attribute=True needs reference=True");
         return run_attention_call(q, k, v, d_out, choices, input_format, o, lse, options,
                                   max_memory);
@@ -110,7 +112,7 @@ void bind_attention(py::module_& m) {
       py::arg("threads") = 0, py::arg("input_format") = py::none(), py::arg("trace") = false,
       py::arg("reference") = true, py::arg("baseline") = true, py::arg("attribute") = false,
       py::arg("attribute_target") = "o", py::arg("o") = py::none(), py::arg("lse") = py::none(),
-      py::arg("max_memory") = py::none());
+      py::arg("max_memory") = py::none(), py::arg("device_functions") = py::none());
   m.def(
       "generate",
       [](const std::string& kind, const std::vector<int64_t>& shape, Seed seed, bool backward,

@@ -15,5 +15,6 @@ void bind_validation(pybind11::module_& m);   // comparing a kernel's outputs wi
 void bind_quantize(pybind11::module_& m);     // block-scaled formats (MX, NVFP4)
 void bind_numerics(pybind11::module_& m);     // the numerics registries and specs
 void bind_discover(pybind11::module_& m);     // finding the numerics spec of a kernel
+void bind_device_functions(pybind11::module_& m);  // device_math strategies' functions
 
 }  // namespace simprec::python

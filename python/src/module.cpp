@@ -53,4 +53,5 @@ PYBIND11_MODULE(_simprec, m) {
   simprec::python::bind_quantize(m);
   simprec::python::bind_numerics(m);
   simprec::python::bind_discover(m);
+  simprec::python::bind_device_functions(m);
 }

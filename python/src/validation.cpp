@@ -19,6 +19,7 @@
 #include "python/src/arguments.hpp"
 #include "python/src/attention_call.hpp"
 #include "python/src/bindings.hpp"
+#include "python/src/device_functions.hpp"
 #include "python/src/integer_arguments.hpp"
 #include "python/src/interruptible.hpp"
 #include "python/src/locate_dict.hpp"
@@ -70,33 +71,6 @@ HostTensor emulated_tensor(const std::string& name, const Format& format,
   return t;
 }
 
-// The device's exp2 from a Python callable taking and returning float32 numpy arrays (e.g. a
-// Triton kernel evaluating tl.exp2 on the GPU); called with the GIL taken back.
-attention::DeviceFunction device_function(const py::object& exp2) {
-  // Shared, so that copies of the function made on threads without the GIL (the emulation
-  // runs on one, python/src/interruptible.hpp) never touch the object's reference count.
-  const std::shared_ptr<py::object> function(new py::object(exp2), [](py::object* f) {
-    const py::gil_scoped_acquire gil;
-    delete f;
-  });
-  return [function](const std::vector<uint32_t>& arguments) {
-    const py::gil_scoped_acquire gil;
-    const py::object& exp2 = *function;
-    py::array_t<uint32_t> bits(static_cast<py::ssize_t>(arguments.size()));
-    std::copy(arguments.begin(), arguments.end(), bits.mutable_data());
-    const py::object result = exp2(bits.attr("view")("float32"));
-    const py::array values =
-        py::module_::import("numpy").attr("ascontiguousarray")(result, "float32");
-    if (values.size() != static_cast<py::ssize_t>(arguments.size())) {
-      throw py::value_error("exp2: returned " + std::to_string(values.size()) + " values for " +
-                            std::to_string(arguments.size()) + " arguments");
-    }
-    std::vector<uint32_t> out(arguments.size());
-    std::memcpy(out.data(), values.data(), out.size() * sizeof(uint32_t));
-    return out;
-  };
-}
-
 py::dict comparison_dict(const validate::OutputComparison& c) {
   py::dict d;
   d["name"] = c.name;
@@ -123,7 +97,7 @@ py::dict comparison_dict(const validate::OutputComparison& c) {
 // their own: where O or the LSE differs the forward outputs are located, else the gradients.
 validate::LocateReport locate_report(const attention::AttentionInputs& in,
                                      const attention::AttentionConfig& config,
-                                     const attention::DeviceFunction& exp2,
+                                     const attention::DeviceFunctions& functions,
                                      bool grads_from_kernel_forward,
                                      const validate::ValidationResult& result) {
   attention::AttentionInputs inputs = in;
@@ -152,8 +126,9 @@ validate::LocateReport locate_report(const attention::AttentionInputs& in,
   validate::LocateReport report = validate::locate_attention(
       inputs.shape, config, kernel, emulated,
       [&](const attention::AttentionConfig& c, const attention::RunOptions& options) {
-        return exp2 ? attention::run_attention_with_device_function(inputs, c, exp2, 8, options)
-                    : attention::run_attention(inputs, c, options);
+        return functions.empty() ? attention::run_attention(inputs, c, options)
+                                 : attention::run_attention_with_device_functions(
+                                       inputs, c, functions, 8, options);
       });
   report.differences =
       validate::first_differences(in.shape, result.kernel_outputs, result.emulated_outputs);
@@ -164,7 +139,8 @@ py::dict validate_attention(const std::string& kernel, const py::dict& kernel_ou
                             const py::object& q, const py::object& k, const py::object& v,
                             const py::object& d_out, const ConfigChoices& choices,
                             const std::optional<std::string>& input_format, bool require_bit_exact,
-                            const py::object& exp2, const std::string& backward_from, bool locate) {
+                            const py::object& device_functions, const std::string& backward_from,
+                            bool locate) {
   if (backward_from != "auto" && backward_from != "kernel" && backward_from != "emulation") {
     throw py::value_error("backward_from: expected 'auto', 'kernel' or 'emulation', got '" +
                           backward_from + "'");
@@ -224,7 +200,7 @@ py::dict validate_attention(const std::string& kernel, const py::dict& kernel_ou
 
   attention::AnalysisOptions options;
   options.baseline = false;
-  if (!exp2.is_none()) options.device_exp2 = device_function(exp2);
+  options.device_functions = device_functions_argument(device_functions);
   check_memory_argument(attention::estimate_analysis_memory(s, config, options, in.has_grad()),
                         memory_limit_argument(py::none()),
                         "validation of attention on shape " + attention::shape_text(s));
@@ -284,7 +260,7 @@ py::dict validate_attention(const std::string& kernel, const py::dict& kernel_ou
   }
   if (locate) {
     result.locate = interruptible([&] {
-      return locate_report(in, config, options.device_exp2, grads_from_kernel_forward, result);
+      return locate_report(in, config, options.device_functions, grads_from_kernel_forward, result);
     });
   }
   py::dict r;
@@ -316,11 +292,11 @@ void bind_validation(py::module_& m) {
          const std::optional<std::pair<int, int>>& tile, bool causal,
          const std::optional<double>& scale, Seed seed, ThreadCount threads,
          const std::optional<std::string>& input_format, bool require_bit_exact,
-         const py::object& exp2, const std::string& backward_from, bool locate) {
+         const py::object& device_functions, const std::string& backward_from, bool locate) {
         const ConfigChoices choices{numerics, format, sets,       mitigations,   tile,
                                     causal,   scale,  seed.value, threads.value, false};
         return validate_attention(kernel, kernel_outputs, q, k, v, d_out, choices, input_format,
-                                  require_bit_exact, exp2, backward_from, locate);
+                                  require_bit_exact, device_functions, backward_from, locate);
       },
       py::arg("kernel"), py::arg("kernel_outputs"), py::arg("q"), py::arg("k"), py::arg("v"),
       py::arg("do") = py::none(), py::kw_only(), py::arg("numerics") = "fa2",
@@ -328,7 +304,7 @@ void bind_validation(py::module_& m) {
       py::arg("mitigations") = std::vector<std::string>{}, py::arg("tile") = py::none(),
       py::arg("causal") = false, py::arg("scale") = py::none(), py::arg("seed") = 0,
       py::arg("threads") = 0, py::arg("input_format") = py::none(),
-      py::arg("require_bit_exact") = true, py::arg("exp2") = py::none(),
+      py::arg("require_bit_exact") = true, py::arg("device_functions") = py::none(),
       py::arg("backward_from") = "auto", py::arg("locate") = false);
 }
 

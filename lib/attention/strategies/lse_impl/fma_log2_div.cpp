@@ -1,5 +1,6 @@
 // A Triton kernel's LSE (m * c + log2(l)) / log2(e), the product contracted into an fma
-// (examples/python/triton_flash_forward.py); the division correctly rounded at lse.
+// (examples/python/triton_flash_forward.py); the division correctly rounded at lse, or the
+// device's where device_math has one.
 #include "lib/attention/site_arithmetic.hpp"
 
 namespace simprec::attention {
@@ -15,7 +16,7 @@ class FmaLog2Div final : public Lse {
 
   double lse(const SiteArithmetic& a, const LseInput& in) const override {
     if (!in.shift.valid) return -kInf;
-    return a.div_at(Site::kLse, fma_log2_lse2(a, in), a.engine().log2e, a.idx(in.row, 0, 0));
+    return a.divf_at(Site::kLse, fma_log2_lse2(a, in), a.engine().log2e, a.idx(in.row, 0, 0));
   }
 };
 

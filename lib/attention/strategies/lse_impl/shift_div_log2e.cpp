@@ -17,7 +17,7 @@ class ShiftDivLog2e final : public Lse {
   double lse(const SiteArithmetic& a, const LseInput& in) const override {
     if (!in.shift.valid || !in.shift.impl->base2()) return exact_lse(a, in);
     const uint64_t index = a.idx(in.row, 0, 0);
-    const double natural = a.div_at(Site::kLse, in.shift.offset, a.engine().log2e, index + 1);
+    const double natural = a.divf_at(Site::kLse, in.shift.offset, a.engine().log2e, index + 1);
     return a.add_at(Site::kLse, natural, a.logf_at(Site::kLse, in.l, index + 2), index);
   }
 };

@@ -1,5 +1,5 @@
 // O / l rounded once at o_norm (PyTorch's oc.div_(l) in paper A's reference, SageAttention's
-// acc / l_i).
+// acc / l_i); the device's division where device_math has one.
 #include "lib/attention/site_arithmetic.hpp"
 
 namespace simprec::attention {
@@ -16,7 +16,7 @@ class Divide final : public Norm {
                  int64_t dv) const override {
     for (int64_t c = 0; c < dv; ++c) {
       out[c] =
-          a.v_descaled(a.div_at(Site::kONorm, acc[c], l, a.idx(row, c, 1)), c, a.idx(row, c, 3));
+          a.v_descaled(a.divf_at(Site::kONorm, acc[c], l, a.idx(row, c, 1)), c, a.idx(row, c, 3));
     }
   }
 };

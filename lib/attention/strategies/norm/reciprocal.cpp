@@ -1,5 +1,5 @@
 // FlashAttention-2's epilogue (softmax.h, normalize_softmax_lse): inv_sum = 1 / l, then
-// O * inv_sum, each rounded at o_norm.
+// O * inv_sum, each rounded at o_norm (1/l the device's reciprocal where device_math has one).
 #include "lib/attention/site_arithmetic.hpp"
 
 namespace simprec::attention {
@@ -14,7 +14,7 @@ class Reciprocal final : public Norm {
 
   void normalise(const SiteArithmetic& a, const double* acc, double l, double* out, int64_t row,
                  int64_t dv) const override {
-    const double inv = a.at(Site::kONorm, 1.0 / l, a.idx(row, 0, 0));
+    const double inv = a.rcpf_at(Site::kONorm, l, a.idx(row, 0, 0));
     for (int64_t c = 0; c < dv; ++c) {
       out[c] =
           a.mul_at(Site::kONorm, acc[c], a.v_descaled(inv, c, a.idx(row, c, 3)), a.idx(row, c, 1));
