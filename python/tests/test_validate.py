@@ -204,3 +204,30 @@ def test_locate_takes_the_forward_outputs_where_they_differ():
                                 locate=True, verbose=False)
     assert agreeing.locate["differences"] == [] and agreeing.locate["row"] is None
     assert "locate none every output agrees" in agreeing.text.splitlines()
+
+
+def test_locate_runs_with_the_supplied_device_functions():
+    def exp2_one_percent_high(x):
+        return (np.exp2(x.astype(np.float64)) * 1.01).astype(np.float32)
+
+    functions = {"exp2": exp2_one_percent_high}
+
+    def kernel_in_key_blocks_of_32(q, k, v):
+        r = simprec.attention(*(t.float().numpy() for t in (q, k, v)), numerics="fa2,tile=64x32",
+                              device_functions=functions, reference=False, baseline=False)
+        return torch.from_numpy(r.o).to(torch.bfloat16)
+
+    def tile_64x32(device_functions):
+        report = simprec.validate(kernel_in_key_blocks_of_32, numerics="fa2,tile=64x64",
+                                  generate="normal", shape=(1, 2, 96, 16), seed=1,
+                                  device_functions=device_functions, locate=True,
+                                  require_bit_exact=False, verbose=False)
+        return [a for a in report.locate["alternatives"]
+                if a["option"] == "tile" and a["value"] == "64x32"]
+
+    # The search's runs take the kernel's exp2: key blocks of 32 then make every row agree.
+    tile = tile_64x32(functions)
+    assert len(tile) == 1 and tile[0]["row_agrees"]
+    assert tile[0]["outputs"] == {"O": (96, 96)}
+    # Without it, exp2 correctly rounded, they do not.
+    assert tile_64x32(None)[0]["outputs"]["O"][0] < 96
