@@ -3,8 +3,8 @@
 // its spec without the rescale, and with lse_impl=exact. On the outliers inputs of seed 10 some
 // rows' max turns from negative to positive in a later key block, where the two rescales differ
 // (fp32(m_old - m_new) is not exact there). The report must name the site the description lacks,
-// locate the first differing element (found here again from the outputs), and report nothing
-// when the description is right.
+// locate the first differing element (found here again from the outputs), also where the
+// kernel supplies its own expf and logf, and report nothing when the description is right.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -35,7 +35,8 @@ const std::string kPTruncated =
 const std::string kInputs =
     "--generate outliers --dim B=1 --dim H=2 --dim Sq=96 --dim D=16 --seed 10";
 
-ValidationResult locate(const std::string& model) {
+ValidationResult locate(const std::string& model,
+                        const std::string& kernel = "online_softmax_bf16") {
   plugins::OpenOptions options;
   options.isolation = plugins::Isolation::kInProcess;
   const auto plugin = plugins::open_plugin(SIMPREC_TEST_ONLINE_SOFTMAX_PLUGIN, options);
@@ -44,7 +45,7 @@ ValidationResult locate(const std::string& model) {
   choices.dimensions = {{"B", 1}, {"H", 2}, {"Sq", 96}, {"D", 16}};
   choices.seed = 10;
   const plugins::KernelRequest request =
-      validate::make_validation_request(plugin->info().kernel("online_softmax_bf16"), choices);
+      validate::make_validation_request(plugin->info().kernel(kernel), choices);
   validate::ValidationOptions o;
   o.model = model;
   o.locate = true;
@@ -130,6 +131,16 @@ TEST(ValidateLocate, NamesTheRescaleOfAKernelDescribedWithoutIt) {
   EXPECT_TRUE(blocks.back().rescaled);
   EXPECT_LT(blocks.back().m_old, 0.0);
   EXPECT_GT(blocks.back().m_new, 0.0);
+}
+
+// The same kernel handing the emulation its own expf and logf as function kernels
+// (exp_function, log_function): the probed run and the alternatives go through those kernels
+// and locate the same row and rescale. (glibc's expf and logf are correctly rounded on these
+// inputs, so this checks the search runs with them, not that their values matter.)
+TEST(ValidateLocate, RunsWithTheKernelsOwnFunctions) {
+  const ValidationResult r = locate(kWithoutRescale, "online_softmax_libm_hook_bf16");
+  expect_first_differences(r, 3);
+  expect_named(r, Alternative::Kind::kSlot, "rescale", "natural-shift");
 }
 
 TEST(ValidateLocate, NamesTheLseOfAKernelDescribedWithAnExactLse) {
