@@ -1,7 +1,8 @@
 /* What the strangers' kernels of examples/discover share: 16-bit conversions with the rounding
  * each kernel chooses, correctly rounded exp, exp2 and log of floats, and the plugin ABI's
- * look-ups. The kernels are written as a stranger would, without simprec's numerics in mind;
- * `simprec discover` finds their specs (docs/discover.md). */
+ * look-ups (bf16 and the look-ups come from examples/plugin/plugin_helpers.h). The kernels are
+ * written as a stranger would, without simprec's numerics in mind; `simprec discover` finds their
+ * specs (docs/discover.md). */
 #ifndef SIMPREC_STRANGER_KIT_H
 #define SIMPREC_STRANGER_KIT_H
 
@@ -10,23 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "plugins/simprec_plugin.h"
-
-static inline float bf16_to_float(uint16_t bits) {
-  const uint32_t wide = (uint32_t)bits << 16;
-  float f;
-  memcpy(&f, &wide, sizeof f);
-  return f;
-}
-
-/* Round to nearest even into bf16 (finite inputs). */
-static inline uint16_t float_to_bf16(float f) {
-  uint32_t bits;
-  memcpy(&bits, &f, sizeof bits);
-  if (isnan(f)) return (uint16_t)((bits >> 16) | 0x0040);
-  bits += 0x7fff + ((bits >> 16) & 1);
-  return (uint16_t)(bits >> 16);
-}
+/* bf16 conversions and the look-ups of a call's tensors and parameters, as the example plugins
+ * have them. */
+#include "../plugin/plugin_helpers.h"
 
 static inline float half_to_float(uint16_t h) {
   const int exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
@@ -67,19 +54,9 @@ static inline float log_cr(float x) {
   return (float)log((double)x);
 }
 
-static inline const SimprecTensor* find_tensor(const SimprecRunArgs* args, const char* name) {
-  for (size_t i = 0; i < args->tensor_count; ++i) {
-    if (strcmp(args->tensors[i]->name, name) == 0) return args->tensors[i];
-  }
-  return NULL;
-}
-
 static inline int causal_parameter(const SimprecRunArgs* args) {
-  for (size_t i = 0; i < args->parameter_count; ++i) {
-    if (strcmp(args->parameters[i]->name, "causal") == 0)
-      return args->parameters[i]->int64_value != 0;
-  }
-  return 0;
+  const SimprecNamedValue* causal = find_parameter(args, "causal");
+  return causal && causal->int64_value != 0;
 }
 
 /* The attention problem a forward kernel was called on: Q [B,H,Sq,D], K, V [B,H,Sk,D]. */

@@ -122,17 +122,8 @@ void run_discover(const DiscoverCommandOptions& o) {
       throw UsageError(e.what());
     }
   } else {
-    plugins::OpenOptions open_options;
-    open_options.isolation =
-        o.in_process ? plugins::Isolation::kInProcess : plugins::Isolation::kOutOfProcess;
-    open_options.timeout = plugin_time_limit(o.timeout_seconds);
-    std::filesystem::path path;
-    try {
-      path = plugins::resolve_plugin(o.plugin);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(e.what());
-    }
-    const auto plugin = plugins::open_plugin(path, open_options);
+    const auto plugin =
+        open_named_plugin(o.plugin, plugin_open_options(o.in_process, o.timeout_seconds));
     std::optional<discover::PluginKernel> kernel;
     try {
       kernel.emplace(*plugin, o.kernel, o.input_format);

@@ -1,5 +1,5 @@
-// What the plugin commands share about time limits: reading --timeout, and ending the process
-// when an in-process call outlived it.
+// What the plugin commands share: reading --timeout, opening the plugin a command names, and
+// ending the process when an in-process call outlived its time limit.
 #pragma once
 
 #include <unistd.h>
@@ -7,10 +7,15 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "lib/cli/command.hpp"
+#include "plugins/host/plugin.hpp"
 #include "plugins/host/plugin_error.hpp"
+#include "plugins/host/plugin_search.hpp"
 
 namespace simprec::cli {
 
@@ -26,6 +31,28 @@ inline std::chrono::milliseconds plugin_time_limit(double seconds) {
                      ": expected at most a year of seconds (31536000)");
   }
   return std::chrono::milliseconds(static_cast<int64_t>(std::ceil(seconds * 1000)));
+}
+
+// How --in-process and --timeout ask plugins to be opened.
+inline plugins::OpenOptions plugin_open_options(bool in_process, double timeout_seconds) {
+  plugins::OpenOptions options;
+  options.isolation =
+      in_process ? plugins::Isolation::kInProcess : plugins::Isolation::kOutOfProcess;
+  options.timeout = plugin_time_limit(timeout_seconds);
+  return options;
+}
+
+// The plugin a command's --plugin names (a file, or a name found on the plugin path), opened;
+// a name that finds nothing is a UsageError.
+inline std::unique_ptr<plugins::Plugin> open_named_plugin(const std::string& name,
+                                                          const plugins::OpenOptions& options) {
+  std::filesystem::path path;
+  try {
+    path = plugins::resolve_plugin(name);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  return plugins::open_plugin(path, options);
 }
 
 // Runs a command's body. An in-process plugin call that outlived its time limit left a thread

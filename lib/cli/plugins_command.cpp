@@ -96,9 +96,7 @@ void run_list(const ListOptions& options) {
                  "or directories or set in SIMPREC_PLUGIN_PATH\n");
     return;
   }
-  OpenOptions open_options;
-  open_options.isolation = options.in_process ? Isolation::kInProcess : Isolation::kOutOfProcess;
-  open_options.timeout = plugin_time_limit(options.timeout_seconds);
+  const OpenOptions open_options = plugin_open_options(options.in_process, options.timeout_seconds);
   nlohmann::json listing = nlohmann::json::array();
   size_t refused = 0;
   for (const auto& file : files) {

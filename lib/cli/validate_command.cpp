@@ -100,17 +100,8 @@ void save_tensors(const std::filesystem::path& dir, const validate::ValidationRe
 }
 
 void run_validate(const ValidateOptions& o) {
-  plugins::OpenOptions open_options;
-  open_options.isolation =
-      o.in_process ? plugins::Isolation::kInProcess : plugins::Isolation::kOutOfProcess;
-  open_options.timeout = plugin_time_limit(o.timeout_seconds);
-  std::filesystem::path path;
-  try {
-    path = plugins::resolve_plugin(o.plugin);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
-  const auto plugin = plugins::open_plugin(path, open_options);
+  const plugins::OpenOptions open_options = plugin_open_options(o.in_process, o.timeout_seconds);
+  const auto plugin = open_named_plugin(o.plugin, open_options);
   const plugins::KernelInfo& kernel = plugin->info().kernel(o.kernel);
   plugins::KernelRequest request;
   try {

@@ -14,6 +14,11 @@ bool is_key_output(const std::string& name) {
   return name == "dK" || name == "dV";
 }
 
+int64_t output_columns(const std::string& name, const attention::AttentionShape& s) {
+  if (name == "LSE") return 1;
+  return name == "O" || name == "dV" ? s.dv : s.d;
+}
+
 int64_t Observed::row_count() const {
   return values.shape.size() >= 3 ? values.shape[2] : 0;
 }
@@ -52,7 +57,7 @@ void check_case(const Case& c) {
     if (!is_output_name(name)) fail("unknown output '" + name + "' (O, LSE, dQ, dK or dV)");
     const bool keys = is_key_output(name);
     const int64_t length = keys ? s.nk : s.nq;
-    const int64_t columns = name == "LSE" ? 1 : (name == "O" || name == "dV" ? s.dv : s.d);
+    const int64_t columns = output_columns(name, s);
     const int64_t rows = o.rows.empty() ? length : static_cast<int64_t>(o.rows.size());
     std::vector<int64_t> expected = {s.batch, s.heads, rows};
     if (name != "LSE") expected.push_back(columns);

@@ -17,6 +17,9 @@ namespace simprec::discover {
 inline constexpr const char* kOutputNames[] = {"O", "LSE", "dQ", "dK", "dV"};
 bool is_output_name(const std::string& name);
 bool is_key_output(const std::string& name);  // dK, dV
+// The values per row of an output for inputs of shape `s`: 1 for the LSE, dv for O and dV, d for
+// dQ and dK.
+int64_t output_columns(const std::string& name, const attention::AttentionShape& s);
 
 // One output of the kernel: `values` holds its encodings in its format, shaped [B, H, R, D]
 // (LSE: [B, H, R]) where R is rows.size(), or the whole length when rows is empty.

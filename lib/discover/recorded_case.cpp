@@ -5,6 +5,7 @@
 
 #include "lib/attention/site.hpp"
 #include "lib/inputs/generators.hpp"
+#include "lib/limits/checked_arithmetic.hpp"
 #include "lib/validate/tensor_values.hpp"
 
 namespace simprec::discover {
@@ -58,8 +59,7 @@ Observed observed(const std::string& name, const NpyArray& a, const std::string&
                                 "not " +
                                 npy_type_name(a.type));
   }
-  int64_t count = 1;
-  for (int64_t d : shape) count *= d;
+  const int64_t count = limits::checked_product<int64_t>(shape, "output " + name);
   if (a.size() != count || (name != "LSE" && a.shape.back() != shape.back())) {
     throw std::invalid_argument("output " + name + " has shape " + plugins::shape_text(a.shape) +
                                 "; expected " + plugins::shape_text(shape) +
@@ -109,12 +109,10 @@ Case recorded_case(const RecordedArrays& r) {
     const int64_t length = keys ? s.nk : s.nq;
     // An output holds every row, or the rows given (the LSE of a recording often every row).
     int64_t count = length;
-    const int64_t columns =
-        std::string(name) == "LSE"
-            ? 1
-            : (std::string(name) == "O" || std::string(name) == "dV" ? s.dv : s.d);
+    const int64_t columns = output_columns(name, s);
     if (!kept.empty() &&
-        it->second->size() == s.problems() * static_cast<int64_t>(kept.size()) * columns)
+        it->second->size() == limits::checked_product<int64_t>(
+                                  {s.problems(), static_cast<int64_t>(kept.size()), columns}, name))
       count = static_cast<int64_t>(kept.size());
     std::vector<int64_t> shape = {s.batch, s.heads, count};
     if (std::string(name) != "LSE") shape.push_back(columns);

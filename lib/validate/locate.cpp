@@ -294,8 +294,10 @@ LocateReport locate_attention(const AttentionShape& shape, const AttentionConfig
   attention::RunOptions one_problem;
   one_problem.only_problem = p;
 
-  for (auto& [alternative, c] : tries) {
+  for (auto& [alternative, config] : tries) {
     AttentionOutputs out;
+    // A named reference: clang before 16 cannot capture a structured binding.
+    const auto& c = config;
     try {
       if (!stopping([&] { out = run(c, one_problem); })) break;
     } catch (const std::invalid_argument&) {
