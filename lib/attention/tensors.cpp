@@ -14,12 +14,6 @@ void check_size(const std::vector<double>& x, int64_t expected, const char* name
     throw std::invalid_argument(std::string(name) + " has " + std::to_string(x.size()) +
                                 " elements, the shape needs " + std::to_string(expected));
   }
-  for (size_t i = 0; i < x.size(); ++i) {
-    if (!std::isfinite(x[i])) {
-      throw std::invalid_argument(std::string(name) + " has a non-finite value at flat index " +
-                                  std::to_string(i));
-    }
-  }
 }
 
 }  // namespace

@@ -13,6 +13,7 @@ import numpy as np
 
 from simprec._arrays import like as _like
 from simprec._arrays import to_numpy as _to_numpy
+from simprec import _checks
 from simprec._extension import core as _core
 from simprec._extension import missing as _missing_extension
 from simprec.discovery import DiscoveryResult, discover  # noqa: F401
@@ -147,7 +148,8 @@ class AttentionResult:
     a value of its site's format (o_format, grad_format); stats is the content of the CLI's
     stats.json (config, scale, metrics, baseline, trace, attribution) without the input
     description; metrics, trace and attribution are its parts; attribution_table the ranked
-    table the CLI prints.
+    table the CLI prints; nonfinite_inputs counts the NaN and infinite values of each input
+    ({"q": {"nan": 0, "inf": 0}, ...}), which go through as the emulated arithmetic takes them.
     """
 
     def __init__(self, raw):
@@ -167,6 +169,7 @@ class AttentionResult:
         self.attribution = self.stats.get("attribution")
         self.attribution_table = raw["attribution_table"]
         self.numerics = self.stats["numerics"]
+        self.nonfinite_inputs = raw["nonfinite_inputs"]
 
     def __repr__(self):
         parts = [f"o {self.o.shape} in {self.o_format}"]
@@ -177,6 +180,18 @@ class AttentionResult:
             z = m.get("bias_z")
             parts.append(f"O bias {m['bias']:+.3e}" + ("" if z is None else f" (z {z:+.1f})"))
         return "AttentionResult(" + ", ".join(parts) + ")"
+
+
+def _numerics_argument(numerics):
+    """A numerics spec: a str (a preset, a line, a .toml file's path) or a path object."""
+    import os
+    if isinstance(numerics, os.PathLike):
+        return os.fspath(numerics)
+    if not isinstance(numerics, str):
+        raise TypeError(f"numerics={numerics!r}: expected a numerics spec (a str such as 'fa2' "
+                        f"or 'torch-math,format=fp16', or a .toml file's path), got "
+                        f"{type(numerics).__name__}")
+    return numerics
 
 
 def _attention_inputs(q, k, v, do, input_format):
@@ -197,7 +212,7 @@ def _attention_inputs(q, k, v, do, input_format):
     return arrays, input_format
 
 
-def attention(q, k, v, do=None, *, numerics="fa2", format="bf16", set=(), mitigations=(),
+def attention(q, k, v, do=None, *, numerics="fa2", format=None, set=(), mitigations=(),
               tile=None, causal=False, scale=None, seed=0, threads=0, input_format=None,
               trace=False, reference=True, baseline=True, attribute=False,
               attribute_target="o", o=None, lse=None, max_memory=None, device_functions=None):
@@ -206,7 +221,9 @@ def attention(q, k, v, do=None, *, numerics="fa2", format="bf16", set=(), mitiga
     q (..., Nq, d), k (..., Nk, d), v (..., Nk, dv), do (..., Nq, dv): float32/float64 values,
     or encodings of input_format (uint16/uint8), or torch tensors (bf16/fp16 ones as their
     encodings). numerics is a numerics spec ("fa2", "torch-math,p_cast=bf16:rne", a .toml
-    file; docs/attention.md, docs/kernel_models.md) and format the low-precision format when the spec names none;
+    file; docs/attention.md, docs/kernel_models.md) and format the low-precision format when
+    the spec names none: by default the inputs' format where they are encodings (input_format,
+    or bf16/fp16/fp8 torch tensors), else bf16;
     tile, set and mitigations add to it as the CLI's --tile, --set and --mitigation do. reference=False skips the fp64
     reference and the metrics (what a training step needs); o and lse, with do, are a forward
     pass to differentiate instead of running it again. A call whose estimated memory exceeds
@@ -216,11 +233,20 @@ def attention(q, k, v, do=None, *, numerics="fa2", format="bf16", set=(), mitiga
     "rcp": ..., "div": ...}, each a callable taking float32 numpy arrays (div: x and the
     divisor) and returning float32 values, called once per function and pass with every
     argument the emulation meets at an fp32 round-to-nearest-even site (docs/python.md). Ctrl-C
-    stops the call at the next head. Returns an AttentionResult.
+    stops the call at the next head. NaN and infinite inputs go through as the emulated
+    arithmetic takes them; AttentionResult.nonfinite_inputs counts them. Returns an
+    AttentionResult.
     """
+    numerics = _numerics_argument(numerics)
+    _checks.optional_str(format, "format", "bf16")
+    _checks.optional_str(input_format, "input_format", "bf16")
     (qa, ka, va, da), input_format = _attention_inputs(q, k, v, do, input_format)
-    raw = _core.attention(qa, ka, va, da, numerics=numerics, format=format, set=list(set),
-                          mitigations=list(mitigations), tile=tile, causal=causal, scale=scale,
+    if format is None:
+        format = input_format or "bf16"
+    raw = _core.attention(qa, ka, va, da, numerics=numerics, format=format,
+                          set=_checks.string_list(set, "set", "s=fp32:rne"),
+                          mitigations=_checks.string_list(mitigations, "mitigations", "beta-rowmax:2"),
+                          tile=_checks.tile_argument(tile), causal=causal, scale=scale,
                           seed=seed, threads=threads, input_format=input_format, trace=trace,
                           reference=reference, baseline=baseline, attribute=attribute,
                           attribute_target=attribute_target, o=o, lse=lse,
@@ -258,8 +284,11 @@ attention.__doc__ += numerics_help()
 def attention_config(numerics="fa2", format="bf16", *, set=(), mitigations=(), tile=None,
                      causal=False, scale=None, seed=0):
     """The configuration (every site's format, rounding and accumulation) as a dict."""
-    return json.loads(_core.attention_config_json(numerics, format, list(set), list(mitigations),
-                                                  tile, causal, scale, seed))
+    return json.loads(_core.attention_config_json(
+        _numerics_argument(numerics), _checks.optional_str(format, "format", "bf16") or "bf16",
+        _checks.string_list(set, "set", "s=fp32:rne"),
+        _checks.string_list(mitigations, "mitigations", "beta-rowmax:2"), _checks.tile_argument(tile), causal,
+        scale, seed))
 
 
 def generate(kind, shape, *, seed=0, backward=False, peak=4.0, prototypes=32,
@@ -267,7 +296,11 @@ def generate(kind, shape, *, seed=0, backward=False, peak=4.0, prototypes=32,
     """Inputs from a generator (normal, peaky, repeated-max, low-rank, sinks) as the CLI's
     --generate makes them: a dict of float64 arrays q, k, v (and do with backward=True) of
     shape (B, H, N, d)."""
-    return _core.generate(kind, list(shape), seed=seed, backward=backward, peak=peak,
+    if not isinstance(kind, str):
+        raise TypeError(f"kind={kind!r}: expected a generator's name, one of "
+                        f"{', '.join(generator_kinds())}")
+    return _core.generate(kind, _checks.shape_argument(shape, "shape", "(B, H, N, d)"), seed=seed,
+                          backward=backward, peak=peak,
                           prototypes=prototypes, concentration=concentration)
 
 
