@@ -50,13 +50,6 @@ inline void dot2(const double* a, int64_t sa, const double* b, int64_t sb, int64
     two_sum(s, ph, s, t);
     e += t + pl;
   }
-  // s is the plain sum of the rounded products; once it is infinite or NaN, the error terms hold
-  // inf - inf and would turn an infinite sum into NaN: the plain sum is the IEEE result.
-  if (!std::isfinite(s)) {
-    hi = s;
-    lo = 0;
-    return;
-  }
   two_sum(s, e, hi, lo);
 }
 

@@ -38,6 +38,8 @@ void check_shape(const AttentionShape& s) {
   limits::checked_product({s.nq, s.nk, int64_t{8}}, "attention scores (Nq x Nk x 8 bytes)");
 }
 
+// NaN and infinite values are taken: the engine and the reference propagate them as their
+// arithmetic does (loading from files refuses them, lib/inputs/generators.hpp).
 void AttentionInputs::validate() const {
   const AttentionShape& s = shape;
   check_shape(s);

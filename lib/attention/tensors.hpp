@@ -34,9 +34,7 @@ struct AttentionInputs {
   std::vector<double> o, lse;
   bool has_grad() const { return !d_out.empty(); }
   bool has_forward() const { return !o.empty() || !lse.empty(); }
-  // Throws std::invalid_argument on sizes that disagree with the shape. NaN and infinite values
-  // are taken: the engine and the reference propagate them as their arithmetic does (loading
-  // from files refuses them, lib/inputs/generators.hpp).
+  // Throws std::invalid_argument on sizes that disagree with the shape.
   void validate() const;
 };
 

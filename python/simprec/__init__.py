@@ -27,12 +27,29 @@ __all__ = [
 ]
 
 formats = _core.formats
-format_info = _core.format_info
 rounding_modes = _core.rounding_modes
 tensor_core_models = _core.tensor_core_models
 generator_kinds = _core.generator_kinds
 numerics_reference = _core.numerics_reference
-canonical_numerics = _core.canonical_numerics
+
+
+def format_info(format, *, overflow=None, subnormals=True):
+    """A format's limits, the columns of `simprec formats` (any eXmY[fn|fnuz])."""
+    return _core.format_info(_checks.text(format, "format", "e4m3fn"),
+                             overflow=_checks.optional_str(overflow, "overflow", "saturate"),
+                             subnormals=_checks.flag(subnormals, "subnormals"))
+
+
+def canonical_numerics(spec, format="bf16"):
+    """A numerics spec's canonical form (ValueError for one a run would refuse)."""
+    return _core.canonical_numerics(_numerics_argument(spec), _checks.text(format, "format",
+                                                                           "bf16"))
+
+
+def _mode(format, rounding, overflow=None):
+    """The format, rounding and overflow arguments checked for their types."""
+    return (_checks.text(format, "format", "bf16"), _checks.text(rounding, "rounding", "rne"),
+            _checks.optional_str(overflow, "overflow", "saturate"))
 
 
 def round(x, format, rounding="rne", *, sr_bits=32, seed=0, overflow=None, subnormals=True,
@@ -47,8 +64,10 @@ def round(x, format, rounding="rne", *, sr_bits=32, seed=0, overflow=None, subno
     if bits_format is not None:
         raise TypeError(f"x: a {bits_format} tensor holds encodings; decode it first or pass "
                         "float32/float64 values")
+    format, rounding, overflow = _mode(format, rounding, overflow)
     result = _core.round(array, format, rounding, sr_bits=sr_bits, seed=seed, overflow=overflow,
-                         subnormals=subnormals, encode=encode, out=out, threads=threads)
+                         subnormals=_checks.flag(subnormals, "subnormals"),
+                         encode=_checks.flag(encode, "encode"), out=out, threads=threads)
     return _like(result, x)
 
 
@@ -59,8 +78,14 @@ def decode(bits, format, *, overflow=None, subnormals=True, dtype="float64", out
     if bits_format is not None:
         raise TypeError(f"bits: a {bits_format} tensor is already values; convert it with "
                         ".float() instead")
-    result = _core.decode(array, format, overflow=overflow, subnormals=subnormals, dtype=dtype,
-                          out=out)
+    if not isinstance(dtype, str):
+        try:  # numpy.float32, numpy.dtype("float64")
+            dtype = np.dtype(dtype).name
+        except TypeError:
+            raise TypeError(f"dtype={dtype!r}: expected 'float64' or 'float32'") from None
+    format, _, overflow = _mode(format, "rne", overflow)
+    result = _core.decode(array, format, overflow=overflow,
+                          subnormals=_checks.flag(subnormals, "subnormals"), dtype=dtype, out=out)
     return _like(result, bits)
 
 
@@ -75,6 +100,8 @@ def _elementwise(operation, arrays, names, format, rounding, options):
     if any(a.shape != converted[0].shape for a in converted):
         # Broadcasting needs materialised operands: the C++ side takes contiguous arrays.
         converted = [np.ascontiguousarray(a) for a in np.broadcast_arrays(*converted)]
+    format, rounding, options["overflow"] = _mode(format, rounding, options["overflow"])
+    options["subnormals"] = _checks.flag(options["subnormals"], "subnormals")
     result = operation(*converted, format, rounding, **options)
     return _like(result, arrays[0])
 
@@ -122,7 +149,8 @@ def matmul(a, b, c=None, *, model="tc:sm90-mma-bf16", threads=0):
             operands.append(None)
             continue
         operands.append(_to_numpy(array, name)[0])
-    result = _core.matmul(*operands, model=model, threads=threads)
+    result = _core.matmul(*operands, model=_checks.text(model, "model", "tc:sm90-mma-bf16"),
+                          threads=threads)
     return _like(result, a)
 
 
@@ -138,6 +166,8 @@ def quantize(x, scheme, rounding="rne", *, sr_bits=32, seed=0, block_size=None):
     if bits_format is not None:
         raise TypeError(f"x: a {bits_format} tensor holds encodings; decode it first or pass "
                         "float32/float64 values")
+    scheme, rounding = _checks.text(scheme, "scheme", "mxfp8_e4m3"), _mode("bf16", rounding)[1]
+    block_size = _checks.optional_int(block_size, "block_size", "a block size such as 32")
     return _core.quantize(array, scheme, rounding, sr_bits, seed, block_size)
 
 
@@ -245,11 +275,17 @@ def attention(q, k, v, do=None, *, numerics="fa2", format=None, set=(), mitigati
         format = input_format or "bf16"
     raw = _core.attention(qa, ka, va, da, numerics=numerics, format=format,
                           set=_checks.string_list(set, "set", "s=fp32:rne"),
-                          mitigations=_checks.string_list(mitigations, "mitigations", "beta-rowmax:2"),
-                          tile=_checks.tile_argument(tile), causal=causal, scale=scale,
-                          seed=seed, threads=threads, input_format=input_format, trace=trace,
-                          reference=reference, baseline=baseline, attribute=attribute,
-                          attribute_target=attribute_target, o=o, lse=lse,
+                          mitigations=_checks.string_list(mitigations, "mitigations",
+                                                          "beta-rowmax:2"),
+                          tile=_checks.tile_argument(tile), causal=_checks.flag(causal, "causal"),
+                          scale=_checks.number(scale, "scale", "a positive number"), seed=seed,
+                          threads=threads, input_format=input_format,
+                          trace=_checks.flag(trace, "trace"),
+                          reference=_checks.flag(reference, "reference"),
+                          baseline=_checks.flag(baseline, "baseline"),
+                          attribute=_checks.flag(attribute, "attribute"),
+                          attribute_target=_checks.text(attribute_target, "attribute_target", "dq"),
+                          o=o, lse=lse,
                           max_memory=max_memory, device_functions=device_functions)
     return AttentionResult(raw)
 
@@ -260,8 +296,15 @@ def device_function(strategy, function, x, y=None):
     y) on the float32 values x: (values, modelled), float32 values and a bool array, False (and
     NaN) where the strategy has no value and the emulation rounds the correctly rounded result
     at the site instead."""
-    return _core.device_function(strategy, function, np.asarray(x, dtype=np.float32),
-                                 None if y is None else np.asarray(y, dtype=np.float32))
+    def values(a, argument):
+        try:
+            return np.asarray(a, dtype=np.float32)
+        except (TypeError, ValueError):
+            raise TypeError(f"{argument}={a!r}: expected float32 values (an array or a number)"
+                            ) from None
+    return _core.device_function(_checks.text(strategy, "strategy", "numpy"),
+                                 _checks.text(function, "function", "exp2"), values(x, "x"),
+                                 None if y is None else values(y, "y"))
 
 
 def numerics_help():
@@ -285,10 +328,11 @@ def attention_config(numerics="fa2", format="bf16", *, set=(), mitigations=(), t
                      causal=False, scale=None, seed=0):
     """The configuration (every site's format, rounding and accumulation) as a dict."""
     return json.loads(_core.attention_config_json(
-        _numerics_argument(numerics), _checks.optional_str(format, "format", "bf16") or "bf16",
+        _numerics_argument(numerics), _checks.text(format, "format", "bf16"),
         _checks.string_list(set, "set", "s=fp32:rne"),
-        _checks.string_list(mitigations, "mitigations", "beta-rowmax:2"), _checks.tile_argument(tile), causal,
-        scale, seed))
+        _checks.string_list(mitigations, "mitigations", "beta-rowmax:2"),
+        _checks.tile_argument(tile), _checks.flag(causal, "causal"),
+        _checks.number(scale, "scale", "a positive number"), seed))
 
 
 def generate(kind, shape, *, seed=0, backward=False, peak=4.0, prototypes=32,
@@ -299,8 +343,8 @@ def generate(kind, shape, *, seed=0, backward=False, peak=4.0, prototypes=32,
     if not isinstance(kind, str):
         raise TypeError(f"kind={kind!r}: expected a generator's name, one of "
                         f"{', '.join(generator_kinds())}")
-    return _core.generate(kind, _checks.shape_argument(shape, "shape", "(B, H, N, d)"), seed=seed,
-                          backward=backward, peak=peak,
+    return _core.generate(kind, _checks.shape_argument(shape, "shape", "(B, H, N, d)"),
+                          seed=seed, backward=_checks.flag(backward, "backward"), peak=peak,
                           prototypes=prototypes, concentration=concentration)
 
 
@@ -311,6 +355,11 @@ def run_experiment(file, *, out=None, force=False, quiet=True, threads=0, max_ca
     verdict. check=True only validates the file (and the memory bound) and counts its cases.
     A case whose estimated memory exceeds max_memory ("4G", bytes; None: the machine's physical
     memory) raises MemoryError before any runs, as `simprec run --max-memory` refuses it."""
+    import os
+    for value, argument in ((file, "file"), (out, "out")):
+        if not isinstance(value, (str, os.PathLike)) and (argument == "file" or value is not None):
+            raise TypeError(f"{argument}={value!r}: expected a path (a str or pathlib.Path), got "
+                            f"{type(value).__name__}")
     return _core.run_experiment(str(file), out=None if out is None else str(out), force=force,
                                 quiet=quiet, threads=threads, max_cases=max_cases, check=check,
                                 max_memory=max_memory)

@@ -58,5 +58,43 @@ def unknown_keywords(given, known, where):
         if name not in known:
             near = difflib.get_close_matches(name, list(known), n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
-            raise TypeError(f"{where}: unexpected keyword argument {name!r}{hint}; expected "
+            raise TypeError(f"unexpected keyword argument {name!r}{hint} ({where}); expected "
                             f"one of {', '.join(sorted(known))}")
+
+
+def text(value, argument, example):
+    """A str argument (a format's, a mode's, a model's name)."""
+    if not isinstance(value, str):
+        raise TypeError(f"{argument}={value!r}: expected a str such as {example!r}, got "
+                        f"{type(value).__name__}")
+    return value
+
+
+def number(value, argument, expected):
+    """None or a real number (not a bool, not a str) as a float."""
+    import numbers
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{argument}={value!r}: expected {expected} or None, got "
+                        f"{type(value).__name__}")
+    return float(value)
+
+
+def flag(value, argument):
+    """True or False (numpy's bools too), not any truthy object."""
+    import numpy as np
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{argument}={value!r}: expected True or False, got "
+                        f"{type(value).__name__}")
+    return bool(value)
+
+
+def optional_int(value, argument, expected):
+    import numbers
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{argument}={value!r}: expected {expected} or None, got "
+                        f"{type(value).__name__}")
+    return int(value)

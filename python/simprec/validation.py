@@ -108,8 +108,10 @@ def _check_kernel_keywords(fn, kernel_kwargs):
     if any(p.kind == p.VAR_KEYWORD for p in parameters.values()):
         return
     own = set(inspect.signature(validate).parameters) - {"fn", "kernel_kwargs"}
+    name = getattr(fn, "__name__", type(fn).__name__)
     _checks.unknown_keywords(kernel_kwargs, own | set(parameters),
-                             f"validate (nor of fn {getattr(fn, '__name__', type(fn).__name__)})")
+                             f"neither an option of validate nor a parameter of fn "
+                             f"{name}")
 
 
 def _format_of_inputs(inputs):
