@@ -167,7 +167,8 @@ def quantize(x, scheme, rounding="rne", *, sr_bits=32, seed=0, block_size=None):
         raise TypeError(f"x: a {bits_format} tensor holds encodings; decode it first or pass "
                         "float32/float64 values")
     scheme, rounding = _checks.text(scheme, "scheme", "mxfp8_e4m3"), _mode("bf16", rounding)[1]
-    block_size = _checks.optional_int(block_size, "block_size", "a block size such as 32")
+    block_size = _checks.number(block_size, "block_size", "a block size such as 32",
+                                integer=True)
     return _core.quantize(array, scheme, rounding, sr_bits, seed, block_size)
 
 

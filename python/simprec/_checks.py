@@ -70,15 +70,17 @@ def text(value, argument, example):
     return value
 
 
-def number(value, argument, expected):
-    """None or a real number (not a bool, not a str) as a float."""
+def number(value, argument, expected, integer=False):
+    """None, or a real number (an integer with integer=True; never a bool or a str) as a float
+    (an int)."""
     import numbers
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    kind = numbers.Integral if integer else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, kind):
         raise TypeError(f"{argument}={value!r}: expected {expected} or None, got "
                         f"{type(value).__name__}")
-    return float(value)
+    return int(value) if integer else float(value)
 
 
 def flag(value, argument):
@@ -89,12 +91,3 @@ def flag(value, argument):
                         f"{type(value).__name__}")
     return bool(value)
 
-
-def optional_int(value, argument, expected):
-    import numbers
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{argument}={value!r}: expected {expected} or None, got "
-                        f"{type(value).__name__}")
-    return int(value)

@@ -44,10 +44,13 @@ def _emulation_input(tensor, argument):
     return tensor_to_numpy(tensor, argument, allow_copy=True)
 
 
+_ARGUMENT_NAMES = {"q": "query", "k": "key", "v": "value", "do": "grad_output"}
+
+
 def _warn_nonfinite(result, pass_name):
     counts = {name: c for name, c in result.nonfinite_inputs.items() if c["nan"] or c["inf"]}
     if counts:
-        listed = ", ".join(f"{name} {c['nan']} NaN and {c['inf']} infinite"
+        listed = ", ".join(f"{_ARGUMENT_NAMES[name]} {c['nan']} NaN and {c['inf']} infinite"
                            for name, c in counts.items())
         warnings.warn(f"simprec.torch.attention ({pass_name}): non-finite inputs ({listed}) go "
                       "through as the emulated arithmetic takes them", NonFiniteInputWarning,

@@ -43,6 +43,9 @@ def test_a_device_this_pytorch_lacks_is_a_value_error():
     with pytest.raises(ValueError, match="device='cuda': this PyTorch .* has no CUDA device"):
         simprec.validate(lambda q, k, v: q, generate="normal", shape=(1, 1, 8, 8),
                          device="cuda", verbose=False)
+    with pytest.raises(ValueError, match="device='cuda:1': this PyTorch"):
+        simprec.discover(lambda q, k, v: q, input_format="bf16", tensors="torch",
+                         device="cuda:1", verbose=False)
 
 
 def test_validate_at_fp32_generates_fp32_tensors():
