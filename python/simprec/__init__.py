@@ -42,7 +42,7 @@ def format_info(format, *, overflow=None, subnormals=True):
 
 def canonical_numerics(spec, format="bf16"):
     """A numerics spec's canonical form (ValueError for one a run would refuse)."""
-    return _core.canonical_numerics(_numerics_argument(spec), _checks.text(format, "format",
+    return _core.canonical_numerics(_checks.numerics_spec(spec), _checks.text(format, "format",
                                                                            "bf16"))
 
 
@@ -213,18 +213,6 @@ class AttentionResult:
         return "AttentionResult(" + ", ".join(parts) + ")"
 
 
-def _numerics_argument(numerics):
-    """A numerics spec: a str (a preset, a line, a .toml file's path) or a path object."""
-    import os
-    if isinstance(numerics, os.PathLike):
-        return os.fspath(numerics)
-    if not isinstance(numerics, str):
-        raise TypeError(f"numerics={numerics!r}: expected a numerics spec (a str such as 'fa2' "
-                        f"or 'torch-math,format=fp16', or a .toml file's path), got "
-                        f"{type(numerics).__name__}")
-    return numerics
-
-
 def _attention_inputs(q, k, v, do, input_format):
     arrays, formats_seen = [], set()
     for array, name in ((q, "q"), (k, "k"), (v, "v"), (do, "do")):
@@ -268,7 +256,7 @@ def attention(q, k, v, do=None, *, numerics="fa2", format=None, set=(), mitigati
     arithmetic takes them; AttentionResult.nonfinite_inputs counts them. Returns an
     AttentionResult.
     """
-    numerics = _numerics_argument(numerics)
+    numerics = _checks.numerics_spec(numerics)
     _checks.optional_str(format, "format", "bf16")
     _checks.optional_str(input_format, "input_format", "bf16")
     (qa, ka, va, da), input_format = _attention_inputs(q, k, v, do, input_format)
@@ -329,7 +317,7 @@ def attention_config(numerics="fa2", format="bf16", *, set=(), mitigations=(), t
                      causal=False, scale=None, seed=0):
     """The configuration (every site's format, rounding and accumulation) as a dict."""
     return json.loads(_core.attention_config_json(
-        _numerics_argument(numerics), _checks.text(format, "format", "bf16"),
+        _checks.numerics_spec(numerics), _checks.text(format, "format", "bf16"),
         _checks.string_list(set, "set", "s=fp32:rne"),
         _checks.string_list(mitigations, "mitigations", "beta-rowmax:2"),
         _checks.tile_argument(tile), _checks.flag(causal, "causal"),

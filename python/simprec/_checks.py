@@ -19,6 +19,18 @@ def string_list(value, argument, example):
     return list(value)
 
 
+def numerics_spec(numerics):
+    """A numerics spec: a str (a preset, a line, a .toml file's path) or a path object."""
+    import os
+    if isinstance(numerics, os.PathLike):
+        return os.fspath(numerics)
+    if not isinstance(numerics, str):
+        raise TypeError(f"numerics={numerics!r}: expected a numerics spec (a str such as 'fa2' "
+                        f"or 'torch-math,format=fp16', or a .toml file's path), got "
+                        f"{type(numerics).__name__}")
+    return numerics
+
+
 def shape_argument(shape, argument, expected):
     """A sequence of integers (`expected` names its meaning, e.g. "(B, H, N, d)") as a list."""
     import numbers

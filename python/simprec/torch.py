@@ -112,7 +112,7 @@ class _EmulatedAttention(torch.autograd.Function):
                 _as_torch(result.dv, value.dtype), None, None)
 
 
-def default_format(query, format):
+def _default_format(query, format):
     """`format`, or when it is None the format of query's dtype (bf16, fp16, fp8, fp32, fp64)."""
     if format is not None:
         return format
@@ -148,7 +148,7 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
         raise ValueError("enable_gqa=True: grouped-query attention is not emulated")
     if query.dim() < 2:
         raise ValueError(f"query: expected shape (..., L, E), got {tuple(query.shape)}")
-    options = dict(numerics=numerics, format=default_format(query, format),
+    options = dict(numerics=numerics, format=_default_format(query, format),
                    set=string_list(set, "set", "s=fp32:rne"),
                    mitigations=string_list(mitigations, "mitigations", "beta-rowmax:2"),
                    tile=tile_argument(tile), causal=bool(is_causal), scale=scale, seed=seed,

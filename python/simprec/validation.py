@@ -2,9 +2,9 @@
 callable taking and returning torch or numpy tensors) against the emulation of a numerics
 description, with the report of `simprec validate`."""
 
-import numpy as np
-
 import inspect
+
+import numpy as np
 
 from simprec import _checks
 from simprec._arrays import dtype_format, is_torch_tensor, tensor_to_numpy, torch_device
@@ -99,8 +99,6 @@ def _check_kernel_keywords(fn, kernel_kwargs):
     otherwise reach the kernel and fail there, or be ignored by a kernel taking **kwargs."""
     if not kernel_kwargs:
         return
-    if not callable(fn):
-        return
     try:
         parameters = inspect.signature(fn).parameters
     except (TypeError, ValueError):  # builtins and extension functions may have none
@@ -168,7 +166,9 @@ def validate(fn, *, numerics="fa2", format=None, inputs=None, generate=None,
     set = _checks.string_list(set, "set", "s=fp32:rne")
     mitigations = _checks.string_list(mitigations, "mitigations", "beta-rowmax:2")
     tile = _checks.tile_argument(tile)
-    input_format = _input_format(numerics, format, set, mitigations)
+    numerics = _checks.numerics_spec(numerics)
+    input_format = _input_format(numerics, _checks.text(format, "format", "bf16"), set,
+                                 mitigations)
     if generate is not None:
         device = torch_device("cpu" if device is None else device)
         g = _core.generate(generate, _checks.shape_argument(shape, "shape", "(B, H, N, d)"),
