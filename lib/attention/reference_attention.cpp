@@ -41,18 +41,6 @@ void gemm_dot2(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, co
   }
 }
 
-// dot2 where its result is finite; else the plain sum of the products, the IEEE result: once
-// the sum is infinite, dot2's error terms hold inf - inf and would make it NaN.
-void dot2_ieee(const double* a, int64_t sa, const double* b, int64_t sb, int64_t n, double& hi,
-               double& lo) {
-  dot2(a, sa, b, sb, n, 0.0, hi, lo);
-  if (std::isfinite(hi)) return;
-  double s = 0;
-  for (int64_t k = 0; k < n; ++k) s += a[k * sa] * b[k * sb];
-  hi = s;
-  lo = 0;
-}
-
 std::vector<double> transposed(const double* x, int64_t rows, int64_t cols) {
   std::vector<double> t(rows * cols);
   for (int64_t i = 0; i < rows; ++i) {
@@ -100,7 +88,7 @@ AttentionOutputs reference_attention(const AttentionInputs& inputs, double scale
       for (int64_t j = 0; j < nk; ++j)
         prow[j] = prow[j] == -kInf ? 0.0 : std::exp(scale * (prow[j] - m));
       double lh, ll;
-      dot2_ieee(prow, 1, &kOne, 0, nk, lh, ll);
+      dot2(prow, 1, &kOne, 0, nk, 0.0, lh, ll);
       const double l = lh + ll;
       for (int64_t j = 0; j < nk; ++j) prow[j] /= l;
       out.lse[p * nq + i] = m * scale + std::log(l);
@@ -115,7 +103,7 @@ AttentionOutputs reference_attention(const AttentionInputs& inputs, double scale
     }
     for (int64_t i = 0; i < nq; ++i) {
       double hi, lo;
-      dot2_ieee(dout + i * dv, 1, o + i * dv, 1, dv, hi, lo);
+      dot2(dout + i * dv, 1, o + i * dv, 1, dv, 0.0, hi, lo);
       const double delta = hi + lo;
       out.delta[p * nq + i] = delta;
       for (int64_t j = 0; j < nk; ++j) ds[i * nk + j] = prob[i * nk + j] * (ds[i * nk + j] - delta);
