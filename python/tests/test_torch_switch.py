@@ -166,3 +166,29 @@ def test_a_bad_spec_fails_on_entering():
         with storch.emulate_attention("fa3"):
             pass
     assert not F.multi_head_attention_forward.__name__.endswith("_emulated")
+
+
+def test_decoder_layer_self_and_cross_attention_are_routed_with_their_masks():
+    torch.manual_seed(5)
+    layer = torch.nn.TransformerDecoderLayer(E, HEADS, dim_feedforward=32, dropout=0.0,
+                                             batch_first=True)
+    g = torch.Generator().manual_seed(6)
+    tgt, memory = torch.randn(N, L, E, generator=g), torch.randn(N, L + 8, E, generator=g)
+    causal = torch.nn.Transformer.generate_square_subsequent_mask(L)
+    own = layer(tgt, memory, tgt_mask=causal).detach()
+    calls = []
+    with storch.emulate_attention("fp32", on_backward=calls.append):
+        near = layer(tgt, memory, tgt_mask=causal)
+        near.sum().backward()
+        again = layer(tgt, memory, tgt_mask=causal).detach()
+    with storch.emulate_attention(**SPEC):
+        far = layer(tgt, memory, tgt_mask=causal).detach()
+        with pytest.raises(ValueError, match="key padding mask"):
+            layer(tgt, memory, memory_key_padding_mask=torch.zeros(N, L + 8, dtype=torch.bool))
+    # fp32 emulation: PyTorch's own result to rounding, so the causal mask was honoured (without
+    # it the self-attention differs by far more, below); bf16: visibly another arithmetic.
+    assert len(calls) == 2  # self-attention and cross-attention, each differentiated once
+    assert torch.allclose(near.detach(), own, atol=1e-4) and torch.equal(again, near.detach())
+    assert not torch.allclose(far, own, atol=1e-3)
+    unmasked = layer(tgt, memory).detach()
+    assert not torch.allclose(unmasked, own, atol=1e-2)
