@@ -33,6 +33,7 @@ generator_kinds = _core.generator_kinds
 numerics_reference = _core.numerics_reference
 
 
+@_checks.named_keywords
 def format_info(format, *, overflow=None, subnormals=True):
     """A format's limits, the columns of `simprec formats` (any eXmY[fn|fnuz])."""
     return _core.format_info(_checks.text(format, "format", "e4m3fn"),
@@ -40,6 +41,7 @@ def format_info(format, *, overflow=None, subnormals=True):
                              subnormals=_checks.flag(subnormals, "subnormals"))
 
 
+@_checks.named_keywords
 def canonical_numerics(spec, format="bf16"):
     """A numerics spec's canonical form (ValueError for one a run would refuse)."""
     return _core.canonical_numerics(_checks.numerics_spec(spec), _checks.text(format, "format",
@@ -52,6 +54,7 @@ def _mode(format, rounding, overflow=None):
             _checks.optional_str(overflow, "overflow", "saturate"))
 
 
+@_checks.named_keywords
 def round(x, format, rounding="rne", *, sr_bits=32, seed=0, overflow=None, subnormals=True,
           encode=False, out=None, threads=0):
     """Rounds every element of x (float32 or float64) once into `format` with `rounding`.
@@ -71,6 +74,7 @@ def round(x, format, rounding="rne", *, sr_bits=32, seed=0, overflow=None, subno
     return _like(result, x)
 
 
+@_checks.named_keywords
 def decode(bits, format, *, overflow=None, subnormals=True, dtype="float64", out=None):
     """The exact values of encodings of `format` (uint8/uint16/uint32/uint64) as float64 (or
     float32 where every value of the format fits)."""
@@ -118,7 +122,7 @@ def _binary(operation, name, symbol):
     function.__name__ = function.__qualname__ = name
     function.__doc__ = (f"a {symbol} b rounded once into `format` with `rounding`; operands are "
                         "encodings or values the format holds exactly, results come back alike.")
-    return function
+    return _checks.named_keywords(function)
 
 
 add = _binary(_core.add, "add", "+")
@@ -127,18 +131,21 @@ mul = _binary(_core.mul, "mul", "*")
 div = _binary(_core.div, "div", "/")
 
 
+@_checks.named_keywords
 def fma(a, b, c, format, rounding="rne", *, sr_bits=32, seed=0, overflow=None, subnormals=True):
     """a * b + c with one rounding into `format`."""
     return _elementwise(_core.fma, (a, b, c), ("a", "b", "c"), format, rounding,
                         _mode_options(sr_bits, seed, overflow, subnormals))
 
 
+@_checks.named_keywords
 def sqrt(a, format, rounding="rne", *, sr_bits=32, seed=0, overflow=None, subnormals=True):
     """sqrt(a) rounded once into `format`."""
     return _elementwise(_core.sqrt, (a,), ("a",), format, rounding,
                         _mode_options(sr_bits, seed, overflow, subnormals))
 
 
+@_checks.named_keywords
 def matmul(a, b, c=None, *, model="tc:sm90-mma-bf16", threads=0):
     """D = A*B + C as the tensor-core model computes it (`simprec mma`): A (..., M, K) and
     B (..., K, N) as encodings of the model's input format or float32 values it holds exactly
@@ -154,6 +161,7 @@ def matmul(a, b, c=None, *, model="tc:sm90-mma-bf16", threads=0):
     return _like(result, a)
 
 
+@_checks.named_keywords
 def quantize(x, scheme, rounding="rne", *, sr_bits=32, seed=0, block_size=None):
     """x (float32 or float64; NVFP4 float32 only) in a block-scaled format, as `simprec quantize`
     computes it (docs/block_scaling.md): scheme mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3, mxfp6_e3m2,
@@ -231,6 +239,7 @@ def _attention_inputs(q, k, v, do, input_format):
     return arrays, input_format
 
 
+@_checks.named_keywords
 def attention(q, k, v, do=None, *, numerics="fa2", format=None, set=(), mitigations=(),
               tile=None, causal=False, scale=None, seed=0, threads=0, input_format=None,
               trace=False, reference=True, baseline=True, attribute=False,
@@ -279,6 +288,7 @@ def attention(q, k, v, do=None, *, numerics="fa2", format=None, set=(), mitigati
     return AttentionResult(raw)
 
 
+@_checks.named_keywords
 def device_function(strategy, function, x, y=None):
     """What device_math strategy `strategy` ("glibc", "numpy", "sm90-fast-math", ...) computes
     for `function` ("exp2", "exp", "log", "fast_log", "log2", "rcp", or "div" with the divisor
@@ -313,6 +323,7 @@ def numerics_help():
 attention.__doc__ += numerics_help()
 
 
+@_checks.named_keywords
 def attention_config(numerics="fa2", format="bf16", *, set=(), mitigations=(), tile=None,
                      causal=False, scale=None, seed=0):
     """The configuration (every site's format, rounding and accumulation) as a dict."""
@@ -324,6 +335,7 @@ def attention_config(numerics="fa2", format="bf16", *, set=(), mitigations=(), t
         _checks.number(scale, "scale", "a positive number"), seed))
 
 
+@_checks.named_keywords
 def generate(kind, shape, *, seed=0, backward=False, peak=4.0, prototypes=32,
              concentration=3.0):
     """Inputs from a generator (normal, peaky, repeated-max, low-rank, sinks) as the CLI's
@@ -337,6 +349,7 @@ def generate(kind, shape, *, seed=0, backward=False, peak=4.0, prototypes=32,
                           prototypes=prototypes, concentration=concentration)
 
 
+@_checks.named_keywords
 def run_experiment(file, *, out=None, force=False, quiet=True, threads=0, max_cases=0,
                    check=False, max_memory=None):
     """Runs an experiment file as `simprec run` does (resumable; the same results, report and

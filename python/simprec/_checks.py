@@ -2,6 +2,8 @@
 TypeError or ValueError naming the argument, the value given and what was expected."""
 
 import difflib
+import functools
+import inspect
 
 
 def string_list(value, argument, example):
@@ -64,13 +66,13 @@ def optional_str(value, argument, example):
     return value
 
 
-def unknown_keywords(given, known, where):
+def unknown_keywords(given, known, where, why=""):
     """TypeError for the first keyword of `given` that is not in `known`, with the nearest."""
     for name in given:
         if name not in known:
             near = difflib.get_close_matches(name, list(known), n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
-            raise TypeError(f"unexpected keyword argument {name!r}{hint} ({where}); expected "
+            raise TypeError(f"{where}: unexpected keyword argument {name!r}{hint}{why}; expected "
                             f"one of {', '.join(sorted(known))}")
 
 
@@ -103,3 +105,16 @@ def flag(value, argument):
                         f"{type(value).__name__}")
     return bool(value)
 
+
+def named_keywords(function):
+    """`function` with a misspelt keyword refused naming the nearest parameter (Python's own
+    message names the keyword but not what was meant)."""
+    signature = inspect.signature(function)
+
+    @functools.wraps(function)
+    def checked(*args, **kwargs):
+        unknown = [k for k in kwargs if k not in signature.parameters]
+        if unknown and not any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values()):
+            unknown_keywords(unknown, list(signature.parameters), function.__name__)
+        return function(*args, **kwargs)
+    return checked

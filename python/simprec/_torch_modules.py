@@ -23,6 +23,7 @@ import torch
 import torch.nn.functional as F
 
 import simprec
+from simprec import _checks
 
 
 def causal_mask_of(mask, rows, columns):
@@ -184,6 +185,7 @@ _ROADS = ((F, "scaled_dot_product_attention", _sdpa),
           (torch, "_transformer_encoder_layer_fwd", _encoder_layer_fwd))
 
 
+@_checks.named_keywords
 @contextlib.contextmanager
 def emulate_attention(numerics="fa2", *, format=None, set=(), mitigations=(), tile=None, seed=0,
                       threads=0, on_backward=None):

@@ -9,7 +9,7 @@ import torch
 
 import simprec
 from simprec._arrays import dtype_format, tensor_to_numpy
-from simprec._checks import string_list, tile_argument
+from simprec._checks import named_keywords, string_list, tile_argument
 
 __all__ = ["attention", "BackwardCall", "emulate_attention", "NonFiniteInputWarning"]
 
@@ -122,6 +122,7 @@ def _default_format(query, format):
     return fmt
 
 
+@named_keywords
 def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
               enable_gqa=False, *, numerics="fa2", format=None, set=(), mitigations=(),
               tile=None, seed=0, threads=0, on_backward=None):

@@ -107,9 +107,8 @@ def _check_kernel_keywords(fn, kernel_kwargs):
         return
     own = set(inspect.signature(validate).parameters) - {"fn", "kernel_kwargs"}
     name = getattr(fn, "__name__", type(fn).__name__)
-    _checks.unknown_keywords(kernel_kwargs, own | set(parameters),
-                             f"neither an option of validate nor a parameter of fn "
-                             f"{name}")
+    _checks.unknown_keywords(kernel_kwargs, own | set(parameters), "validate",
+                             f", neither an option of validate nor a parameter of fn {name}")
 
 
 def _format_of_inputs(inputs):

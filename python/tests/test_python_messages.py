@@ -94,6 +94,12 @@ BAD_CALLS = [
      r"fn: expected a callable kernel taking \(q, k, v\), got NoneType"),
     (lambda: simprec.validate(lambda q, k, v: q, generate="normal", shpe=(1, 1, 8, 8)),
      TypeError, r"unexpected keyword argument 'shpe' \(did you mean 'shape'\?\)"),
+    (lambda: simprec.attention(F32, F32, F32, formt="fp16"), TypeError,
+     r"attention: unexpected keyword argument 'formt' \(did you mean 'format'\?\)"),
+    (lambda: storch.attention(T32, T32, T32, numeric="fa2"), TypeError,
+     r"attention: unexpected keyword argument 'numeric' \(did you mean 'numerics'\?\)"),
+    (lambda: simprec.round(np.zeros(3), "bf16", mode="rne"), TypeError,
+     r"round: unexpected keyword argument 'mode'"),
     (lambda: simprec.validate(lambda q, k, v: q, inputs=F32), TypeError,
      r"inputs: expected a tuple \(q, k, v\)"),
 ]
