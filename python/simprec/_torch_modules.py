@@ -26,26 +26,27 @@ import simprec
 from simprec import _checks
 
 
-def causal_mask_of(mask, rows, columns):
-    """True when `mask` (an attn_mask of shape (rows, columns)) is exactly the causal mask that
-    nn.Transformer.generate_square_subsequent_mask makes (-inf above the diagonal, 0 elsewhere)
-    or its boolean form (True above the diagonal)."""
+def causal_mask_of(mask, rows, columns, true_attends):
+    """True when `mask` (an attn_mask of shape (rows, columns)) is exactly the causal mask: as a
+    float mask, -inf above the diagonal and 0 elsewhere (what
+    nn.Transformer.generate_square_subsequent_mask makes); as a boolean mask, True where a key
+    takes part (SDPA's meaning, true_attends) or where it is masked (nn.MultiheadAttention's)."""
     if mask is None or mask.dim() != 2 or tuple(mask.shape) != (rows, columns) or rows != columns:
         return False
     above = torch.ones(rows, columns, dtype=torch.bool, device=mask.device).triu(1)
     if mask.dtype == torch.bool:
-        return bool(torch.equal(mask, above))
+        return bool(torch.equal(mask, ~above if true_attends else above))
     return bool(torch.equal(mask == -math.inf, above) and torch.all(mask[~above] == 0))
 
 
-def _causal(attn_mask, is_causal, rows, columns, argument):
+def _causal(attn_mask, is_causal, rows, columns, argument, true_attends=False):
     if attn_mask is None:
         return bool(is_causal)
-    if is_causal or causal_mask_of(attn_mask, rows, columns):
+    if is_causal or causal_mask_of(attn_mask, rows, columns, true_attends):
         return True
     raise ValueError(f"{argument}: a mask of shape {tuple(attn_mask.shape)} that is not the causal "
-                     "mask is not emulated; expected None or the causal mask (-inf or True above "
-                     "the diagonal)")
+                     "mask is not emulated; expected None or the causal mask (-inf above the "
+                     "diagonal, or its boolean form)")
 
 
 def _refuse(condition, what):
@@ -55,7 +56,8 @@ def _refuse(condition, what):
 
 def _sdpa(options, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
           enable_gqa=False):
-    causal = _causal(attn_mask, is_causal, query.shape[-2], key.shape[-2], "attn_mask")
+    causal = _causal(attn_mask, is_causal, query.shape[-2], key.shape[-2], "attn_mask",
+                     true_attends=True)
     return simprec.torch.attention(query, key, value, dropout_p=dropout_p, is_causal=causal,
                                    scale=scale, enable_gqa=enable_gqa, **options)
 

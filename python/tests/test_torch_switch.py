@@ -155,8 +155,12 @@ def test_multihead_attention_with_a_causal_mask_and_what_is_refused():
 def test_scaled_dot_product_attention_is_replaced():
     g = torch.Generator().manual_seed(4)
     q, k, v = (torch.randn(1, 2, 16, 8, generator=g) for _ in range(3))
+    attends = torch.ones(16, 16, dtype=torch.bool).tril()  # SDPA's boolean mask: True takes part
     with storch.emulate_attention(**SPEC):
         o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        assert torch.equal(F.scaled_dot_product_attention(q, k, v, attn_mask=attends), o)
+        with pytest.raises(ValueError, match="attn_mask: a mask of shape \\(16, 16\\)"):
+            F.scaled_dot_product_attention(q, k, v, attn_mask=~attends)  # the future only
     assert torch.equal(o, storch.attention(q, k, v, is_causal=True, **SPEC))
     assert not torch.equal(F.scaled_dot_product_attention(q, k, v, is_causal=True), o)
 
@@ -192,3 +196,17 @@ def test_decoder_layer_self_and_cross_attention_are_routed_with_their_masks():
     assert not torch.allclose(far, own, atol=1e-3)
     unmasked = layer(tgt, memory).detach()
     assert not torch.allclose(unmasked, own, atol=1e-2)
+
+
+def test_causal_masks_are_recognised_in_both_boolean_meanings():
+    from simprec._torch_modules import causal_mask_of
+    attends = torch.ones(6, 6, dtype=torch.bool).tril()  # SDPA: True takes part
+    masked = ~attends  # nn.MultiheadAttention: True is masked out
+    float_mask = torch.nn.Transformer.generate_square_subsequent_mask(6)
+    assert causal_mask_of(attends, 6, 6, true_attends=True)
+    assert not causal_mask_of(masked, 6, 6, true_attends=True)  # the future only, for SDPA
+    assert causal_mask_of(masked, 6, 6, true_attends=False)
+    assert not causal_mask_of(attends, 6, 6, true_attends=False)
+    assert causal_mask_of(float_mask, 6, 6, True) and causal_mask_of(float_mask, 6, 6, False)
+    assert not causal_mask_of(float_mask.T, 6, 6, False)
+    assert not causal_mask_of(float_mask[:, :5], 6, 5, False)
