@@ -13,6 +13,7 @@ import numpy as np
 
 from simprec._arrays import like as _like
 from simprec._arrays import to_numpy as _to_numpy
+from simprec import _checks
 from simprec._extension import core as _core
 from simprec._extension import missing as _missing_extension
 from simprec.discovery import DiscoveryResult, discover  # noqa: F401
@@ -26,14 +27,34 @@ __all__ = [
 ]
 
 formats = _core.formats
-format_info = _core.format_info
 rounding_modes = _core.rounding_modes
 tensor_core_models = _core.tensor_core_models
 generator_kinds = _core.generator_kinds
 numerics_reference = _core.numerics_reference
-canonical_numerics = _core.canonical_numerics
 
 
+@_checks.named_keywords
+def format_info(format, *, overflow=None, subnormals=True):
+    """A format's limits, the columns of `simprec formats` (any eXmY[fn|fnuz])."""
+    return _core.format_info(_checks.text(format, "format", "e4m3fn"),
+                             overflow=_checks.optional_str(overflow, "overflow", "saturate"),
+                             subnormals=_checks.flag(subnormals, "subnormals"))
+
+
+@_checks.named_keywords
+def canonical_numerics(spec, format="bf16"):
+    """A numerics spec's canonical form (ValueError for one a run would refuse)."""
+    return _core.canonical_numerics(_checks.numerics_spec(spec), _checks.text(format, "format",
+                                                                           "bf16"))
+
+
+def _mode(format, rounding, overflow=None):
+    """The format, rounding and overflow arguments checked for their types."""
+    return (_checks.text(format, "format", "bf16"), _checks.text(rounding, "rounding", "rne"),
+            _checks.optional_str(overflow, "overflow", "saturate"))
+
+
+@_checks.named_keywords
 def round(x, format, rounding="rne", *, sr_bits=32, seed=0, overflow=None, subnormals=True,
           encode=False, out=None, threads=0):
     """Rounds every element of x (float32 or float64) once into `format` with `rounding`.
@@ -46,11 +67,14 @@ def round(x, format, rounding="rne", *, sr_bits=32, seed=0, overflow=None, subno
     if bits_format is not None:
         raise TypeError(f"x: a {bits_format} tensor holds encodings; decode it first or pass "
                         "float32/float64 values")
+    format, rounding, overflow = _mode(format, rounding, overflow)
     result = _core.round(array, format, rounding, sr_bits=sr_bits, seed=seed, overflow=overflow,
-                         subnormals=subnormals, encode=encode, out=out, threads=threads)
+                         subnormals=_checks.flag(subnormals, "subnormals"),
+                         encode=_checks.flag(encode, "encode"), out=out, threads=threads)
     return _like(result, x)
 
 
+@_checks.named_keywords
 def decode(bits, format, *, overflow=None, subnormals=True, dtype="float64", out=None):
     """The exact values of encodings of `format` (uint8/uint16/uint32/uint64) as float64 (or
     float32 where every value of the format fits)."""
@@ -58,8 +82,14 @@ def decode(bits, format, *, overflow=None, subnormals=True, dtype="float64", out
     if bits_format is not None:
         raise TypeError(f"bits: a {bits_format} tensor is already values; convert it with "
                         ".float() instead")
-    result = _core.decode(array, format, overflow=overflow, subnormals=subnormals, dtype=dtype,
-                          out=out)
+    if not isinstance(dtype, str):
+        try:  # numpy.float32, numpy.dtype("float64")
+            dtype = np.dtype(dtype).name
+        except TypeError:
+            raise TypeError(f"dtype={dtype!r}: expected 'float64' or 'float32'") from None
+    format, _, overflow = _mode(format, "rne", overflow)
+    result = _core.decode(array, format, overflow=overflow,
+                          subnormals=_checks.flag(subnormals, "subnormals"), dtype=dtype, out=out)
     return _like(result, bits)
 
 
@@ -74,6 +104,8 @@ def _elementwise(operation, arrays, names, format, rounding, options):
     if any(a.shape != converted[0].shape for a in converted):
         # Broadcasting needs materialised operands: the C++ side takes contiguous arrays.
         converted = [np.ascontiguousarray(a) for a in np.broadcast_arrays(*converted)]
+    format, rounding, options["overflow"] = _mode(format, rounding, options["overflow"])
+    options["subnormals"] = _checks.flag(options["subnormals"], "subnormals")
     result = operation(*converted, format, rounding, **options)
     return _like(result, arrays[0])
 
@@ -90,7 +122,7 @@ def _binary(operation, name, symbol):
     function.__name__ = function.__qualname__ = name
     function.__doc__ = (f"a {symbol} b rounded once into `format` with `rounding`; operands are "
                         "encodings or values the format holds exactly, results come back alike.")
-    return function
+    return _checks.named_keywords(function)
 
 
 add = _binary(_core.add, "add", "+")
@@ -99,18 +131,21 @@ mul = _binary(_core.mul, "mul", "*")
 div = _binary(_core.div, "div", "/")
 
 
+@_checks.named_keywords
 def fma(a, b, c, format, rounding="rne", *, sr_bits=32, seed=0, overflow=None, subnormals=True):
     """a * b + c with one rounding into `format`."""
     return _elementwise(_core.fma, (a, b, c), ("a", "b", "c"), format, rounding,
                         _mode_options(sr_bits, seed, overflow, subnormals))
 
 
+@_checks.named_keywords
 def sqrt(a, format, rounding="rne", *, sr_bits=32, seed=0, overflow=None, subnormals=True):
     """sqrt(a) rounded once into `format`."""
     return _elementwise(_core.sqrt, (a,), ("a",), format, rounding,
                         _mode_options(sr_bits, seed, overflow, subnormals))
 
 
+@_checks.named_keywords
 def matmul(a, b, c=None, *, model="tc:sm90-mma-bf16", threads=0):
     """D = A*B + C as the tensor-core model computes it (`simprec mma`): A (..., M, K) and
     B (..., K, N) as encodings of the model's input format or float32 values it holds exactly
@@ -121,10 +156,12 @@ def matmul(a, b, c=None, *, model="tc:sm90-mma-bf16", threads=0):
             operands.append(None)
             continue
         operands.append(_to_numpy(array, name)[0])
-    result = _core.matmul(*operands, model=model, threads=threads)
+    result = _core.matmul(*operands, model=_checks.text(model, "model", "tc:sm90-mma-bf16"),
+                          threads=threads)
     return _like(result, a)
 
 
+@_checks.named_keywords
 def quantize(x, scheme, rounding="rne", *, sr_bits=32, seed=0, block_size=None):
     """x (float32 or float64; NVFP4 float32 only) in a block-scaled format, as `simprec quantize`
     computes it (docs/block_scaling.md): scheme mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3, mxfp6_e3m2,
@@ -137,6 +174,9 @@ def quantize(x, scheme, rounding="rne", *, sr_bits=32, seed=0, block_size=None):
     if bits_format is not None:
         raise TypeError(f"x: a {bits_format} tensor holds encodings; decode it first or pass "
                         "float32/float64 values")
+    scheme, rounding = _checks.text(scheme, "scheme", "mxfp8_e4m3"), _mode("bf16", rounding)[1]
+    block_size = _checks.number(block_size, "block_size", "a block size such as 32",
+                                integer=True)
     return _core.quantize(array, scheme, rounding, sr_bits, seed, block_size)
 
 
@@ -147,7 +187,8 @@ class AttentionResult:
     a value of its site's format (o_format, grad_format); stats is the content of the CLI's
     stats.json (config, scale, metrics, baseline, trace, attribution) without the input
     description; metrics, trace and attribution are its parts; attribution_table the ranked
-    table the CLI prints.
+    table the CLI prints; nonfinite_inputs counts the NaN and infinite values of each input
+    ({"q": {"nan": 0, "inf": 0}, ...}), which go through as the emulated arithmetic takes them.
     """
 
     def __init__(self, raw):
@@ -167,6 +208,7 @@ class AttentionResult:
         self.attribution = self.stats.get("attribution")
         self.attribution_table = raw["attribution_table"]
         self.numerics = self.stats["numerics"]
+        self.nonfinite_inputs = raw["nonfinite_inputs"]
 
     def __repr__(self):
         parts = [f"o {self.o.shape} in {self.o_format}"]
@@ -197,7 +239,8 @@ def _attention_inputs(q, k, v, do, input_format):
     return arrays, input_format
 
 
-def attention(q, k, v, do=None, *, numerics="fa2", format="bf16", set=(), mitigations=(),
+@_checks.named_keywords
+def attention(q, k, v, do=None, *, numerics="fa2", format=None, set=(), mitigations=(),
               tile=None, causal=False, scale=None, seed=0, threads=0, input_format=None,
               trace=False, reference=True, baseline=True, attribute=False,
               attribute_target="o", o=None, lse=None, max_memory=None, device_functions=None):
@@ -206,7 +249,9 @@ def attention(q, k, v, do=None, *, numerics="fa2", format="bf16", set=(), mitiga
     q (..., Nq, d), k (..., Nk, d), v (..., Nk, dv), do (..., Nq, dv): float32/float64 values,
     or encodings of input_format (uint16/uint8), or torch tensors (bf16/fp16 ones as their
     encodings). numerics is a numerics spec ("fa2", "torch-math,p_cast=bf16:rne", a .toml
-    file; docs/attention.md, docs/kernel_models.md) and format the low-precision format when the spec names none;
+    file; docs/attention.md, docs/kernel_models.md) and format the low-precision format when
+    the spec names none: by default the inputs' format where they are encodings (input_format,
+    or bf16/fp16/fp8 torch tensors), else bf16;
     tile, set and mitigations add to it as the CLI's --tile, --set and --mitigation do. reference=False skips the fp64
     reference and the metrics (what a training step needs); o and lse, with do, are a forward
     pass to differentiate instead of running it again. A call whose estimated memory exceeds
@@ -216,26 +261,49 @@ def attention(q, k, v, do=None, *, numerics="fa2", format="bf16", set=(), mitiga
     "rcp": ..., "div": ...}, each a callable taking float32 numpy arrays (div: x and the
     divisor) and returning float32 values, called once per function and pass with every
     argument the emulation meets at an fp32 round-to-nearest-even site (docs/python.md). Ctrl-C
-    stops the call at the next head. Returns an AttentionResult.
+    stops the call at the next head. NaN and infinite inputs go through as the emulated
+    arithmetic takes them; AttentionResult.nonfinite_inputs counts them. Returns an
+    AttentionResult.
     """
+    numerics = _checks.numerics_spec(numerics)
+    _checks.optional_str(format, "format", "bf16")
+    _checks.optional_str(input_format, "input_format", "bf16")
     (qa, ka, va, da), input_format = _attention_inputs(q, k, v, do, input_format)
-    raw = _core.attention(qa, ka, va, da, numerics=numerics, format=format, set=list(set),
-                          mitigations=list(mitigations), tile=tile, causal=causal, scale=scale,
-                          seed=seed, threads=threads, input_format=input_format, trace=trace,
-                          reference=reference, baseline=baseline, attribute=attribute,
-                          attribute_target=attribute_target, o=o, lse=lse,
+    if format is None:
+        format = input_format or "bf16"
+    raw = _core.attention(qa, ka, va, da, numerics=numerics, format=format,
+                          set=_checks.string_list(set, "set", "s=fp32:rne"),
+                          mitigations=_checks.string_list(mitigations, "mitigations",
+                                                          "beta-rowmax:2"),
+                          tile=_checks.tile_argument(tile), causal=_checks.flag(causal, "causal"),
+                          scale=_checks.number(scale, "scale", "a positive number"), seed=seed,
+                          threads=threads, input_format=input_format,
+                          trace=_checks.flag(trace, "trace"),
+                          reference=_checks.flag(reference, "reference"),
+                          baseline=_checks.flag(baseline, "baseline"),
+                          attribute=_checks.flag(attribute, "attribute"),
+                          attribute_target=_checks.text(attribute_target, "attribute_target", "dq"),
+                          o=o, lse=lse,
                           max_memory=max_memory, device_functions=device_functions)
     return AttentionResult(raw)
 
 
+@_checks.named_keywords
 def device_function(strategy, function, x, y=None):
     """What device_math strategy `strategy` ("glibc", "numpy", "sm90-fast-math", ...) computes
     for `function` ("exp2", "exp", "log", "fast_log", "log2", "rcp", or "div" with the divisor
     y) on the float32 values x: (values, modelled), float32 values and a bool array, False (and
     NaN) where the strategy has no value and the emulation rounds the correctly rounded result
     at the site instead."""
-    return _core.device_function(strategy, function, np.asarray(x, dtype=np.float32),
-                                 None if y is None else np.asarray(y, dtype=np.float32))
+    def values(a, argument):
+        try:
+            return np.asarray(a, dtype=np.float32)
+        except (TypeError, ValueError):
+            raise TypeError(f"{argument}={a!r}: expected float32 values (an array or a number)"
+                            ) from None
+    return _core.device_function(_checks.text(strategy, "strategy", "numpy"),
+                                 _checks.text(function, "function", "exp2"), values(x, "x"),
+                                 None if y is None else values(y, "y"))
 
 
 def numerics_help():
@@ -255,22 +323,33 @@ def numerics_help():
 attention.__doc__ += numerics_help()
 
 
+@_checks.named_keywords
 def attention_config(numerics="fa2", format="bf16", *, set=(), mitigations=(), tile=None,
                      causal=False, scale=None, seed=0):
     """The configuration (every site's format, rounding and accumulation) as a dict."""
-    return json.loads(_core.attention_config_json(numerics, format, list(set), list(mitigations),
-                                                  tile, causal, scale, seed))
+    return json.loads(_core.attention_config_json(
+        _checks.numerics_spec(numerics), _checks.text(format, "format", "bf16"),
+        _checks.string_list(set, "set", "s=fp32:rne"),
+        _checks.string_list(mitigations, "mitigations", "beta-rowmax:2"),
+        _checks.tile_argument(tile), _checks.flag(causal, "causal"),
+        _checks.number(scale, "scale", "a positive number"), seed))
 
 
+@_checks.named_keywords
 def generate(kind, shape, *, seed=0, backward=False, peak=4.0, prototypes=32,
              concentration=3.0):
     """Inputs from a generator (normal, peaky, repeated-max, low-rank, sinks) as the CLI's
     --generate makes them: a dict of float64 arrays q, k, v (and do with backward=True) of
     shape (B, H, N, d)."""
-    return _core.generate(kind, list(shape), seed=seed, backward=backward, peak=peak,
+    if not isinstance(kind, str):
+        raise TypeError(f"kind={kind!r}: expected a generator's name, one of "
+                        f"{', '.join(generator_kinds())}")
+    return _core.generate(kind, _checks.shape_argument(shape, "shape", "(B, H, N, d)"),
+                          seed=seed, backward=_checks.flag(backward, "backward"), peak=peak,
                           prototypes=prototypes, concentration=concentration)
 
 
+@_checks.named_keywords
 def run_experiment(file, *, out=None, force=False, quiet=True, threads=0, max_cases=0,
                    check=False, max_memory=None):
     """Runs an experiment file as `simprec run` does (resumable; the same results, report and
@@ -278,6 +357,11 @@ def run_experiment(file, *, out=None, force=False, quiet=True, threads=0, max_ca
     verdict. check=True only validates the file (and the memory bound) and counts its cases.
     A case whose estimated memory exceeds max_memory ("4G", bytes; None: the machine's physical
     memory) raises MemoryError before any runs, as `simprec run --max-memory` refuses it."""
+    import os
+    for value, argument in ((file, "file"), (out, "out")):
+        if not isinstance(value, (str, os.PathLike)) and (argument == "file" or value is not None):
+            raise TypeError(f"{argument}={value!r}: expected a path (a str or pathlib.Path), got "
+                            f"{type(value).__name__}")
     return _core.run_experiment(str(file), out=None if out is None else str(out), force=force,
                                 quiet=quiet, threads=threads, max_cases=max_cases, check=check,
                                 max_memory=max_memory)

@@ -4,7 +4,7 @@ the report of `simprec discover` (docs/discover.md)."""
 
 import numpy as np
 
-from simprec._arrays import is_torch_tensor, tensor_to_numpy, torch_from_bits
+from simprec._arrays import is_torch_tensor, tensor_to_numpy, torch_device, torch_from_bits
 from simprec._extension import core as _core
 
 _OUTPUT_ORDER = ("O", "LSE")
@@ -127,6 +127,8 @@ def discover(kernel=None, *, cases=(), input_format=None, causal=False,
     if fn is not None:
         if input_format is None:
             raise ValueError("discover: a kernel to call needs input_format (bf16, fp16, ...)")
+        if tensors == "torch":
+            device = torch_device(device)
         runner = _kernel_runner(fn, input_format, tensors, device, output_format,
                                 causal_keyword)
     log = print if verbose else None
