@@ -1,0 +1,410 @@
+#!/usr/bin/python3
+"""Runs the code blocks of README.md and docs/*.md as they stand, and checks the ones that cannot run.
+
+Every fenced block of a page is one of:
+  run        a ```sh (```bash) or ```python block with no marker: run, in page order, in one
+             empty folder that looks like a checkout (the checkout's top-level entries linked,
+             `build` the build folder, its bin/ first on PATH); sh blocks in one bash (-e -u
+             -o pipefail), so a variable or `cd` carries to the next; each python block in a
+             fresh /usr/bin/python3 with PYTHONPATH=build/python.
+  data       ```toml, ```json, ```cpp, ```c, ```cmake, ```text: not code one runs.
+  marked     an HTML comment on the line just before the fence says why it does not run, and
+             what checks it instead:
+     <!-- synopsis -->      a usage synopsis. Each `simprec SUB ...` command in it must name
+                            exactly the options `simprec SUB --help` lists (a Python synopsis:
+                            every `simprec.NAME` it calls exists and takes the keywords given).
+     <!-- output -->        output of the block before it, which must be run: every line of the
+                            sample must appear in what it printed, in order (`...` in a line
+                            stands for any text; a line `...` for lines left out).
+     <!-- sample: TEST -->  a message no block of the page prints (a crash, a timeout); TEST, a
+                            file of the checkout, is the test that checks it.
+     <!-- file: NAME -->    a data block written to NAME in the folder before the blocks after it
+                            run (so that the page's own commands check it).
+     <!-- ci -->           CI's own command: .ci/run must hold each of its lines.
+     <!-- heavy -->         run only with --heavy (the ctest label `heavy`: over a minute).
+     <!-- gpu-only -->      needs a GPU (or CUDA build): only its syntax is checked.
+     <!-- not-run: WHY -->  anything else, with the reason (its syntax is checked).
+     <!-- run-by: TEST -->  run as written by another ctest, TEST, which tests/CMakeLists.txt adds.
+Other comments before a block (`<!-- walkthrough -->`, naming it for a test) are ignored. A ```sh,
+```python or unlabelled block with no marker that the runner does not run fails the page.
+
+  tests/doc_blocks.py SOURCE BUILD PAGE [--heavy] [--expect TEXT]...  run PAGE's blocks
+  tests/doc_blocks.py SOURCE BUILD --count                              count every page's blocks
+"""
+import argparse
+import ast
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SHELL = {"sh", "bash"}
+PYTHON = {"python"}
+DATA = {"toml", "json", "cpp", "c", "cmake", "text"}
+KINDS = {"synopsis", "output", "sample", "file", "ci", "heavy", "gpu-only", "not-run", "run-by"}
+NEEDS_NOTE = {"file", "not-run", "run-by", "sample"}
+FENCE = re.compile(r"^```(\S*)\s*$")
+MARKER = re.compile(r"^<!--\s*([a-z-]+)(?::\s*(.*?))?\s*-->$")
+
+
+@dataclass
+class Block:
+    page: str
+    line: int  # of the opening fence, 1-based
+    lang: str
+    text: str
+    kind: str = ""  # "" when unmarked
+    note: str = ""
+    comments: list = field(default_factory=list)
+
+    @property
+    def where(self):
+        return f"{self.page}:{self.line}"
+
+    @property
+    def code(self):
+        return self.lang in SHELL | PYTHON or self.lang == ""
+
+
+def parse(source, page):
+    """The page's fenced blocks, each with the marker that precedes it."""
+    lines = (Path(source) / page).read_text().split("\n")
+    blocks, i = [], 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        end = i + 1
+        while end < len(lines) and lines[end].rstrip() != "```":
+            end += 1
+        if end == len(lines):
+            sys.exit(f"{page}:{i + 1}: a code block that never ends")
+        block = Block(page, i + 1, m.group(1), "\n".join(lines[i + 1:end]) + "\n")
+        j = i - 1
+        while j >= 0 and lines[j].startswith("<!--"):
+            block.comments.insert(0, lines[j].strip())
+            j -= 1
+        for comment in block.comments:
+            mm = MARKER.match(comment)
+            if mm and mm.group(1) in KINDS:
+                if block.kind:
+                    sys.exit(f"{block.where}: two markers ({block.kind}, {mm.group(1)})")
+                block.kind, block.note = mm.group(1), mm.group(2) or ""
+                if block.kind in NEEDS_NOTE and not block.note:
+                    sys.exit(f"{block.where}: <!-- {block.kind}: ... --> needs its text after the colon")
+        blocks.append(block)
+        i = end + 1
+    return blocks
+
+
+def classify(block):
+    """What the runner does with a block: run, data, checked or marked; None when it may not stay."""
+    if block.kind == "heavy":
+        return "run"
+    if block.kind in ("synopsis", "output", "file", "ci", "run-by"):
+        return "checked"
+    if block.kind in ("gpu-only", "not-run", "sample"):
+        return "marked"
+    if block.lang in SHELL | PYTHON:
+        return "run"
+    if block.lang in DATA:
+        return "data"
+    return None  # an unlabelled or unknown block with no marker
+
+
+# ---- synopses ---------------------------------------------------------------------------------
+
+def help_options(simprec, path, cache={}):
+    """The long and short options `simprec PATH --help` lists, and its subcommands."""
+    key = tuple(path)
+    if key not in cache:
+        out = subprocess.run([simprec, *path, "--help"], capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.exit(f"`simprec {' '.join(path)} --help` failed:\n{out.stdout}{out.stderr}")
+        options, subcommands, section = set(), set(), ""
+        for line in out.stdout.splitlines():
+            if re.match(r"^[A-Z][A-Za-z ]*:$", line):
+                section = line
+            elif section == "Options:":
+                m = re.match(r"^\s+((?:-{1,2}[\w-]+,?)+)", line)
+                if m:
+                    options.update(o for o in m.group(1).split(",") if o)
+            elif section == "Subcommands:":
+                m = re.match(r"^\s+([a-z][\w-]*)\s", line)
+                if m:
+                    subcommands.add(m.group(1))
+        cache[key] = (options - {"-h", "--help", "--version"}, subcommands)
+    return cache[key]
+
+
+def check_cli_synopsis(block, simprec):
+    """Each simprec command of the block names exactly the options its --help lists."""
+    commands, current = [], None
+    for line in block.text.splitlines():
+        words = shlex.split(line.replace("'", " ").replace('"', " "), comments=True) if line.strip() else []
+        if "simprec" in words and not line.startswith((" ", "\t")):
+            current = words[words.index("simprec") + 1:]
+            commands.append(current)
+        elif current is not None and line.startswith((" ", "\t")):
+            current.extend(words)
+    if not commands:
+        return [f"{block.where}: a synopsis with no `simprec` command"]
+    named = {}
+    for words in commands:
+        path = []
+        while words and words[0] in help_options(simprec, path)[1]:
+            path.append(words.pop(0))
+        tokens = set()
+        for word in words:
+            tokens.update(re.findall(r"(?<![\w-])(--?[a-zA-Z][\w-]*)", word))
+        named.setdefault(tuple(path), set()).update(tokens)
+    errors = []
+    for path, said in named.items():
+        listed, _ = help_options(simprec, list(path))
+        name = " ".join(("simprec",) + path)
+        if said - listed:
+            errors.append(f"{block.where}: `{name}` has no option {', '.join(sorted(said - listed))}")
+        missing = {o for o in listed - said if o.startswith("--")} - {
+            o for o in listed if o.startswith("--") and any(s in said for s in short_aliases(simprec, path, o))}
+        if missing:
+            errors.append(f"{block.where}: the synopsis of `{name}` leaves out {', '.join(sorted(missing))} "
+                          f"(`{name} --help` lists them)")
+    return errors
+
+
+def short_aliases(simprec, path, long_option):
+    """The short spellings `--help` gives with a long option (`-j,--threads`)."""
+    out = subprocess.run([simprec, *path, "--help"], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        names = re.match(r"^\s+((?:-{1,2}[\w-]+,?)+)", line)
+        if names and long_option in names.group(1).split(","):
+            return [n for n in names.group(1).split(",") if n and not n.startswith("--")]
+    return []
+
+
+def check_python_synopsis(block, env):
+    """Every simprec.NAME(...) the block calls exists and takes the keywords given."""
+    lines = [l for l in block.text.splitlines()]
+    if any(l.startswith(">>>") for l in lines):
+        lines = [l[4:] for l in lines if l.startswith((">>> ", "... "))]
+    source = "\n".join(lines)
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as e:
+        return [f"{block.where}: not Python: {e}"]
+    calls = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            chain, f = [], node.func
+            while isinstance(f, ast.Attribute):
+                chain.insert(0, f.attr)
+                f = f.value
+            if isinstance(f, ast.Name) and f.id == "simprec" and chain:
+                calls.append((".".join(chain), [k.arg for k in node.keywords if k.arg]))
+    if not calls:
+        return [f"{block.where}: a Python synopsis that calls nothing of simprec"]
+    probe = ("import importlib, inspect, json, sys\n"
+             "import simprec\n"
+             "calls = json.loads(sys.argv[1]); errors = []\n"
+             "for name, keywords in calls:\n"
+             "    obj = simprec\n"
+             "    parts = name.split('.')\n"
+             "    for i, part in enumerate(parts):\n"
+             "        if not hasattr(obj, part):\n"
+             "            try: importlib.import_module('simprec.' + '.'.join(parts[:i + 1]))\n"
+             "            except ImportError: pass\n"
+             "        if not hasattr(obj, part):\n"
+             "            errors.append(f'simprec.{name}: no {part}'); obj = None; break\n"
+             "        obj = getattr(obj, part)\n"
+             "    if obj is None: continue\n"
+             "    try: sig = inspect.signature(obj)\n"
+             "    except (TypeError, ValueError): continue\n"
+             "    params = sig.parameters.values()\n"
+             "    if any(p.kind == p.VAR_KEYWORD for p in params): continue\n"
+             "    for k in keywords:\n"
+             "        if k not in sig.parameters:\n"
+             "            errors.append(f'simprec.{name}() takes no keyword {k}')\n"
+             "print('\\n'.join(errors))\n")
+    import json
+    out = subprocess.run(["/usr/bin/python3", "-c", probe, json.dumps(calls)], capture_output=True,
+                         text=True, env=env)
+    if out.returncode != 0:
+        return [f"{block.where}: checking the Python synopsis failed:\n{out.stderr}"]
+    return [f"{block.where}: {e}" for e in out.stdout.split("\n") if e]
+
+
+def check_syntax(block):
+    if block.lang in PYTHON:
+        try:
+            ast.parse(block.text)
+        except SyntaxError as e:
+            return [f"{block.where}: not Python: {e}"]
+    elif block.lang in SHELL:
+        out = subprocess.run(["bash", "-n"], input=block.text, capture_output=True, text=True)
+        if out.returncode != 0:
+            return [f"{block.where}: not bash: {out.stderr.strip()}"]
+    return []
+
+
+def check_ci(block, source):
+    ci = (Path(source) / ".ci/run").read_text()
+    return [f"{block.where}: .ci/run does not run `{line}`" for line in commands_of(block) if line not in ci]
+
+
+def commands_of(block):
+    return [l.split("#")[0].strip() for l in block.text.splitlines() if l.split("#")[0].strip()]
+
+
+def output_matches(sample, actual):
+    """Every line of the sample, in order, among the actual lines; `...` matches any text."""
+    lines = [l.rstrip() for l in actual.splitlines()]
+    at = 0
+    for want in (l.rstrip() for l in sample.splitlines()):
+        if want in ("", "..."):
+            continue
+        pattern = re.compile("^" + ".*".join(re.escape(part) for part in want.split("...")) + "$")
+        while at < len(lines) and not pattern.match(lines[at]):
+            at += 1
+        if at == len(lines):
+            return want
+        at += 1
+    return None
+
+
+# ---- running a page ---------------------------------------------------------------------------
+
+def run_page(source, build, page, heavy, expected):
+    blocks = parse(source, page)
+    simprec = str(build / "bin/simprec")
+    env = dict(os.environ, PYTHONPATH=str(build / "python"), PATH=f"{build / 'bin'}:{os.environ['PATH']}")
+    errors, ran, timings = [], {}, []
+    for b in blocks:
+        if classify(b) is None:
+            errors.append(f"{b.where}: a ```{b.lang} block with no marker that the runner cannot run "
+                          "(label it sh, python or text, or mark it: tests/doc_blocks.py's docstring)")
+        elif b.kind == "synopsis":
+            errors += check_python_synopsis(b, env) if b.lang in PYTHON else check_cli_synopsis(b, simprec)
+        elif b.kind in ("gpu-only", "not-run"):
+            errors += check_syntax(b)
+        elif b.kind == "ci":
+            errors += check_ci(b, source)
+        elif b.kind == "sample" and not (Path(source) / b.note).is_file():
+            errors.append(f"{b.where}: no test file {b.note}")
+        elif b.kind == "run-by":
+            cmake = (Path(source) / "tests/CMakeLists.txt").read_text()
+            if f"add_test(NAME {b.note}" not in cmake:
+                errors.append(f"{b.where}: no ctest {b.note} runs it")
+    previous = None
+    for b in blocks:
+        if b.kind == "output" and (previous is None or classify(previous) != "run"):
+            errors.append(f"{b.where}: an output block that follows no block the runner runs")
+        if b.kind != "output":
+            previous = b
+    if errors:
+        return blocks, errors, ran, timings
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        for entry in Path(source).iterdir():
+            if entry.name not in ("build", ".git") and not entry.name.startswith("build-"):
+                (tmp / entry.name).symlink_to(entry)
+        (tmp / "build").symlink_to(build)
+        work = tmp / ".doc_blocks"
+        work.mkdir()
+        # One bash runs the page: sh blocks as they stand (a variable or `cd` carries to the next),
+        # python blocks each in a fresh interpreter; each block's output goes to its own file.
+        script, order = ["set -euo pipefail"], []
+        for b in blocks:
+            if b.kind == "file":
+                script.append(f"cat > {shlex.quote(b.note)} <<'DOC_BLOCKS_FILE_END'\n{b.text}DOC_BLOCKS_FILE_END")
+                continue
+            if classify(b) != "run" or (b.kind == "heavy") != heavy:
+                continue
+            n = len(order)
+            order.append(b)
+            script.append(f"echo {n} $(date +%s.%N) >> {work}/started; exec > {work}/out{n} 2>&1")
+            if b.lang in PYTHON:
+                (work / f"block{n}.py").write_text(b.text)
+                script.append(f"/usr/bin/python3 {work}/block{n}.py")
+            else:
+                script.append(b.text)
+        script.append(f"echo done $(date +%s.%N) >> {work}/started")
+        (work / "page.sh").write_text("\n".join(script) + "\n")
+        rc = subprocess.run(["bash", "--norc", "--noprofile", str(work / "page.sh")], cwd=tmp, env=env,
+                            stdin=subprocess.DEVNULL).returncode
+        started = [l.split() for l in (work / "started").read_text().splitlines()] if order else []
+        for i, (n, t) in enumerate(started[:len(order)]):
+            b = order[int(n)]
+            end_t = float(started[i + 1][1]) if i + 1 < len(started) else time.time()
+            timings.append((b, end_t - float(t)))
+            ran[b.line] = (work / f"out{n}").read_text(errors="replace")
+            print(f"=== {b.where} ({b.lang}, {timings[-1][1]:.1f} s)\n{b.text}--- output\n{ran[b.line]}", flush=True)
+        if rc != 0:
+            failed = order[int(started[-1][0])] if started and started[-1][0] != "done" else None
+            errors.append(f"{failed.where if failed else page}: the block failed (exit status {rc})")
+    if not errors:
+        previous = None
+        for b in blocks:
+            if b.kind == "output" and previous.line in ran:
+                miss = output_matches(b.text, ran[previous.line])
+                if miss is not None:
+                    errors.append(f"{b.where}: the sample output's line `{miss}` is not in what "
+                                  f"{previous.where} printed (in this order)")
+            if b.kind != "output":
+                previous = b
+        everything = "\n".join(ran.values())
+        errors += [f"{page}: the output lacks `{e}`" for e in expected if e not in everything]
+    return blocks, errors, ran, timings
+
+
+def count(source, pages):
+    total = {}
+    rows = []
+    for page in pages:
+        tally = {}
+        for b in parse(source, page):
+            c = classify(b)
+            what = "unmarked" if c is None else c if c in ("run", "data") else f"{c} ({b.kind})"
+            tally[what] = tally.get(what, 0) + 1
+            total[what] = total.get(what, 0) + 1
+        rows.append((page, tally))
+    for page, tally in rows:
+        print(f"{page}: " + ", ".join(f"{n} {k}" for k, n in sorted(tally.items())))
+    print("all pages: " + ", ".join(f"{n} {k}" for k, n in sorted(total.items())))
+    return total.get("unmarked", 0)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("source", type=Path)
+    parser.add_argument("build", type=Path)
+    parser.add_argument("page", nargs="?")
+    parser.add_argument("--heavy", action="store_true", help="run the blocks marked heavy (only them)")
+    parser.add_argument("--expect", action="append", default=[], help="text the page's output must hold")
+    parser.add_argument("--count", action="store_true", help="count every page's blocks")
+    args = parser.parse_args()
+    source, build = args.source.resolve(), args.build.resolve()
+    if args.count:
+        pages = ["README.md"] + sorted(str(p.relative_to(source)) for p in (source / "docs").glob("*.md"))
+        sys.exit(1 if count(source, pages) else 0)
+    blocks, errors, ran, timings = run_page(source, build, args.page, args.heavy, args.expect)
+    for e in errors:
+        print(f"FAIL {e}", file=sys.stderr)
+    tally = {}
+    for b in blocks:
+        c = classify(b)
+        tally[c] = tally.get(c, 0) + 1
+    print(f"{args.page}: {len(ran)} blocks run ({sum(t for _, t in timings):.1f} s), "
+          f"{tally.get('checked', 0)} checked, {tally.get('marked', 0)} marked, {tally.get('data', 0)} data"
+          + (f", {tally.get('run', 0) - len(ran)} left to the other tier" if tally.get("run", 0) > len(ran)
+             and not errors else ""))
+    sys.exit(1 if errors else 0)
+
+
+if __name__ == "__main__":
+    main()
