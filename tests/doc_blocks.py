@@ -74,10 +74,19 @@ class Block:
 def parse(source, page):
     """The page's fenced blocks, each with the marker that precedes it."""
     lines = (Path(source) / page).read_text().split("\n")
-    blocks, i = [], 0
+    blocks, i, in_list = [], 0, False
     while i < len(lines):
         m = FENCE.match(lines[i])
         if not m:
+            # An indented code block (four spaces after a blank line, outside a list) is code the
+            # runner cannot see: it has to be fenced.
+            if re.match(r"^\s*([-*+]|\d+\.)\s", lines[i]):
+                in_list = True
+            elif lines[i] and not lines[i].startswith(" "):
+                in_list = False
+            if (lines[i].startswith("    ") and lines[i].strip() and i > 0 and not lines[i - 1].strip()
+                    and not in_list):
+                sys.exit(f"{page}:{i + 1}: an indented code block; fence it (```sh, ```text, ...)")
             i += 1
             continue
         end = i + 1
@@ -120,72 +129,97 @@ def classify(block):
 
 # ---- synopses ---------------------------------------------------------------------------------
 
-def help_options(simprec, path, cache={}):
-    """The long and short options `simprec PATH --help` lists, and its subcommands."""
-    key = tuple(path)
+def read_help(argv, env, cwd, cache={}):
+    """The option groups (the spellings of one option, `-j,--threads`) and the subcommands that
+    `ARGV --help` lists (CLI11's and argparse's layouts)."""
+    key = tuple(argv)
     if key not in cache:
-        out = subprocess.run([simprec, *path, "--help"], capture_output=True, text=True)
+        out = subprocess.run([*argv, "--help"], capture_output=True, text=True, env=env, cwd=cwd)
         if out.returncode != 0:
-            sys.exit(f"`simprec {' '.join(path)} --help` failed:\n{out.stdout}{out.stderr}")
-        options, subcommands, section = set(), set(), ""
+            sys.exit(f"`{' '.join(argv)} --help` failed:\n{out.stdout}{out.stderr}")
+        groups, subcommands, section = [], set(), ""
         for line in out.stdout.splitlines():
-            if re.match(r"^[A-Z][A-Za-z ]*:$", line):
-                section = line
-            elif section == "Options:":
-                m = re.match(r"^\s+((?:-{1,2}[\w-]+,?)+)", line)
-                if m:
-                    options.update(o for o in m.group(1).split(",") if o)
-            elif section == "Subcommands:":
+            if re.match(r"^[A-Za-z][A-Za-z ]*:$", line):
+                section = line.lower()
+            elif section in ("options:", "optional arguments:") and re.match(r"^\s+-", line):
+                names = re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", re.split(r"\s{2,}", line.strip())[0])
+                if not {"-h", "--help", "--version"} & set(names):
+                    groups.append(set(names))
+            elif section == "subcommands:":
                 m = re.match(r"^\s+([a-z][\w-]*)\s", line)
                 if m:
                     subcommands.add(m.group(1))
-        cache[key] = (options - {"-h", "--help", "--version"}, subcommands)
+        cache[key] = (groups, subcommands)
     return cache[key]
 
 
-def check_cli_synopsis(block, simprec):
-    """Each simprec command of the block names exactly the options its --help lists."""
+def synopsis_commands(block, simprec, build, env):
+    """The commands of a synopsis block: {name: (help argv, the options named)}. A command is
+    `simprec [SUBCOMMAND...] ...` or `[VAR=VALUE...] /usr/bin/python3 SCRIPT.py ...`; indented
+    lines continue the command above."""
     commands, current = [], None
     for line in block.text.splitlines():
-        words = shlex.split(line.replace("'", " ").replace('"', " "), comments=True) if line.strip() else []
-        if "simprec" in words and not line.startswith((" ", "\t")):
-            current = words[words.index("simprec") + 1:]
-            commands.append(current)
-        elif current is not None and line.startswith((" ", "\t")):
+        words = re.sub(r"\s#.*", "", line).replace("\\", " ").replace("'", " ").replace('"', " ").split()
+        if not line.startswith((" ", "\t")):
+            current = None
+            start = next((i for i, w in enumerate(words) if w == "simprec" or w.endswith("python3")), None)
+            if start is not None:
+                current = words[start:]
+                commands.append((words[:start], current))
+        elif current is not None:
             current.extend(words)
-    if not commands:
-        return [f"{block.where}: a synopsis with no `simprec` command"]
     named = {}
-    for words in commands:
-        path = []
-        while words and words[0] in help_options(simprec, path)[1]:
-            path.append(words.pop(0))
+    for assignments, words in commands:
+        if words[0] == "simprec":
+            argv, words = [simprec], words[1:]
+            while words and words[0] in read_help(argv, env, None)[1]:
+                argv.append(words.pop(0))
+            name = " ".join(["simprec"] + argv[1:])
+        else:
+            script_env = dict(env)
+            for a in assignments:
+                var, _, value = a.partition("=")
+                script_env[var] = ":".join(str(build / v[len("build/"):]) if v.startswith("build/") else v
+                                           for v in value.split(":"))
+            argv, words, name = ["/usr/bin/python3", words[1]], words[2:], words[1]
+            argv = (argv, script_env)
         tokens = set()
         for word in words:
             tokens.update(re.findall(r"(?<![\w-])(--?[a-zA-Z][\w-]*)", word))
-        named.setdefault(tuple(path), set()).update(tokens)
-    errors = []
-    for path, said in named.items():
-        listed, _ = help_options(simprec, list(path))
-        name = " ".join(("simprec",) + path)
-        if said - listed:
-            errors.append(f"{block.where}: `{name}` has no option {', '.join(sorted(said - listed))}")
-        missing = {o for o in listed - said if o.startswith("--")} - {
-            o for o in listed if o.startswith("--") and any(s in said for s in short_aliases(simprec, path, o))}
+        entry = named.setdefault(name, [argv, set()])
+        entry[1].update(tokens)
+    return named
+
+
+def check_cli_synopses(blocks, simprec, source, build, env):
+    """The commands of a page's synopses name exactly the options their --help lists: each option a
+    synopsis names exists, and the page's synopses of a command together name them all."""
+    errors, named, first = [], {}, {}
+    for block in blocks:
+        commands = synopsis_commands(block, simprec, build, env)
+        if not commands:
+            errors.append(f"{block.where}: a synopsis with no `simprec` or `python3 SCRIPT` command")
+        for name, (argv, options) in commands.items():
+            groups = help_of(argv, env, source)[0]
+            known = set().union(*groups) if groups else set()
+            if options - known:
+                errors.append(f"{block.where}: `{name}` has no option {', '.join(sorted(options - known))}")
+            named.setdefault(name, [argv, set()])[1].update(options)
+            first.setdefault(name, block)
+    for name, (argv, said) in named.items():
+        missing = [min(g, key=len) if not any(n.startswith("--") for n in g) else
+                   next(n for n in sorted(g) if n.startswith("--"))
+                   for g in help_of(argv, env, source)[0] if not g & said]
         if missing:
-            errors.append(f"{block.where}: the synopsis of `{name}` leaves out {', '.join(sorted(missing))} "
-                          f"(`{name} --help` lists them)")
+            errors.append(f"{first[name].where}: the page's synopsis of `{name}` leaves out "
+                          f"{', '.join(sorted(missing))} (its --help lists them)")
     return errors
 
 
-def short_aliases(simprec, path, long_option):
-    """The short spellings `--help` gives with a long option (`-j,--threads`)."""
-    out = subprocess.run([simprec, *path, "--help"], capture_output=True, text=True).stdout
-    for line in out.splitlines():
-        names = re.match(r"^\s+((?:-{1,2}[\w-]+,?)+)", line)
-        if names and long_option in names.group(1).split(","):
-            return [n for n in names.group(1).split(",") if n and not n.startswith("--")]
-    return []
+def help_of(argv, env, source):
+    if isinstance(argv, tuple):  # a script, with its own environment, run from the checkout
+        return read_help(argv[0], argv[1], source)
+    return read_help(argv, env, None)
 
 
 def check_python_synopsis(block, env):
@@ -288,8 +322,8 @@ def run_page(source, build, page, heavy, expected):
         if classify(b) is None:
             errors.append(f"{b.where}: a ```{b.lang} block with no marker that the runner cannot run "
                           "(label it sh, python or text, or mark it: tests/doc_blocks.py's docstring)")
-        elif b.kind == "synopsis":
-            errors += check_python_synopsis(b, env) if b.lang in PYTHON else check_cli_synopsis(b, simprec)
+        elif b.kind == "synopsis" and b.lang in PYTHON:
+            errors += check_python_synopsis(b, env)
         elif b.kind in ("gpu-only", "not-run"):
             errors += check_syntax(b)
         elif b.kind == "ci":
@@ -300,6 +334,8 @@ def run_page(source, build, page, heavy, expected):
             cmake = (Path(source) / "tests/CMakeLists.txt").read_text()
             if f"add_test(NAME {b.note}" not in cmake:
                 errors.append(f"{b.where}: no ctest {b.note} runs it")
+    errors += check_cli_synopses([b for b in blocks if b.kind == "synopsis" and b.lang not in PYTHON], simprec,
+                                 source, build, env)
     previous = None
     for b in blocks:
         if b.kind == "output" and (previous is None or classify(previous) != "run"):
