@@ -363,23 +363,29 @@ def run_page(source, build, page, heavy, expected):
                 continue
             n = len(order)
             order.append(b)
-            script.append(f"echo {n} $(date +%s.%N) >> {work}/started; exec > {work}/out{n} 2>&1")
+            # Each block's start: the time, and the CPU time the page's commands have used so far
+            # (bash's `times`: user and system time of the finished children).
+            script.append(f"times > {work}/cpu; echo {n} $(date +%s.%N) $(tail -n 1 {work}/cpu) >> {work}/started;"
+                          f" exec > {work}/out{n} 2>&1")
             if b.lang in PYTHON:
                 (work / f"block{n}.py").write_text(b.text)
                 script.append(f"/usr/bin/python3 {work}/block{n}.py")
             else:
                 script.append(b.text)
-        script.append(f"echo done $(date +%s.%N) >> {work}/started")
+        script.append(f"times > {work}/cpu; echo done $(date +%s.%N) $(tail -n 1 {work}/cpu) >> {work}/started")
         (work / "page.sh").write_text("\n".join(script) + "\n")
         rc = subprocess.run(["bash", "--norc", "--noprofile", str(work / "page.sh")], cwd=tmp, env=env,
                             stdin=subprocess.DEVNULL).returncode
         started = [l.split() for l in (work / "started").read_text().splitlines()] if order else []
-        for i, (n, t) in enumerate(started[:len(order)]):
+        for i, (n, t, *cpu) in enumerate(started[:len(order)]):
             b = order[int(n)]
-            end_t = float(started[i + 1][1]) if i + 1 < len(started) else time.time()
-            timings.append((b, end_t - float(t)))
+            end = started[i + 1] if i + 1 < len(started) else None
+            wall = (float(end[1]) if end else time.time()) - float(t)
+            used = cpu_seconds(end[2:]) - cpu_seconds(cpu) if end else float("nan")
+            timings.append((b, wall, used))
             ran[b.line] = (work / f"out{n}").read_text(errors="replace")
-            print(f"=== {b.where} ({b.lang}, {timings[-1][1]:.1f} s)\n{b.text}--- output\n{ran[b.line]}", flush=True)
+            print(f"=== {b.where} ({b.lang}, {wall:.1f} s, CPU {used:.1f} s)\n{b.text}--- output\n{ran[b.line]}",
+                  flush=True)
         if rc != 0:
             failed = order[int(started[-1][0])] if started and started[-1][0] != "done" else None
             errors.append(f"{failed.where if failed else page}: the block failed (exit status {rc})")
@@ -398,6 +404,15 @@ def run_page(source, build, page, heavy, expected):
     return blocks, errors, ran, timings
 
 
+def cpu_seconds(times):
+    """User plus system seconds of a line of bash's `times` (`1m2.500s 0m0.250s`)."""
+    total = 0.0
+    for field in times:
+        minutes, seconds = re.fullmatch(r"(\d+)m([\d.]+)s", field).groups()
+        total += 60 * int(minutes) + float(seconds)
+    return total
+
+
 def count(source, pages):
     total = {}
     rows = []
@@ -405,7 +420,8 @@ def count(source, pages):
         tally = {}
         for b in parse(source, page):
             c = classify(b)
-            what = "unmarked" if c is None else c if c in ("run", "data") else f"{c} ({b.kind})"
+            what = ("unmarked" if c is None else "run (heavy)" if b.kind == "heavy" else
+                    c if c in ("run", "data") else f"{c} ({b.kind})")
             tally[what] = tally.get(what, 0) + 1
             total[what] = total.get(what, 0) + 1
         rows.append((page, tally))
@@ -435,7 +451,8 @@ def main():
     for b in blocks:
         c = classify(b)
         tally[c] = tally.get(c, 0) + 1
-    print(f"{args.page}: {len(ran)} blocks run ({sum(t for _, t in timings):.1f} s), "
+    print(f"{args.page}: {len(ran)} blocks run ({sum(t[1] for t in timings):.1f} s, "
+          f"CPU {sum(t[2] for t in timings):.1f} s), "
           f"{tally.get('checked', 0)} checked, {tally.get('marked', 0)} marked, {tally.get('data', 0)} data"
           + (f", {tally.get('run', 0) - len(ran)} left to the other tier" if tally.get("run", 0) > len(ran)
              and not errors else ""))
