@@ -316,14 +316,18 @@ def output_matches(sample, actual):
 def run_page(source, build, page, heavy, expected):
     blocks = parse(source, page)
     simprec = str(build / "bin/simprec")
-    env = dict(os.environ, PYTHONPATH=str(build / "python"), PATH=f"{build / 'bin'}:{os.environ['PATH']}")
+    # BUILD_DIR: the build folder of scripts/setup.sh and scripts/demo.sh, the one under test.
+    # sh blocks get no PYTHONPATH: a block that needs the package says so, as a reader must.
+    env = dict(os.environ, PATH=f"{build / 'bin'}:{os.environ['PATH']}", BUILD_DIR=str(build))
+    env.pop("PYTHONPATH", None)
+    python_env = dict(env, PYTHONPATH=str(build / "python"))
     errors, ran, timings = [], {}, []
     for b in blocks:
         if classify(b) is None:
             errors.append(f"{b.where}: a ```{b.lang} block with no marker that the runner cannot run "
                           "(label it sh, python or text, or mark it: tests/doc_blocks.py's docstring)")
         elif b.kind == "synopsis" and b.lang in PYTHON:
-            errors += check_python_synopsis(b, env)
+            errors += check_python_synopsis(b, python_env)
         elif b.kind in ("gpu-only", "not-run"):
             errors += check_syntax(b)
         elif b.kind == "ci":
@@ -369,7 +373,7 @@ def run_page(source, build, page, heavy, expected):
                           f" exec > {work}/out{n} 2>&1")
             if b.lang in PYTHON:
                 (work / f"block{n}.py").write_text(b.text)
-                script.append(f"/usr/bin/python3 {work}/block{n}.py")
+                script.append(f"PYTHONPATH={shlex.quote(str(build / 'python'))} /usr/bin/python3 {work}/block{n}.py")
             else:
                 script.append(b.text)
         script.append(f"times > {work}/cpu; echo done $(date +%s.%N) $(tail -n 1 {work}/cpu) >> {work}/started")
