@@ -33,6 +33,7 @@ Other comments before a block (`<!-- walkthrough -->`, naming it for a test) are
 """
 import argparse
 import ast
+import json
 import os
 import re
 import shlex
@@ -243,7 +244,7 @@ def check_python_synopsis(block, env):
                 calls.append((".".join(chain), [k.arg for k in node.keywords if k.arg]))
     if not calls:
         return [f"{block.where}: a Python synopsis that calls nothing of simprec"]
-    probe = ("import importlib, inspect, json, sys\n"
+    probe = ("import importlib, inspect, json, re, sys\n"
              "import simprec\n"
              "calls = json.loads(sys.argv[1]); errors = []\n"
              "for name, keywords in calls:\n"
@@ -257,15 +258,18 @@ def check_python_synopsis(block, env):
              "            errors.append(f'simprec.{name}: no {part}'); obj = None; break\n"
              "        obj = getattr(obj, part)\n"
              "    if obj is None: continue\n"
-             "    try: sig = inspect.signature(obj)\n"
-             "    except (TypeError, ValueError): continue\n"
-             "    params = sig.parameters.values()\n"
-             "    if any(p.kind == p.VAR_KEYWORD for p in params): continue\n"
+             "    try:\n"
+             "        sig = inspect.signature(obj)\n"
+             "        if any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()): continue\n"
+             "        accepted = set(sig.parameters)\n"
+             "    except (TypeError, ValueError):  # pybind11: the signatures head the docstring\n"
+             "        heads = [l for l in (obj.__doc__ or '').splitlines() if l.startswith(parts[-1] + '(')]\n"
+             "        if not heads: continue\n"
+             "        accepted = {a for h in heads for a in re.findall(r'[(,]\\s*(\\w+)\\s*:', h)}\n"
              "    for k in keywords:\n"
-             "        if k not in sig.parameters:\n"
+             "        if k not in accepted:\n"
              "            errors.append(f'simprec.{name}() takes no keyword {k}')\n"
              "print('\\n'.join(errors))\n")
-    import json
     out = subprocess.run(["/usr/bin/python3", "-c", probe, json.dumps(calls)], capture_output=True,
                          text=True, env=env)
     if out.returncode != 0:
@@ -411,8 +415,8 @@ def run_page(source, build, page, heavy, expected):
 def cpu_seconds(times):
     """User plus system seconds of a line of bash's `times` (`1m2.500s 0m0.250s`)."""
     total = 0.0
-    for field in times:
-        minutes, seconds = re.fullmatch(r"(\d+)m([\d.]+)s", field).groups()
+    for reading in times:
+        minutes, seconds = re.fullmatch(r"(\d+)m([\d.]+)s", reading).groups()
         total += 60 * int(minutes) + float(seconds)
     return total
 

@@ -86,6 +86,9 @@ BAD = {
     "a python synopsis with a wrong name": (
         "<!-- synopsis -->\n```python\nsimprec.no_such_function(1)\n```\n",
         "simprec.no_such_function: no no_such_function"),
+    "a python synopsis with a wrong keyword": (
+        "<!-- synopsis -->\n```python\n>>> simprec.round(x, \"bf16\", sead=1)\n```\n",
+        "simprec.round() takes no keyword sead"),
     "a ci block .ci/run does not run": ("<!-- ci -->\n```sh\n./scripts/other.sh\n```\n",
                                         ".ci/run does not run `./scripts/other.sh`"),
     "a gpu-only block that is not bash": ("<!-- gpu-only -->\n```sh\nif then fi (\n```\n", "not bash"),
