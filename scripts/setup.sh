@@ -4,7 +4,7 @@
 #   BUILD_DIR   build folder (default: build)
 #   SIMPREC_CMAKE_ARGS  extra arguments for cmake
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$(readlink -f "$0")")/.."  # the checkout, also when run through a link to it
 
 packages=(
   build-essential cmake ninja-build pkg-config git
