@@ -23,6 +23,7 @@ __all__ = [
     "fma", "sqrt", "matmul", "tensor_core_models", "quantize", "attention", "AttentionResult",
     "generate", "run_experiment", "validate", "ValidationReport", "numerics_reference",
     "canonical_numerics", "numerics_help", "discover", "DiscoveryResult", "device_function",
+    "set_progress",
 ]
 
 formats = _core.formats
@@ -32,6 +33,9 @@ tensor_core_models = _core.tensor_core_models
 generator_kinds = _core.generator_kinds
 numerics_reference = _core.numerics_reference
 canonical_numerics = _core.canonical_numerics
+# Calls longer than 2 s (attention, validate, discover, run_experiment, ...) show a progress line
+# on stderr where it is a terminal; set_progress(False) turns it off.
+set_progress = _core.set_progress
 
 
 def round(x, format, rounding="rne", *, sr_bits=32, seed=0, overflow=None, subnormals=True,
