@@ -90,6 +90,15 @@ TEST(CliHints, NumericsSpecItemsGetTheCloseNames) {
   }
 }
 
+TEST(CliHints, AMistypedGeneratorIsNamedWithTheCloseOne) {
+  const auto r = run_simprec("attention --generate normall --shape 1,1,8,8 --out " +
+                             ::testing::TempDir() + "simprec_hints_generator");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(
+      contains(r.output, "unknown input generator 'normall'; did you mean 'normal'? (known: "))
+      << r.output;
+}
+
 TEST(CliHints, ASpecItemCloseToNoneGetsNoHint) {
   const auto r = run_simprec("numerics 'fa2,p_cast=bf16:qqqqqq'");
   EXPECT_EQ(r.exit_code, 2) << r.output;
