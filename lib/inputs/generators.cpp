@@ -7,6 +7,7 @@
 #include <span>
 #include <stdexcept>
 
+#include "emulation/did_you_mean.hpp"
 #include "emulation/excerpt.hpp"
 #include "emulation/random.hpp"
 #include "emulation/round.hpp"
@@ -83,8 +84,8 @@ AttentionInputs generate(std::string_view kind, const AttentionShape& shape_in, 
   if (!known) {
     std::string list;
     for (const auto& k : generator_kinds()) list += (list.empty() ? "" : ", ") + k;
-    throw std::invalid_argument("unknown input generator '" + excerpt(kind) + "' (known: " + list +
-                                ")");
+    throw std::invalid_argument("unknown input generator '" + excerpt(kind) + "'" +
+                                did_you_mean(kind, generator_kinds()) + " (known: " + list + ")");
   }
   AttentionInputs in;
   in.shape = s;

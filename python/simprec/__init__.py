@@ -24,6 +24,7 @@ __all__ = [
     "fma", "sqrt", "matmul", "tensor_core_models", "quantize", "attention", "AttentionResult",
     "generate", "run_experiment", "validate", "ValidationReport", "numerics_reference",
     "canonical_numerics", "numerics_help", "discover", "DiscoveryResult", "device_function",
+    "set_progress",
 ]
 
 formats = _core.formats
@@ -31,6 +32,9 @@ rounding_modes = _core.rounding_modes
 tensor_core_models = _core.tensor_core_models
 generator_kinds = _core.generator_kinds
 numerics_reference = _core.numerics_reference
+# Calls longer than 2 s (attention, validate, discover, run_experiment, ...) show a progress line
+# on stderr where it is a terminal; set_progress(False) turns it off.
+set_progress = _core.set_progress
 
 
 @_checks.named_keywords
