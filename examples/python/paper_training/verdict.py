@@ -56,7 +56,8 @@ def rms_ratio_interval(errors, reference):
         return point, math.nan, math.nan
     result = stats.bootstrap((a, b), ratio, paired=True, vectorized=True,
                              n_resamples=BOOTSTRAP_RESAMPLES, confidence_level=CONFIDENCE,
-                             method="percentile", random_state=np.random.default_rng(BOOTSTRAP_SEED))
+                             method="percentile",
+                             random_state=np.random.default_rng(BOOTSTRAP_SEED))
     return point, float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
@@ -101,8 +102,8 @@ def drift_line(run, states):
     what = "a drift of consistent sign" if found else "no drift of consistent sign detected"
     line = (f"**{run.name}: {what}** in the delta error (all layers and heads pooled): mean "
             f"{mean:+.2e} per step, {_pct()} interval [{low:+.2e}, {high:+.2e}] (Student t over "
-            f"{pooled.size} steps), z = {z:+.1f} (criterion |z| >= {DRIFT_Z:g}); {positive} of "
-            f"{nonzero} steps positive (sign test p = {p:.2g})")
+            f"{pooled.size} steps taken as independent), z = {z:+.1f} (criterion |z| >= "
+            f"{DRIFT_Z:g}); {positive} of {nonzero} steps positive (sign test p = {p:.2g})")
     if not found and rms > 0:
         line += (f"; a drift larger than {bound:.1e} per step ({100 * bound / rms:.0f}% of the "
                  f"pooled error's RMS per step, {rms:.1e}) is excluded at {_pct()}")
