@@ -14,6 +14,7 @@ import torch
 import simprec
 from conftest import SOURCE_DIR
 from paper_training.measures import delta_analysis, repeated_maxima, weight_distances
+from paper_training.plots import plot_grid
 from paper_training.verdict import (drift_line, mean_interval, paper_b_line, rms_ratio_interval,
                                     sign_test)
 
@@ -194,3 +195,19 @@ def test_the_paper_b_verdict_reads_the_factor_against_two_to_five():
     assert "for W1 it holds" in line and "for max |dw| it does not hold (under 2x)" in line
     assert "2 seeds are the only independent replicates" in line
 
+
+
+def test_the_cumulative_panels_share_one_labelled_scale(tmp_path):
+    class Run:
+        def __init__(self, name):
+            self.name = name
+
+    states = {**_states("bf16", np.full((20, 2, 4), 1e-5)),
+              **_states("fp32", np.full((20, 2, 4), 1e-10))}
+    label, limits = plot_grid(tmp_path / "grid.png", [Run("bf16"), Run("fp32")], states,
+                              "delta_error", "cumulative delta error", "nats", pooled=True)
+    # One scale for all six panels, so that fp32's errors, 1e5 times smaller, look flat; the
+    # unit in the label, in the power of ten of the largest sum: 20 steps x 8 heads x 1e-5.
+    assert len(limits) == 6 and len(set(limits)) == 1, limits
+    assert label == "cumulative delta error (1e-3 nats)", label
+    assert (tmp_path / "grid.png").stat().st_size > 1000

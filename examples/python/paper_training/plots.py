@@ -86,7 +86,8 @@ def plot_grid(path, runs, states, measure, ylabel, unit, pooled=False):
     """Cumulative sums of a per-head measure, one row per run and one column per layer, on one
     scale for all panels (a run that rounds less shows as a flatter line, not as noise rescaled).
     pooled: a last column with the sum over all layers and heads and the band a sum without
-    drift stays inside (|z| < DRIFT_Z at every step), the quantity the verdict tests."""
+    drift stays inside (|z| < DRIFT_Z at every step), the quantity the verdict tests. Returns
+    the y label and every panel's y limits, for a check that they are one scale."""
     layers = len(states[runs[0].name]["records"][0]["layers"])
     columns = layers + (1 if pooled else 0)
     values = {r.name: per_head(states[r.name]["records"], measure) for r in runs}
@@ -127,9 +128,12 @@ def plot_grid(path, runs, states, measure, ylabel, unit, pooled=False):
                ncol=len(labels), fontsize=8, frameon=False)
     for ax in axes[-1]:
         ax.set_xlabel("training step", fontsize=8)
-    fig.supylabel(f"{ylabel} ({_unit(power, unit)})", fontsize=9)
+    label = f"{ylabel} ({_unit(power, unit)})"
+    fig.supylabel(label, fontsize=9)
     fig.tight_layout()
+    limits = [ax.get_ylim() for ax in axes.flat]
     _save(fig, path)
+    return label, limits
 
 
 def plot_repeats(path, runs, states):
