@@ -161,8 +161,9 @@ def plot_paper_b(path, distances, factors_by_step):
     names = ("max |dw|", "W1")
     for (seed, label), d in distances.items():
         steps = sorted(d)
+        name = label if "seed" in label else f"{label}, seed {seed}"
         for i in (0, 1):
-            axes[i].plot(steps, [d[s][i] for s in steps], lw=1, label=f"{label}, seed {seed}")
+            axes[i].plot(steps, [d[s][i] for s in steps], lw=1, label=name)
     for i, name in enumerate(names):
         axes[i].set_yscale("symlog", linthresh=1e-9)
         axes[i].set_title(f"{name} between the two runs' weights", fontsize=9)
