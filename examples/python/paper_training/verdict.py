@@ -136,14 +136,18 @@ def size_line(analysed, states, reference="paper-a"):
 
 
 def paper_b_line(factors):
-    """factors: {seed: {"max |dw|": (last, median), "W1": (last, median)}}, the factor
-    (fp16 vs fp32) / (flash vs baseline) per seed."""
+    """factors: {seed: {"max |dw|": {step: factor}, "W1": {step: factor}}}, the factor
+    (fp16 vs fp32) / (flash vs baseline) per seed at each snapshot after step 0 (what
+    paper_b.png plots on its right)."""
+    factors = {seed: by_measure for seed, by_measure in factors.items()
+               if all(by_measure.get(m) for m in ("W1", "max |dw|"))}
     if not factors:
         return None
     seeds = sorted(factors)
     parts = []
     for measure in ("W1", "max |dw|"):
-        medians = [factors[s][measure][1] for s in seeds]
+        series = [factors[s][measure] for s in seeds]
+        medians = [float(np.median(list(f.values()))) for f in series]
         if all(2 <= m <= 5 for m in medians):
             verdict = "holds"
         elif all(m > 5 for m in medians):
@@ -152,8 +156,16 @@ def paper_b_line(factors):
             verdict = "does not hold (under 2x)"
         else:
             verdict = "holds for some seeds only"
-        parts.append(f"for {measure} it {verdict} (median factor over the snapshots "
-                     + ", ".join(f"{m:.2f} (seed {s})" for s, m in zip(seeds, medians)) + ")")
+        moves = [f"{f[min(f)]:.2g} at step {min(f)} to {f[max(f)]:.2g} at step {max(f)}"
+                 for f in series]
+        # Whether snapshots of one run fall on different sides of the 2-5 band.
+        leaves = any(len({(v >= 2) + (v > 5) for v in f.values()}) > 1 for f in series)
+        parts.append(f"for {measure} it {verdict} by the median factor over the snapshots ("
+                     + ", ".join(f"{m:.2f} for seed {s}" for s, m in zip(seeds, medians))
+                     + "); the factor goes from " + " and from ".join(
+                         f"{m} (seed {s})" for s, m in zip(seeds, moves))
+                     + (", on both sides of 2-5 during the run, so the reading depends on the "
+                        "step" if leaves else ""))
     confidence = (f"{len(seeds)} seed{'s are' if len(seeds) > 1 else ' is'} the only "
                   "independent replicate" + ("s" if len(seeds) > 1 else "") + " (the snapshots "
                   "of one run are not), too few for an interval: the values per seed are the "
