@@ -16,6 +16,7 @@ packages=(
   libomp-dev  # OpenMP for clang (GCC's libgomp comes with build-essential)
   libopenmpi-dev openmpi-bin  # simprec run shared among MPI ranks (optional: builds without)
   python3-matplotlib  # the plots of examples/python/paper_a_training.py
+  python3-scipy  # its verdict's intervals and tests
   clang libclang-rt-dev  # the sanitizer build and the libFuzzer targets of scripts/test.sh
 )
 missing=()
