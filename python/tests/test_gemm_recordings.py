@@ -50,6 +50,20 @@ def test_cublas_matmul_with_its_split_k(name, split_k, wrong_split_k):
         assert np.mean(missed == want) < 0.999
 
 
+def test_cublaslt_without_split_k_runs_one_chain_over_k():
+    # allow_splitk=False (cuBLASLt backend): an sm80 mma.sync kernel, K never split; the pieces
+    # cuBLAS cut this K into with split-K allowed miss it.
+    summary, arrays = compare_gemm.load(os.path.join(DATA, "nosplitk"))
+    name = "matmul.fp16.off-nosplitk.128x128x32768"
+    entry = summary["cases"][name]
+    rows = gemm_cases.kept_rows(128, 128)[:2]
+    want = arrays[name][:len(rows)]
+    assert compare_gemm.split_k_length(entry) is None and compare_gemm.instruction(entry) == "mma"
+    np.testing.assert_array_equal(emulated_bits(entry, rows, model="tc:sm90-mma-fp16"), want)
+    missed = emulated_bits(entry, rows, model="tc:sm90-mma-fp16", split_k=2368)
+    assert np.mean(missed == want) < 0.999
+
+
 @pytest.mark.parametrize("scaling,out", [("tensor", "bf16"), ("tensor", "fp32"),
                                          ("row", "bf16"), ("row", "fp32")])
 def test_scaled_mm_promotes_every_128_elements_without_fast_accumulation(scaling, out):

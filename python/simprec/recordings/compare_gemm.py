@@ -83,6 +83,12 @@ def split_k_length(entry):
     return math.ceil(k / pieces / tile) * tile
 
 
+def instruction(entry):
+    """The tensor-core instruction the recorded kernel runs: mma (mma.sync) for the sm80 kernels
+    cuBLASLt also dispatches on sm_90 (named ..._tensor16x8x16_...), else wgmma."""
+    return "mma" if entry["kernels"][0].startswith("sm80_") else "wgmma"
+
+
 def case_inputs(entry, seed):
     """A (M x K) and W (N x K) encodings of a case, checked against the recorded digest."""
     fa = entry.get("dtype") or entry["a_format"]
@@ -108,7 +114,7 @@ def emulate(entry, seed, emulation, rows):
     a, b = np.ascontiguousarray(a[rows]), np.ascontiguousarray(w.T)
     fmt = out_format(entry)
     if entry["family"] == "matmul":
-        model = f"tc:sm90-wgmma-{entry['dtype']}"
+        model = f"tc:sm90-{instruction(entry)}-{entry['dtype']}"
         settings = {}
     else:
         if entry["a_format"] != entry["b_format"]:

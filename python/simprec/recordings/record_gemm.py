@@ -56,12 +56,17 @@ def output_bits(tensor):
 
 
 def set_reduction(dtype, reduction):
-    """Sets PyTorch's reduced-precision-reduction flag of dtype; returns the value read back
-    (a string). "off-nosplitk" uses the pair form (allow_reduced_precision, allow_splitk)."""
+    """Sets PyTorch's reduced-precision-reduction flag of dtype and the BLAS backend; returns
+    both as read back (strings). "off-nosplitk" uses the pair form (allow_reduced_precision,
+    allow_splitk), which PyTorch 2.11 takes with the cuBLASLt backend only; the other settings
+    run on the default backend, cuBLAS."""
     import torch
+    torch.backends.cuda.preferred_blas_library(
+        "cublaslt" if reduction == "off-nosplitk" else "cublas")
     value = {"on": True, "off": False, "off-nosplitk": (False, False)}[reduction]
     setattr(torch.backends.cuda.matmul, _FLAG[dtype], value)
-    return repr(getattr(torch.backends.cuda.matmul, _FLAG[dtype]))
+    return (repr(getattr(torch.backends.cuda.matmul, _FLAG[dtype])),
+            str(torch.backends.cuda.preferred_blas_library()))
 
 
 class Operands:
@@ -121,7 +126,8 @@ def record_case(case, operands, seed, arrays):
     started = time.time()
     try:
         if case["family"] == "matmul":
-            entry["flag_read_back"] = set_reduction(case["dtype"], case["reduction"])
+            entry["flag_read_back"], entry["blas_library"] = set_reduction(
+                case["dtype"], case["reduction"])
         run, inputs = runner(case, operands, seed)
         first = output_bits(run())
         second = output_bits(run())
@@ -204,6 +210,7 @@ def main(argv=None):
     for case in gemm_cases.cases():
         if args.only in case["name"]:
             summary["cases"][case["name"]] = record_case(case, operands, args.seed, arrays)
+    torch.backends.cuda.preferred_blas_library("cublas")
     for dtype, value in defaults.items():
         setattr(torch.backends.cuda.matmul, _FLAG[dtype], value)
     np.savez_compressed(os.path.join(args.out, "gemm.npz"), **arrays)
