@@ -75,6 +75,7 @@ def test_scaled_mm_promotes_every_128_elements_without_fast_accumulation(scaling
     np.testing.assert_array_equal(emulated_bits(entry, rows, promote_every=128, **settings), want)
     for other in (None, 256):  # no promotion, or a longer interval, misses
         assert np.mean(emulated_bits(entry, rows, promote_every=other, **settings) == want) < 0.99
+    assert not np.array_equal(emulated_bits(entry, rows, promote_every=64, **settings), want)
 
 
 @pytest.mark.parametrize("scaling,order,wrong_order", [("tensor", "alpha", "b-then-a"),

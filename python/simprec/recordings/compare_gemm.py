@@ -1,11 +1,12 @@
 """The recorded GEMMs (tests/data/gemm) against the emulation, bit by bit.
 
     PYTHONPATH=build/python python3 scripts/compare_gemm_recordings.py [DATA]
-        [--emulation baseline|model] [--only SUBSTRING] [--markdown]
+        [--emulation baseline|model|both] [--only SUBSTRING] [--grouped] [--markdown]
 
 For every recorded case it draws the inputs again (gemm_cases; checked against the recorded
 digest), emulates the stored output rows and prints the share of outputs equal bit for bit, per
-case (library, dtype, scaling, fast accumulation, shape, set) and the lowest share per set.
+case (library, dtype, scaling, fast accumulation, shape, set) and the lowest share per set; with
+--grouped, one row per setting with the lowest share over its fitting and its held-out shapes.
 
 Two emulations:
   baseline  simprec.matmul as it was before the GEMM model: the wgmma model chained over the whole
@@ -166,20 +167,59 @@ def compare(data, emulation, only=""):
     return results
 
 
+def settings_cells(entry):
+    """(library, dtype, scaling, fast accumulation, out) cells of a case."""
+    if entry["family"] == "matmul":
+        dtype, scaling, fast = entry["dtype"], f"none (flag {entry['reduction']})", "-"
+    else:
+        dtype = f"{entry['a_format']}×{entry['b_format']}"
+        scaling = entry["scaling"] + "-wise"
+        fast = "yes" if entry["fast_accum"] else "no"
+    return [library(entry), dtype, scaling, fast, out_format(entry)]
+
+
+def lowest(shares):
+    """The lowest share, "n/a" when no case has a model, "-" when there is no case."""
+    if not shares:
+        return "-"
+    known = [s for s in shares if s is not None]
+    return percent(min(known)) if known else "n/a"
+
+
+def grouped_table(by_emulation, markdown):
+    """One row per setting (every cell but the shape): the lowest share of each emulation over
+    the fitting and the held-out shapes."""
+    head = ["library", "dtype", "scaling", "fast acc.", "out", "cases fit/held out"]
+    for emulation in by_emulation:
+        head += [f"{emulation} fit %", f"{emulation} held out %"]
+    groups = {}
+    for emulation, results in by_emulation.items():
+        for r in results:
+            key = tuple(settings_cells(r["entry"]))
+            group = groups.setdefault(key, {})
+            group.setdefault((emulation, r["entry"]["held_out"]), []).append(r["share"])
+    rows = []
+    for key, group in groups.items():
+        first = next(iter(by_emulation))
+        counts = f"{len(group.get((first, False), []))}/{len(group.get((first, True), []))}"
+        cells = list(key) + [counts]
+        for emulation in by_emulation:
+            cells += [lowest(group.get((emulation, False), [])),
+                      lowest(group.get((emulation, True), []))]
+        rows.append(cells)
+    return render(head, rows, markdown)
+
+
 def table(results, markdown):
     head = ["library", "dtype", "scaling", "fast acc.", "out", "M×N×K", "split-K", "set",
             "bits equal %"]
     rows = []
     for r in results:
         e = r["entry"]
-        if e["family"] == "matmul":
-            dtype, scaling, fast = e["dtype"], f"none (reduction flag {e['reduction']})", "-"
-        else:
-            dtype = f"{e['a_format']}×{e['b_format']}"
-            scaling, fast = e["scaling"] + "-wise", "yes" if e["fast_accum"] else "no"
-        rows.append([library(e), dtype, scaling, fast, out_format(e),
-                     "×".join(str(x) for x in e["shape"]), str(r["split_k"] or "-"),
-                     "held out" if e["held_out"] else "fit", percent(r["share"])])
+        rows.append(settings_cells(e) + ["×".join(str(x) for x in e["shape"]),
+                                         str(r["split_k"] or "-"),
+                                         "held out" if e["held_out"] else "fit",
+                                         percent(r["share"])])
     lines = render(head, rows, markdown)
     for held_out in (False, True):
         shares = [r["share"] for r in results
@@ -195,15 +235,24 @@ def table(results, markdown):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("data", nargs="?", default=DATA)
-    parser.add_argument("--emulation", choices=("baseline", "model"), default="model")
+    parser.add_argument("--emulation", choices=("baseline", "model", "both"), default="model")
     parser.add_argument("--only", default="", help="the cases whose name holds this")
+    parser.add_argument("--grouped", action="store_true",
+                        help="one row per setting: the lowest share over its shapes, per set "
+                             "(with --emulation both, for both emulations)")
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args(argv)
+    emulations = ("baseline", "model") if args.emulation == "both" else (args.emulation,)
     try:
-        results = compare(args.data, args.emulation, args.only)
+        by_emulation = {e: compare(args.data, e, args.only) for e in emulations}
     except RecordingError as error:
         raise SystemExit(f"compare_gemm: {error}")
-    if not results:
+    if not by_emulation[emulations[0]]:
         raise SystemExit(f"compare_gemm: no recorded case holds {args.only!r}")
-    print("\n".join(table(results, args.markdown)))
+    if args.grouped:
+        print("\n".join(grouped_table(by_emulation, args.markdown)))
+    else:
+        for emulation, results in by_emulation.items():
+            print(f"\n{emulation}:")
+            print("\n".join(table(results, args.markdown)))
     return 0
