@@ -116,3 +116,16 @@ def test_bad_settings_are_named(settings, message):
 def test_mismatched_operands_are_named():
     with pytest.raises(ValueError, match=r"a \(2, 32\) and b \(16, 4\)"):
         gemm(np.zeros((2, 32), np.uint8), np.zeros((16, 4), np.uint8), model="tc:sm90-wgmma-e4m3")
+
+
+def test_compare_prints_a_row_per_gemm_and_names_bad_input(capsys):
+    assert compare_gemm.main(["--only", "matmul.fp16.on.64x64x16384", DATA]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    row = next(line for line in lines if line.startswith("cuBLASLt"))
+    assert row.split() == ["cuBLASLt", "fp16", "none", "(flag", "on)", "-", "fp16",
+                           "64×64×16384", "1408", "fit", "100.000"]
+    assert lines[-1] == "fitting set: lowest 100.000%, 1/1 cases at 100%"
+    with pytest.raises(SystemExit, match="no recorded case holds 'nothing'"):
+        compare_gemm.main(["--only", "nothing", DATA])
+    with pytest.raises(SystemExit, match="/nowhere: not a GEMM recording"):
+        compare_gemm.main(["/nowhere"])

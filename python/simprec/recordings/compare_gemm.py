@@ -232,9 +232,11 @@ def table(results, markdown):
     return lines
 
 
-def main(argv=None):
+def main(argv=None, repository="."):
+    """The command line (scripts/compare_gemm_recordings.py); DATA defaults to tests/data/gemm
+    under `repository`."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("data", nargs="?", default=DATA)
+    parser.add_argument("data", nargs="?", default=os.path.join(repository, DATA))
     parser.add_argument("--emulation", choices=("baseline", "model", "both"), default="model")
     parser.add_argument("--only", default="", help="the cases whose name holds this")
     parser.add_argument("--grouped", action="store_true",
