@@ -31,6 +31,8 @@ def _scale(scale, name, length, axis):
     (one per row for scale_a, per column for scale_b)."""
     if scale is None:
         return np.float32(1.0)
+    if isinstance(scale, np.generic):  # a numpy scalar, as np.float32(0.7)
+        scale = np.asarray(scale)
     s = np.asarray(to_numpy(scale, name)[0], dtype=np.float32)
     if s.size == 1:
         return s.reshape(())

@@ -113,6 +113,16 @@ def test_bad_settings_are_named(settings, message):
         gemm(a, b, model="tc:sm90-wgmma-e4m3", **settings)
 
 
+def test_scales_may_be_numbers_numpy_scalars_or_lists():
+    a = np.full((2, 32), 0x38, np.uint8)  # e4m3 1.0: each output is 32
+    b = np.full((32, 3), 0x38, np.uint8)
+    d = gemm(a, b, model="tc:sm90-wgmma-e4m3", scale_a=np.float32(1.5), scale_b=[1, 2, 3])
+    np.testing.assert_array_equal(d, [[48, 96, 144], [48, 96, 144]])
+    d = gemm(a, b, model="tc:sm90-wgmma-e4m3", scale_a=[1, 2], scale_b=0.5,
+             scale_order="b-then-a")
+    np.testing.assert_array_equal(d, [[16] * 3, [32] * 3])
+
+
 def test_mismatched_operands_are_named():
     with pytest.raises(ValueError, match=r"a \(2, 32\) and b \(16, 4\)"):
         gemm(np.zeros((2, 32), np.uint8), np.zeros((16, 4), np.uint8), model="tc:sm90-wgmma-e4m3")
