@@ -133,8 +133,13 @@ def test_compare_prints_a_row_per_gemm_and_names_bad_input(capsys):
     lines = capsys.readouterr().out.splitlines()
     row = next(line for line in lines if line.startswith("cuBLASLt"))
     assert row.split() == ["cuBLASLt", "fp16", "none", "(flag", "on)", "-", "fp16",
-                           "64×64×16384", "1408", "fit", "100.000"]
+                           "64×64×16384", "1408", "fit", "100.000", "-"]
     assert lines[-1] == "fitting set: lowest 100.000%, 1/1 cases at 100%"
+    # --whole: all 1,024 rows emulated (the recording keeps 64), against the whole's digest.
+    assert compare_gemm.main(["--only", "matmul.fp16.off.1024x64x512", "--whole", DATA]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines()
+               if line.startswith("cuBLASLt"))
+    assert row.split()[-2:] == ["100.000", "equal"]
     with pytest.raises(SystemExit, match="no recorded case holds 'nothing'"):
         compare_gemm.main(["--only", "nothing", DATA])
     with pytest.raises(SystemExit, match="/nowhere: not a GEMM recording"):

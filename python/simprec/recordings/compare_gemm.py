@@ -1,12 +1,13 @@
 """The recorded GEMMs (tests/data/gemm) against the emulation, bit by bit.
 
     PYTHONPATH=build/python python3 scripts/compare_gemm_recordings.py [DATA]
-        [--emulation baseline|model|both] [--only SUBSTRING] [--grouped] [--markdown]
+        [--emulation baseline|model|both] [--only SUBSTRING] [--grouped] [--whole] [--markdown]
 
 For every recorded case it draws the inputs again (gemm_cases; checked against the recorded
 digest), emulates the stored output rows and prints the share of outputs equal bit for bit, per
 case (library, dtype, scaling, fast accumulation, shape, set) and the lowest share per set; with
---grouped, one row per setting with the lowest share over its fitting and its held-out shapes.
+--grouped, one row per setting with the lowest share over its fitting and its held-out shapes;
+with --whole, every output row is emulated and the whole output's recorded digest checked.
 
 Two emulations:
   baseline  simprec.matmul as it was before the GEMM model: the wgmma model chained over the whole
@@ -149,8 +150,10 @@ def library(entry):
     return "CUTLASS" if "cutlass" in names.lower() else "other"
 
 
-def compare(data, emulation, only=""):
-    """One result dict per recorded case whose name holds `only`."""
+def compare(data, emulation, only="", whole=False):
+    """One result dict per recorded case whose name holds `only`. whole=True emulates every
+    output row, not only the stored ones, and checks the whole output's recorded digest
+    ("whole": True or False; None without whole, or where no model applies)."""
     summary, arrays = load(data)
     results = []
     for name, entry in summary["cases"].items():
@@ -159,11 +162,18 @@ def compare(data, emulation, only=""):
         if name not in arrays:
             raise RecordingError(f"{name}: in summary.json but not in gemm.npz")
         m, n, _ = entry["shape"]
-        bits = emulate(entry, summary["seed"], emulation, gemm_cases.kept_rows(m, n))
-        share = None if bits is None else share_equal(bits, arrays[name], out_format(entry))
-        results.append({"name": name, "entry": entry, "share": share,
+        kept = gemm_cases.kept_rows(m, n)
+        rows = np.arange(m) if whole else kept
+        bits = emulate(entry, summary["seed"], emulation, rows)
+        share = equal = None
+        if bits is not None:
+            share = share_equal(bits[kept] if whole else bits, arrays[name], out_format(entry))
+            equal = sha256(bits) == entry["digest_output"] if whole else None
+        results.append({"name": name, "entry": entry, "share": share, "whole": equal,
                         "split_k": split_k_length(entry) if emulation == "model" else None})
-        print(f"{name}: {percent(share)}", flush=True)
+        print(f"{name}: {percent(share)}" +
+              ("" if equal is None else f", whole output {'equal' if equal else 'differs'}"),
+              flush=True)
     return results
 
 
@@ -212,14 +222,15 @@ def grouped_table(by_emulation, markdown):
 
 def table(results, markdown):
     head = ["library", "dtype", "scaling", "fast acc.", "out", "M×N×K", "split-K", "set",
-            "bits equal %"]
+            "bits equal %", "whole output"]
     rows = []
     for r in results:
         e = r["entry"]
+        whole = {None: "-", True: "equal", False: "differs"}[r["whole"]]
         rows.append(settings_cells(e) + ["×".join(str(x) for x in e["shape"]),
                                          str(r["split_k"] or "-"),
                                          "held out" if e["held_out"] else "fit",
-                                         percent(r["share"])])
+                                         percent(r["share"]), whole])
     lines = render(head, rows, markdown)
     for held_out in (False, True):
         shares = [r["share"] for r in results
@@ -242,11 +253,14 @@ def main(argv=None, repository="."):
     parser.add_argument("--grouped", action="store_true",
                         help="one row per setting: the lowest share over its shapes, per set "
                              "(with --emulation both, for both emulations)")
+    parser.add_argument("--whole", action="store_true",
+                        help="emulate every output row and check the whole output's recorded "
+                             "digest too (slower: FP8 runs the reference path)")
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args(argv)
     emulations = ("baseline", "model") if args.emulation == "both" else (args.emulation,)
     try:
-        by_emulation = {e: compare(args.data, e, args.only) for e in emulations}
+        by_emulation = {e: compare(args.data, e, args.only, args.whole) for e in emulations}
     except RecordingError as error:
         raise SystemExit(f"compare_gemm: {error}")
     if not by_emulation[emulations[0]]:
