@@ -92,7 +92,10 @@ class ReportPlots : public ::testing::Test {
   void SetUp() override {
     if (std::system("command -v gnuplot >/dev/null 2>&1") != 0)
       GTEST_SKIP() << "gnuplot is not installed: no plots to check";
-    dir_ = fs::path(::testing::TempDir()) / "simprec_report_plots";
+    // One folder per test: ctest runs the cases as processes side by side.
+    dir_ = fs::path(::testing::TempDir()) /
+           ("simprec_report_plots_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     {
