@@ -47,6 +47,17 @@ run "$venv/bin/pip" install --no-index "$wheel"
 run "$venv/bin/pip" check
 echo "package_check: wheel built and installed in $((SECONDS - started)) s" | tee -a "$log"
 
+# cmake --install's copy: the package in PREFIX/lib/python3.X/site-packages, running the tool
+# in PREFIX/bin.
+prefix=$work/prefix
+run cmake --install "$build_dir" --prefix "$prefix"
+site=$(echo "$prefix"/lib/python3.*/site-packages)
+run env PYTHONPATH="$site" /usr/bin/python3 -c "
+import simprec, simprec.__main__ as m
+assert simprec.__file__ == '$site/simprec/__init__.py', simprec.__file__
+assert str(m.cli_path()) == '$prefix/bin/simprec', m.cli_path()"
+run env PYTHONPATH="$site" /usr/bin/python3 -m simprec --version
+
 # From a folder of its own, so that nothing of the checkout is on the path but the tests and
 # examples/python (the training example's modules, as the build tree's suite has them).
 cd "$work"

@@ -44,3 +44,18 @@ def test_imported_copy_is_the_installed_one():
     package = Path(simprec.__file__).resolve().parent
     assert Path(prefix).resolve() in package.parents, f"{package} is not under {prefix}"
     assert Path(CLI).resolve().parent == Path(prefix).resolve() / "bin"
+
+
+def test_tool_finds_its_plugins_and_runner():
+    # The built-in plugins beside the tool, found with no SIMPREC_PLUGIN_PATH, and a kernel of
+    # one run out of process by the runner beside the tool.
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("SIMPREC_PLUGIN_PATH", "SIMPREC_PLUGIN_RUNNER")}
+    listing = subprocess.run([CLI, "plugins", "list"], capture_output=True, text=True, env=env)
+    assert listing.returncode == 0, listing.stderr
+    assert re.search(r"^plugin\b.*cpu_reference", listing.stdout, re.M), listing.stdout
+    run = subprocess.run([CLI, "validate", "--plugin", "cpu_reference", "--kernel", "gemm_f32",
+                          "--generate", "normal", "--seed", "1"],
+                         capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr
+    assert "result PASS bit-exact as claimed" in run.stdout
