@@ -38,13 +38,16 @@ venv=$work/venv
 # The wheel from BUILD_DIR itself, compiling nothing that is built already: the interpreter,
 # pybind11 and the FindPython module are the ones the folder was configured with (no hints,
 # no backport, no build environment on CMake's search path), so its cache stays as it was.
-run "$venv/bin/pip" wheel --no-deps --wheel-dir "$work" \
+# The build backend is installed into this environment, always at the same path, rather than
+# into a new build environment of pip's: scikit-build-core starts a build folder's cache
+# afresh when its own location changes.
+run "$venv/bin/pip" install "scikit-build-core>=0.10"
+run "$venv/bin/pip" wheel --no-deps --no-build-isolation --wheel-dir "$work" \
   --config-settings=build-dir="$build_dir" --config-settings=cmake.python-hints=false \
   --config-settings=backport.find-python=0 --config-settings=search.site-packages=false \
   "$source_dir"
 wheel=$(ls "$work"/simprec-*.whl)
 run "$venv/bin/pip" install --no-index "$wheel"
-run "$venv/bin/pip" check
 echo "package_check: wheel built and installed in $((SECONDS - started)) s" | tee -a "$log"
 
 # cmake --install's copy: the package in PREFIX/lib/python3.X/site-packages, running the tool

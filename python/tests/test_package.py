@@ -55,7 +55,6 @@ def test_tool_finds_its_plugins_and_runner():
     assert listing.returncode == 0, listing.stderr
     assert re.search(r"^plugin\b.*cpu_reference", listing.stdout, re.M), listing.stdout
     run = subprocess.run([CLI, "validate", "--plugin", "cpu_reference", "--kernel", "gemm_f32",
-                          "--generate", "normal", "--seed", "1"],
-                         capture_output=True, text=True, env=env)
+                          "--seed", "1"], capture_output=True, text=True, env=env)
     assert run.returncode == 0, run.stderr
     assert "result PASS bit-exact as claimed" in run.stdout
