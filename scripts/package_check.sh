@@ -33,6 +33,9 @@ run() {
 }
 
 started=$SECONDS
+# scikit-build-core configures the folder with its own install prefix (a temporary folder) and
+# SKBUILD variables; they are put back as they were once the wheel is made.
+old_prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build_dir/CMakeCache.txt")
 run /usr/bin/python3 -m venv --system-site-packages "$work/venv"
 venv=$work/venv
 # The wheel from BUILD_DIR itself, compiling nothing that is built already: the interpreter,
@@ -47,6 +50,7 @@ run "$venv/bin/pip" wheel --no-deps --no-build-isolation --wheel-dir "$work" \
   --config-settings=backport.find-python=0 --config-settings=search.site-packages=false \
   "$source_dir"
 wheel=$(ls "$work"/simprec-*.whl)
+run cmake -S "$source_dir" -B "$build_dir" -DCMAKE_INSTALL_PREFIX="$old_prefix" -U "SKBUILD*"
 run "$venv/bin/pip" install --no-index "$wheel"
 echo "package_check: wheel built and installed in $((SECONDS - started)) s" | tee -a "$log"
 
