@@ -7,7 +7,7 @@
    arrays; target: at most 5% slower.
 2. rounding 2^24 normally distributed float32 into bf16 (nearest-even and stochastic) on one
    thread: simprec.round(..., encode=True, threads=1) against the C++ bulk API as
-   build/bin/rounding_bench measures it (BM_Round16, mean time per call), into an array
+   build/bin/rounding_bench measures it (encodings/bf16 rne and sr, mean time per call), into an array
    allocated once as the C++ benchmark does (also reported: with a new array per call);
    target: within 1.2x. Readings alternate between the two, medians of --rounds.
 
@@ -61,11 +61,20 @@ def attention_overhead(build, rounds):
 
 
 def cpp_round_seconds(build, case):
-    """One reading of the C++ bulk API: rounding_bench's mean time per call of BM_Round16."""
-    out = subprocess.run(
-        [str(build / "bin" / "rounding_bench"), f"--benchmark_filter=BM_Round16/{case}/",
-         "--benchmark_format=json"], check=True, capture_output=True, text=True).stdout
-    run = [b for b in json.loads(out)["benchmarks"] if b.get("run_type") == "iteration"][0]
+    """One reading of the C++ bulk API: rounding_bench's mean time per call of round_to_bits into
+    encodings (its benchmark `encodings/CASE`). The JSON goes to a file: rounding_bench prints a
+    table of its own after the benchmarks on stdout."""
+    with tempfile.TemporaryDirectory() as folder:
+        report = Path(folder) / "rounding_bench.json"
+        subprocess.run(
+            [str(build / "bin" / "rounding_bench"), f"--benchmark_filter=^encodings/{case}/",
+             f"--benchmark_out={report}", "--benchmark_out_format=json"], check=True,
+            capture_output=True, text=True)
+        runs = [b for b in json.loads(report.read_text())["benchmarks"]
+                if b.get("run_type") == "iteration"]
+    if not runs:
+        raise SystemExit(f"rounding_bench has no benchmark encodings/{case}")
+    run = runs[0]
     unit = {"ms": 1e-3, "us": 1e-6, "ns": 1e-9, "s": 1.0}
     return run["real_time"] * unit[run["time_unit"]]
 
@@ -75,7 +84,7 @@ def rounding_overhead(build, rounds):
     x = rng.normal(0.0, 4.0, size=1 << 24).astype(np.float32)
     out = np.empty(x.shape, dtype=np.uint16)
     rows = []
-    for case, mode in (("rne_bf16", "rne"), ("sr_bf16", "sr")):
+    for case, mode in (("bf16 rne", "rne"), ("bf16 sr", "sr")):
         cpp_times, python_times, python_new_times = [], [], []
         for _ in range(rounds):  # alternating, so that load changes hit both alike
             cpp_times.append(cpp_round_seconds(build, case))

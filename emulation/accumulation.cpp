@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "emulation/arithmetic.hpp"
+#include "emulation/did_you_mean.hpp"
 #include "emulation/exact_accumulator.hpp"
 #include "emulation/excerpt.hpp"
 #include "emulation/tensor_core.hpp"
@@ -136,9 +137,13 @@ std::unique_ptr<Accumulation> make_accumulation(std::string_view name) {
   std::lock_guard lock(r.mutex);
   if (auto it = r.makers.find(name); it != r.makers.end()) return it->second();
   std::string known;
-  for (const auto& [n, _] : r.makers) known += (known.empty() ? "" : " ") + n;
-  throw std::invalid_argument("unknown accumulation model '" + excerpt(name) +
-                              "': expected one of " + known);
+  std::vector<std::string> names;
+  for (const auto& [n, _] : r.makers) {
+    known += (known.empty() ? "" : " ") + n;
+    names.push_back(n);
+  }
+  throw std::invalid_argument("unknown accumulation model '" + excerpt(name) + "'" +
+                              did_you_mean(name, names) + ": expected one of " + known);
 }
 
 void register_accumulation(std::string name, std::function<std::unique_ptr<Accumulation>()> make) {

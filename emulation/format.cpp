@@ -1,4 +1,5 @@
 #include "emulation/format.hpp"
+#include "emulation/did_you_mean.hpp"
 #include "emulation/excerpt.hpp"
 
 #include <charconv>
@@ -241,8 +242,11 @@ Format parse_format(std::string_view text) {
     }
     return f;
   }
-  throw std::invalid_argument("unknown format '" + excerpt(text) +
-                              "': expected one of bf16 fp16 tf32 fp32 fp64 e4m3fn e5m2 e4m3fnuz "
+  std::vector<std::string> names;
+  for (const auto& named : kNamedFormats) names.emplace_back(named.name);
+  for (const auto& a : kAliases) names.emplace_back(a.alias);
+  throw std::invalid_argument("unknown format '" + excerpt(text) + "'" + did_you_mean(text, names) +
+                              ": expected one of bf16 fp16 tf32 fp32 fp64 e4m3fn e5m2 e4m3fnuz "
                               "e5m2fnuz fp6_e2m3 fp6_e3m2 fp4_e2m1 e8m0, or eXmY / eXmYfn / "
                               "eXmYfnuz / eXmYfinite");
 }

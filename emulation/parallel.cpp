@@ -11,6 +11,7 @@
 #include <string>
 
 #include "emulation/cancellation.hpp"
+#include "emulation/progress.hpp"
 
 namespace simprec {
 
@@ -54,9 +55,16 @@ namespace detail {
 void parallel_for_erased(int64_t count, unsigned threads, void (*call)(void*, int64_t), void* fn) {
   if (count <= 0) return;
   const CancellationToken* token = current_cancellation();
+  // Only the outermost loop counts: its items are what a person waiting can follow.
+  ProgressMeter* const meter = current_progress();
+  if (meter) meter->add_items(count);
   const auto run_item = [&](int64_t i) {
     if (token && token->requested()) throw Cancelled(token->reason());
-    call(fn, i);
+    {
+      const ProgressScope inside(nullptr);
+      call(fn, i);
+    }
+    if (meter) meter->item_done();
   };
   const int team = static_cast<int>(std::min<int64_t>(resolve_threads(threads), count));
   if (team <= 1 || !threads_usable()) {

@@ -1,4 +1,5 @@
 #include "emulation/rounding_mode.hpp"
+#include "emulation/did_you_mean.hpp"
 #include "emulation/excerpt.hpp"
 
 #include <stdexcept>
@@ -28,8 +29,12 @@ RoundingMode parse_rounding_mode(std::string_view text) {
   for (const auto& n : kModeNames) {
     if (n.short_name == text || n.long_name == text) return n.mode;
   }
-  throw std::invalid_argument("unknown rounding mode '" + excerpt(text) +
-                              "': expected one of rne rna rtz rup rdn rto sr rnr (or "
+  std::vector<std::string> names;
+  for (const auto& n : kModeNames) names.emplace_back(n.short_name);
+  for (const auto& n : kModeNames) names.emplace_back(n.long_name);
+  throw std::invalid_argument("unknown rounding mode '" + excerpt(text) + "'" +
+                              did_you_mean(text, names) +
+                              ": expected one of rne rna rtz rup rdn rto sr rnr (or "
                               "nearest-even nearest-away toward-zero up down odd stochastic "
                               "nearest-random-ties)");
 }

@@ -229,7 +229,9 @@ uint32_t exact_encoding(const Format& format, double x, const char* what,
   const auto bits =
       static_cast<uint32_t>(round_to_format(format, unrounded_from_double(x), Rounding{}));
   const double back = decode(format, bits);
-  if (!(back == x || (x != x && back != back)) || std::signbit(back) != std::signbit(x)) {
+  // A NaN is any NaN: its sign and payload are not the value's.
+  const bool exact = x != x ? back != back : back == x && std::signbit(back) == std::signbit(x);
+  if (!exact) {
     char value[64];
     std::snprintf(value, sizeof value, "%.17g", x);
     throw std::invalid_argument(std::string(model) + ": " + what + " value " + value +

@@ -3,6 +3,7 @@
 // others restate published models (Fasi et al. 2021, Khattak & Mikaitis 2025) unchecked here.
 #include <stdexcept>
 
+#include "emulation/did_you_mean.hpp"
 #include "emulation/excerpt.hpp"
 #include "emulation/tensor_core.hpp"
 
@@ -160,10 +161,13 @@ const TensorCoreModel& tensor_core_model(std::string_view name) {
     if (m.name == name) return m;
   }
   std::string known;
-  for (const TensorCoreModel& m : tensor_core_models())
+  std::vector<std::string> names;
+  for (const TensorCoreModel& m : tensor_core_models()) {
     known += (known.empty() ? "" : ", ") + m.name;
-  throw std::invalid_argument("unknown tensor-core model '" + excerpt(name) +
-                              "': expected one of " + known);
+    names.push_back(m.name);
+  }
+  throw std::invalid_argument("unknown tensor-core model '" + excerpt(name) + "'" +
+                              did_you_mean(name, names) + ": expected one of " + known);
 }
 
 }  // namespace simprec

@@ -8,7 +8,7 @@ simprec=${BUILD_DIR:-build}/bin/simprec
 echo "== one rounding, bit by bit: paper A's example value into bf16"
 echo "-4.703990459442139" | "$simprec" round --format bf16 --rounding rne
 echo
-echo "== the flagship experiment (a few minutes on two cores)"
+echo "== the flagship experiment (160 s of CPU time: 80 s or more on two cores)"
 "$simprec" run examples/flash_bias.toml --out out/flash_bias
 echo
 echo "The full report, with tables and plots: out/flash_bias/report.md"

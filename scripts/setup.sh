@@ -4,7 +4,7 @@
 #   BUILD_DIR   build folder (default: build)
 #   SIMPREC_CMAKE_ARGS  extra arguments for cmake
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$(readlink -f "$0")")/.."  # the checkout, also when run through a link to it
 
 packages=(
   build-essential cmake ninja-build pkg-config git
@@ -17,6 +17,7 @@ packages=(
   libomp-dev  # OpenMP for clang (GCC's libgomp comes with build-essential)
   libopenmpi-dev openmpi-bin  # simprec run shared among MPI ranks (optional: builds without)
   python3-matplotlib  # the plots of examples/python/paper_a_training.py
+  python3-scipy  # its verdict's intervals and tests
   clang libclang-rt-dev  # the sanitizer build and the libFuzzer targets of scripts/test.sh
 )
 missing=()

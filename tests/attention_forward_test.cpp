@@ -315,19 +315,33 @@ TEST(AttentionFlash, RowsumRescaleFmaRescalesLanesWithoutTerms) {
   }
 }
 
-TEST(AttentionInputsErrors, ShapeMismatchAndNonFiniteThrow) {
+TEST(AttentionInputsErrors, ShapeMismatchThrowsNonFiniteValuesPropagate) {
   auto in = inputs::generate("normal", shape(1, 1, 8, 4), 1, true);
   const AttentionConfig c = make_preset("fa2");
   auto bad = in;
   bad.v.pop_back();
   EXPECT_THROW(run_attention(bad, c), std::invalid_argument);
+  EXPECT_THROW(inputs::generate("uniformish", shape(1, 1, 8, 4), 1, false), std::invalid_argument);
+  // NaN and infinite inputs are computed with, as SDPA computes with them. A NaN in Q's row 0
+  // makes that row of O NaN and no other.
   bad = in;
   bad.q[3] = std::nan("");
-  EXPECT_THROW(run_attention(bad, c), std::invalid_argument);
-  bad = in;
-  bad.k[0] = INFINITY;
-  EXPECT_THROW(run_attention(bad, c), std::invalid_argument);
-  EXPECT_THROW(inputs::generate("uniformish", shape(1, 1, 8, 4), 1, false), std::invalid_argument);
+  const std::vector<double> o = run_attention(bad, c).o;
+  for (size_t x = 0; x < o.size(); ++x) EXPECT_EQ(std::isnan(o[x]), x < 4) << x;
+  // An infinite K: the emulation's NaNs and infinities are where the fp64 reference has them.
+  for (const double special : {INFINITY, -INFINITY}) {
+    bad = in;
+    bad.k[0] = special;
+    const std::vector<double> e = run_attention(bad, c).o;
+    const std::vector<double> r = reference_attention(bad, softmax_scale(c, bad.shape), false, 1).o;
+    size_t nan = 0;
+    for (size_t x = 0; x < e.size(); ++x) {
+      EXPECT_EQ(std::isnan(e[x]), std::isnan(r[x])) << special << " " << x;
+      EXPECT_EQ(std::isinf(e[x]), std::isinf(r[x])) << special << " " << x;
+      nan += std::isnan(e[x]);
+    }
+    EXPECT_GT(nan, 0u) << special;  // Q's column 0 has both signs: some scores are +inf
+  }
 }
 
 // Low precision is worse than fp32, and fp32 worse than fp64: a sanity ladder on the same inputs.

@@ -87,6 +87,19 @@ TEST_F(NpyFiles, RejectsMismatchesAndBadFiles) {
                std::invalid_argument);
 }
 
+TEST_F(NpyFiles, ArraysWithNanAndInfinityLoadOnlyWhenAllowed) {
+  std::vector<float> values(12, 1.0f);
+  values[5] = std::nanf("");
+  values[7] = -INFINITY;
+  const NpyArray a = make_npy<float>({1, 4, 3}, values);
+  const LabelledArray q{&a, "q"};
+  EXPECT_THROW(inputs_from_arrays(q, q, q, std::nullopt, std::nullopt), std::invalid_argument);
+  const attention::AttentionInputs in =
+      inputs_from_arrays(q, q, q, std::nullopt, std::nullopt, NonFiniteInputs::kAllow);
+  EXPECT_TRUE(std::isnan(in.q[5]));
+  EXPECT_EQ(in.v[7], -INFINITY);
+}
+
 TEST(Generators, DrawsAreIndependentAndReproducible) {
   const attention::AttentionShape s{3, 2, 16, 16, 8, 8};
   const auto a = generate("normal", s, 1, true), b = generate("normal", s, 1, true),

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "emulation/bulk.hpp"
+#include "emulation/progress.hpp"
 
 namespace simprec::attention {
 
@@ -97,6 +98,7 @@ AttentionAnalysis analyse_attention(const AttentionInputs& inputs, const Attenti
   a.config = config;
   a.scale = softmax_scale(config, inputs.shape);
   const auto start = std::chrono::steady_clock::now();
+  progress_stage("emulation");
   a.outputs = options.device_functions.empty()
                   ? run_attention(inputs, config)
                   : run_attention_with_device_functions(inputs, config, options.device_functions);
@@ -104,14 +106,19 @@ AttentionAnalysis analyse_attention(const AttentionInputs& inputs, const Attenti
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!options.reference) return a;
 
+  progress_stage("fp64 reference");
   const AttentionInputs rounded = round_inputs_for_reference(inputs, config);
   a.reference = reference_attention(rounded, a.scale, config.causal, config.threads);
   const int64_t draws = inputs.shape.batch;
   a.metrics = metrics_of(a.outputs, *a.reference, draws, config);
-  if (config.flash() && options.baseline)
+  if (config.flash() && options.baseline) {
+    progress_stage("baseline");
     a.baseline = baseline_of(inputs, config, *a.reference, draws);
-  if (options.attribute)
+  }
+  if (options.attribute) {
+    progress_stage("attribution");
     a.attribution = attribute_sites(inputs, config, *a.reference, options.attribute_target);
+  }
   return a;
 }
 

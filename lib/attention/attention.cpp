@@ -70,6 +70,15 @@ AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const Attentio
   check_quantization(config, raw_inputs.has_grad());
   AttentionInputs inputs = round_inputs(raw_inputs, config);
   const AttentionShape& s = inputs.shape;
+  if (config.softmax_scale->prescales_q()) {
+    if (inputs.has_grad()) {
+      throw std::invalid_argument(
+          "softmax_scale=" + std::string(config.softmax_scale.name()) +
+          " folds the scale into Q, a forward-only model: give no dO (the backward pass of such "
+          "kernels is not modelled)");
+    }
+    config.softmax_scale->prescale_q(inputs.q, softmax_scale(config, s), config.site(Site::kInput));
+  }
   const Engine engine(config, s);
   const bool quantized = config.quant.active();
   const InputScales scales =

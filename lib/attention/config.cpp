@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "emulation/accumulation.hpp"
+#include "emulation/did_you_mean.hpp"
 #include "lib/attention/options.hpp"
 #include "lib/limits/strict_parse.hpp"
 
@@ -46,12 +47,17 @@ void apply_assignment(AttentionConfig& config, std::string_view assignment) {
         sites.push_back(parse_site(key));
       } catch (const std::invalid_argument&) {
         std::string options;
+        std::vector<std::string> names;
+        for (int i = 0; i < kSiteCount; ++i) names.emplace_back(site_name(static_cast<Site>(i)));
+        for (const char* group : {"all", "products"}) names.emplace_back(group);
         for (const StructuralOption& o : structural_options()) {
           options += (options.empty() ? "" : ", ") + std::string(o.key);
+          names.emplace_back(o.key);
         }
-        throw std::invalid_argument(
-            "unknown site or option '" + limits::excerpt(key) + "' (sites: " + site_names() +
-            "; site groups: " + site_group_names() + "; options: " + options + ")");
+        throw std::invalid_argument("unknown site or option '" + limits::excerpt(key) + "'" +
+                                    did_you_mean(key, names) + " (sites: " + site_names() +
+                                    "; site groups: " + site_group_names() +
+                                    "; options: " + options + ")");
       }
     }
     SiteSpec spec = parse_site_spec(value);

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "emulation/did_you_mean.hpp"
 #include "emulation/excerpt.hpp"
 #include "lib/attention/options.hpp"
 #include "lib/limits/strict_parse.hpp"
@@ -139,8 +140,11 @@ std::pair<const Mitigation*, std::vector<std::string>> resolve(std::string_view 
   const auto parts = split_colons(text);
   const Mitigation* m = find_mitigation(parts[0]);
   if (!m) {
-    throw std::invalid_argument("unknown mitigation '" + excerpt(text) +
-                                "' (known: " + mitigation_syntax() + ")");
+    std::vector<std::string> names;
+    for (const Mitigation& known : mitigations()) names.emplace_back(known.name);
+    throw std::invalid_argument("unknown mitigation '" + excerpt(text) + "'" +
+                                did_you_mean(parts[0], names) + " (known: " + mitigation_syntax() +
+                                ")");
   }
   if (parts.size() - 1 > m->arguments.size()) {
     throw std::invalid_argument("mitigation '" + excerpt(text) + "' has " +

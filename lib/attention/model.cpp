@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "emulation/did_you_mean.hpp"
 #include "lib/attention/options.hpp"
 #include "lib/config/toml_reader.hpp"
 #include "lib/limits/strict_parse.hpp"
@@ -115,9 +116,13 @@ AttentionConfig instantiate(const KernelModel& m, const Format& f, bool record, 
     const KernelModel* base = find_builtin_model(m.base);
     if (!base) {
       std::string known;
-      for (const KernelModel& b : builtin_models()) known += (known.empty() ? "" : ", ") + b.name;
-      throw std::invalid_argument(m.path + ": unknown preset '" + limits::excerpt(m.base) +
-                                  "' (known: " + known + ")");
+      std::vector<std::string> names;
+      for (const KernelModel& b : builtin_models()) {
+        known += (known.empty() ? "" : ", ") + b.name;
+        names.push_back(b.name);
+      }
+      throw std::invalid_argument(m.path + ": unknown preset '" + limits::excerpt(m.base) + "'" +
+                                  did_you_mean(m.base, names) + " (known: " + known + ")");
     }
     if (depth >= kMaxModelDepth) {
       throw std::invalid_argument(m.path + ": models build on each other more than " +

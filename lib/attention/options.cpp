@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "emulation/did_you_mean.hpp"
 #include "lib/attention/tile_text.hpp"
 #include "lib/limits/strict_parse.hpp"
 
@@ -53,9 +54,13 @@ StructuralOption choice_option(std::string_view key, std::string_view doc, Ref r
       }
     }
     std::string known;
-    for (const auto& name : choices) known += (known.empty() ? "" : ", ") + std::string(name);
-    throw std::invalid_argument("unknown " + std::string(key) + " '" + limits::excerpt(text) +
-                                "' (known: " + known + ")");
+    std::vector<std::string> names;
+    for (const auto& name : choices) {
+      known += (known.empty() ? "" : ", ") + std::string(name);
+      names.emplace_back(name);
+    }
+    throw std::invalid_argument("unknown " + std::string(key) + " '" + limits::excerpt(text) + "'" +
+                                did_you_mean(text, names) + " (known: " + known + ")");
   };
   o.get = [ref, values](const AttentionConfig& c) {
     for (const auto& [name, value] : values) {

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "emulation/did_you_mean.hpp"
 #include "lib/attention/model.hpp"
 #include "lib/limits/strict_parse.hpp"
 
@@ -23,8 +24,8 @@ AttentionConfig make_preset(std::string_view name, const Format& f) {
   if (!m) {
     std::string known;
     for (const auto& p : preset_names()) known += (known.empty() ? "" : ", ") + p;
-    throw std::invalid_argument("unknown preset '" + limits::excerpt(name) + "' (known: " + known +
-                                ")");
+    throw std::invalid_argument("unknown preset '" + limits::excerpt(name) + "'" +
+                                did_you_mean(name, preset_names()) + " (known: " + known + ")");
   }
   return instantiate_model(*m, f);
 }

@@ -8,6 +8,7 @@
 // through the emulation's Accumulation registry one dot product at a time.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -49,6 +50,13 @@ inline void dot2(const double* a, int64_t sa, const double* b, int64_t sb, int64
     two_prod(a[k * sa], b[k * sb], ph, pl);
     two_sum(s, ph, s, t);
     e += t + pl;
+  }
+  // s is the plain sum of the rounded products; once it is infinite or NaN, the error terms hold
+  // inf - inf and would turn an infinite sum into NaN: the plain sum is the IEEE result.
+  if (!std::isfinite(s)) {
+    hi = s;
+    lo = 0;
+    return;
   }
   two_sum(s, e, hi, lo);
 }

@@ -36,7 +36,8 @@ void gemm_dot2(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, co
         s[j] = t;
       }
     }
-    for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = s[j] + e[j];
+    // An infinite or NaN plain sum is the IEEE result; its error terms hold inf - inf.
+    for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = std::isfinite(s[j]) ? s[j] + e[j] : s[j];
   }
 }
 

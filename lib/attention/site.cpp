@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "emulation/arithmetic.hpp"
+#include "emulation/did_you_mean.hpp"
 #include "emulation/excerpt.hpp"
 #include "emulation/round.hpp"
 
@@ -58,8 +59,10 @@ Site parse_site(std::string_view name) {
   for (int i = 0; i < kSiteCount; ++i) {
     if (kSites[i].name == name) return static_cast<Site>(i);
   }
-  throw std::invalid_argument("unknown rounding site '" + excerpt(name) +
-                              "' (known: " + site_names() + ")");
+  std::vector<std::string> names;
+  for (const auto& s : kSites) names.emplace_back(s.name);
+  throw std::invalid_argument("unknown rounding site '" + excerpt(name) + "'" +
+                              did_you_mean(name, names) + " (known: " + site_names() + ")");
 }
 
 std::vector<Site> site_group(std::string_view name) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "emulation/did_you_mean.hpp"
 #include "lib/limits/strict_parse.hpp"
 
 namespace simprec::attention {
@@ -53,11 +54,13 @@ const StrategyRegistry& strategy_registry() {
 
 std::string unknown_strategy_message(const SlotInfo& slot, std::string_view name) {
   std::string known;
+  std::vector<std::string> names;
   for (const Strategy* s : strategy_registry().of_slot(slot.key)) {
     known += (known.empty() ? "" : ", ") + std::string(s->name());
+    names.emplace_back(s->name());
   }
-  return "unknown " + std::string(slot.key) + " '" + limits::excerpt(name) + "' (known: " + known +
-         ")";
+  return "unknown " + std::string(slot.key) + " '" + limits::excerpt(name) + "'" +
+         did_you_mean(name, names) + " (known: " + known + ")";
 }
 
 }  // namespace simprec::attention

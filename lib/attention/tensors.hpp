@@ -34,7 +34,7 @@ struct AttentionInputs {
   std::vector<double> o, lse;
   bool has_grad() const { return !d_out.empty(); }
   bool has_forward() const { return !o.empty() || !lse.empty(); }
-  // Throws std::invalid_argument on sizes that disagree with the shape or non-finite values.
+  // Throws std::invalid_argument on sizes that disagree with the shape.
   void validate() const;
 };
 

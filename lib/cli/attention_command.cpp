@@ -32,6 +32,7 @@
 #include "lib/limits/strict_parse.hpp"
 #include "lib/metrics/error_metrics.hpp"
 #include "lib/npy/npy.hpp"
+#include "lib/progress/terminal_progress.hpp"
 
 namespace simprec::cli {
 namespace {
@@ -46,6 +47,7 @@ struct Options {
   uint64_t seed = 0;
   std::string query_rows;  // --query-rows: emulate only a sample of this many query rows
   bool causal = false, attribute = false, backward = false, trace = false, no_baseline = false;
+  bool quiet = false;
   unsigned threads = 0;
 };
 
@@ -229,6 +231,9 @@ void run(const Options& opt) {
   // Emulation, reference, metrics, baseline, attribution.
   AttentionAnalysis analysis;
   try {
+    ProgressMeter meter;
+    const ProgressScope counted(&meter);
+    const TerminalProgress shown("simprec attention", meter, !opt.quiet);
     analysis = analyse_attention(raw, config, analysis_options);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
@@ -388,6 +393,8 @@ const RegisterCommand kRegistration([](CLI::App& app) {
   add_threads_option(*command, opt->threads, "--threads",
                      "threads over batch x heads (default: all cores)");
   command->add_option("--out", opt->out, "output directory")->required()->check(output_path());
+  command->add_flag("--quiet", opt->quiet,
+                    "no progress line on a terminal (shown on stderr after 2 s otherwise)");
   command->callback([opt] { run(*opt); });
 });
 

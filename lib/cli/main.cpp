@@ -5,6 +5,7 @@
 
 #include "emulation/excerpt.hpp"
 #include "lib/cli/command.hpp"
+#include "lib/cli/unknown_argument.hpp"
 
 namespace simprec::cli {
 std::vector<CommandSetup>& command_registry() {
@@ -21,6 +22,14 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // A word or option that names nothing gets a hint instead of CLI11's message, which
+    // complains of something else ("A subcommand is required") or names no alternative.
+    if (e.get_exit_code() != 0) {
+      if (const auto message = simprec::cli::unknown_argument_message(app)) {
+        std::fprintf(stderr, "%s\n", simprec::bounded_message(*message).c_str());
+        return 2;
+      }
+    }
     // CLI11 prints the message; --help and --version exit 0, every parse error 2 (its own codes,
     // 100 and up, would collide with nothing we document).
     return app.exit(e) == 0 ? 0 : 2;

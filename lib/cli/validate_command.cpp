@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "emulation/did_you_mean.hpp"
+#include "emulation/excerpt.hpp"
 #include "lib/cli/command.hpp"
 #include "lib/cli/output_option.hpp"
 #include "lib/cli/plugin_timeouts.hpp"
@@ -17,6 +19,7 @@
 #include "lib/inputs/generators.hpp"
 #include "lib/limits/strict_parse.hpp"
 #include "lib/npy/npy.hpp"
+#include "lib/progress/terminal_progress.hpp"
 #include "lib/validate/validation.hpp"
 #include "lib/validate/validation_inputs.hpp"
 #include "plugins/host/plugin.hpp"
@@ -39,6 +42,7 @@ struct ValidateOptions {
   std::string generate;  // attention input generator
   std::string save;      // directory for every tensor as .npy
   std::string max_memory;
+  bool quiet = false;
 };
 
 // "NAME=VALUE" pairs of a repeatable option.
@@ -80,7 +84,8 @@ validate::InputChoices input_choices(const ValidateOptions& o) {
     if (std::find(kinds.begin(), kinds.end(), o.generate) == kinds.end()) {
       std::string known;
       for (const auto& k : kinds) known += (known.empty() ? "" : ", ") + k;
-      throw UsageError("unknown --generate '" + o.generate + "' (known: " + known + ")");
+      throw UsageError("unknown --generate '" + excerpt(o.generate) + "'" +
+                       did_you_mean(o.generate, kinds) + " (known: " + known + ")");
     }
   }
   choices.generator = o.generate;
@@ -112,6 +117,9 @@ void run_validate(const ValidateOptions& o) {
   }
   validate::ValidationResult result;
   try {
+    ProgressMeter meter;
+    const ProgressScope counted(&meter);
+    const TerminalProgress shown("simprec validate", meter, !o.quiet);
     result = validate::validate_kernel(
         *plugin, request, {o.model, o.require_bit_exact, open_options.timeout, o.locate});
   } catch (const std::invalid_argument& e) {
@@ -175,6 +183,8 @@ const RegisterCommand registration{[](CLI::App& app) {
   cmd->add_option("--max-memory", o->max_memory,
                   "refuse a validation whose estimated memory exceeds SIZE (e.g. 4G; default: "
                   "the machine's physical memory)");
+  cmd->add_flag("--quiet", o->quiet,
+                "no progress line on a terminal (shown on stderr after 2 s otherwise)");
   cmd->callback([o] { ending_after_abandoned_calls([&] { run_validate(*o); }); });
 }};
 

@@ -2,40 +2,16 @@
 
 #include <algorithm>
 
+#include "emulation/did_you_mean.hpp"
 #include "lib/limits/input_file.hpp"
 
 namespace simprec::config {
-namespace {
-
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
-}  // namespace
 
 std::optional<std::string> did_you_mean(std::string_view word,
                                         const std::vector<std::string>& candidates) {
-  std::optional<std::string> best;
-  size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
-  for (const auto& c : candidates) {
-    const size_t d = edit_distance(word, c);
-    if (d < best_distance) {
-      best_distance = d;
-      best = c;
-    }
-  }
-  return best;
+  const std::vector<std::string> close = closest_names(word, candidates);
+  if (close.empty()) return std::nullopt;
+  return close.front();
 }
 
 std::string location(const std::string& file, const toml::node& node) {

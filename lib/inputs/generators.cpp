@@ -7,6 +7,7 @@
 #include <span>
 #include <stdexcept>
 
+#include "emulation/did_you_mean.hpp"
 #include "emulation/excerpt.hpp"
 #include "emulation/random.hpp"
 #include "emulation/round.hpp"
@@ -83,8 +84,8 @@ AttentionInputs generate(std::string_view kind, const AttentionShape& shape_in, 
   if (!known) {
     std::string list;
     for (const auto& k : generator_kinds()) list += (list.empty() ? "" : ", ") + k;
-    throw std::invalid_argument("unknown input generator '" + excerpt(kind) + "' (known: " + list +
-                                ")");
+    throw std::invalid_argument("unknown input generator '" + excerpt(kind) + "'" +
+                                did_you_mean(kind, generator_kinds()) + " (known: " + list + ")");
   }
   AttentionInputs in;
   in.shape = s;
@@ -220,7 +221,7 @@ struct Loaded {
 };
 
 Loaded load_one(const NpyArray& a, const std::string& label,
-                const std::optional<Format>& bits_format) {
+                const std::optional<Format>& bits_format, NonFiniteInputs non_finite) {
   if (a.shape.size() < 2) {
     throw std::invalid_argument(label + ": expected shape (..., N, d), got " +
                                 std::to_string(a.shape.size()) + " dimensions");
@@ -258,7 +259,7 @@ Loaded load_one(const NpyArray& a, const std::string& label,
     }
     out.values = a.to_doubles();
   }
-  for (size_t i = 0; i < out.values.size(); ++i) {
+  for (size_t i = 0; i < out.values.size() && non_finite == NonFiniteInputs::kRefuse; ++i) {
     if (!std::isfinite(out.values[i])) {
       throw std::invalid_argument(label + ": non-finite value at flat index " + std::to_string(i));
     }
@@ -288,10 +289,11 @@ AttentionInputs load_inputs(const std::filesystem::path& qp, const std::filesyst
 
 AttentionInputs inputs_from_arrays(const LabelledArray& qa, const LabelledArray& ka,
                                    const LabelledArray& va, const std::optional<LabelledArray>& doa,
-                                   const std::optional<Format>& bits_format) {
-  const Loaded q = load_one(*qa.array, qa.label, bits_format),
-               k = load_one(*ka.array, ka.label, bits_format),
-               v = load_one(*va.array, va.label, bits_format);
+                                   const std::optional<Format>& bits_format,
+                                   NonFiniteInputs non_finite) {
+  const Loaded q = load_one(*qa.array, qa.label, bits_format, non_finite),
+               k = load_one(*ka.array, ka.label, bits_format, non_finite),
+               v = load_one(*va.array, va.label, bits_format, non_finite);
   const size_t rank = q.shape.size();
   const auto leading = [](const std::vector<int64_t>& s) {
     return std::vector<int64_t>(s.begin(), s.end() - 2);
@@ -324,7 +326,7 @@ AttentionInputs inputs_from_arrays(const LabelledArray& qa, const LabelledArray&
   in.k = k.values;
   in.v = v.values;
   if (doa) {
-    const Loaded g = load_one(*doa->array, doa->label, bits_format);
+    const Loaded g = load_one(*doa->array, doa->label, bits_format, non_finite);
     std::vector<int64_t> expected = q.shape;
     expected[rank - 1] = s.dv;
     if (g.shape != expected) {

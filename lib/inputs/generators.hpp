@@ -65,10 +65,14 @@ struct LabelledArray {
   const NpyArray* array;
   std::string label;
 };
+// What loading does with a NaN or an infinite value: the CLI refuses them (its inputs are files
+// meant to hold finite data); the Python package lets them through, as SDPA does, for the
+// emulation to propagate as its arithmetic does.
+enum class NonFiniteInputs { kRefuse, kAllow };
 // load_inputs on arrays already in memory.
-attention::AttentionInputs inputs_from_arrays(const LabelledArray& q, const LabelledArray& k,
-                                              const LabelledArray& v,
-                                              const std::optional<LabelledArray>& d_out,
-                                              const std::optional<Format>& bits_format);
+attention::AttentionInputs inputs_from_arrays(
+    const LabelledArray& q, const LabelledArray& k, const LabelledArray& v,
+    const std::optional<LabelledArray>& d_out, const std::optional<Format>& bits_format,
+    NonFiniteInputs non_finite = NonFiniteInputs::kRefuse);
 
 }  // namespace simprec::inputs

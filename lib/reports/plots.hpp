@@ -14,8 +14,9 @@ struct PlotResult {
   std::string note;                          // why some or all are missing
 };
 
-// deviation_vs_seq_len.png, bias_z_per_site.png, error_histograms.png, mitigation.png — each
-// only where the results hold what it shows. Data and scripts go to DIR/plots/.
+// deviation_vs_seq_len.png, flash_vs_baseline_vs_key_tiles.png, bias_explained_per_site.png,
+// error_histograms.png, mitigation.png — each only where the results hold what it shows. Data
+// and scripts go to DIR/plots/.
 PlotResult make_plots(const std::filesystem::path& dir, const std::vector<nlohmann::json>& records);
 
 }  // namespace simprec::reports

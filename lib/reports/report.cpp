@@ -6,6 +6,7 @@
 
 #include "lib/experiments/results_store.hpp"
 #include "lib/limits/output_folder.hpp"
+#include "lib/reports/comparisons.hpp"
 #include "lib/reports/plots.hpp"
 #include "lib/reports/result_view.hpp"
 #include "lib/reports/summary_csv.hpp"
@@ -15,47 +16,24 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string baseline_name(const std::vector<nlohmann::json>& records) {
-  for (const auto& r : records) {
-    const std::string b = r["params"]["analysis"].value("baseline", "");
-    if (!b.empty()) return b;
-  }
-  return "";
-}
-
-std::string describe(const CaseView& c) {
-  std::string s = "`" + c.impl_name() + "` (" + c.preset() + ", " + c.format();
-  if (c.tile() != "default") s += ", tile " + c.tile();
-  return s + ")";
-}
-
-// Paper B: how much more the flash presets deviate than the baseline, and how that moves with N.
+// Paper B: how much more the flash presets deviate than the baseline, and how that moves with N
+// (the RMS ratios flash_vs_baseline_vs_key_tiles.png plots).
 void flash_vs_baseline_verdict(const std::vector<nlohmann::json>& records,
                                std::vector<std::string>& out) {
-  std::map<std::string, std::map<long long, std::vector<double>>> ratios;  // impl -> N -> ratios
-  for (const auto& p : baseline_pairs(records)) {
-    const CaseView t{*p.test}, b{*p.baseline};
-    const double ratio = t.metric("o", "rms") / b.metric("o", "rms");
-    if (std::isfinite(ratio))
-      ratios[describe(t) + " on " + t.input_name()][t.seq_len()].push_back(ratio);
-  }
-  for (const auto& [name, by_n] : ratios) {
-    std::vector<std::pair<long long, double>> mean;
-    for (const auto& [n, v] : by_n) {
-      double s = 0;
-      for (double x : v) s += x;
-      mean.emplace_back(n, s / v.size());
-    }
+  for (const auto& [name, ratios] : baseline_ratios(records)) {
+    const BaselineRatio &first = ratios.front(), &last = ratios.back();
     std::ostringstream line;
-    line << name << " deviates " << fmt(mean.front().second, 3) << "x as much as the baseline";
-    if (mean.size() > 1) {
-      line << " at N = " << mean.front().first << " and " << fmt(mean.back().second, 3)
-           << "x at N = " << mean.back().first << " (RMS error of O against fp64): the gap "
-           << (mean.back().second > mean.front().second * 1.1
+    line << name << " deviates " << fmt(first.rms, 3) << "x as much as the baseline";
+    if (ratios.size() > 1)
+      line << " at N = " << first.seq_len << " and " << fmt(last.rms, 3)
+           << "x at N = " << last.seq_len;
+    line << " (RMS error of O against fp64)";
+    if (ratios.size() > 1) {
+      line << ": the gap "
+           << (last.rms > first.rms * 1.1
                    ? "grows with sequence length"
-                   : (mean.back().second < mean.front().second / 1.1
-                          ? "shrinks with sequence length"
-                          : "does not change much with sequence length"));
+                   : (last.rms < first.rms / 1.1 ? "shrinks with sequence length"
+                                                 : "does not change much with sequence length"));
     }
     out.push_back(line.str() + ".");
   }
@@ -311,48 +289,6 @@ void nonfinite_verdict(const std::vector<nlohmann::json>& records, std::vector<s
 }
 
 }  // namespace
-
-std::vector<BaselinePair> baseline_pairs(const std::vector<nlohmann::json>& records) {
-  const std::string baseline = baseline_name(records);
-  std::vector<BaselinePair> pairs;
-  if (baseline.empty()) return pairs;
-  const auto key = [](const CaseView& c) {
-    return c.input().dump() + "|" + c.format() + "|" + (c.causal() ? "c" : "n");
-  };
-  std::map<std::string, const nlohmann::json*> baselines;
-  for (const auto& r : records) {
-    const CaseView c{r};
-    if (c.impl_name() == baseline && c.mitigations() == "-" && c.overrides() == "-" &&
-        c.has_output("o")) {
-      baselines[key(c)] = &r;
-    }
-  }
-  for (const auto& r : records) {
-    const CaseView c{r};
-    if (c.impl_name() == baseline || c.mitigations() != "-" || c.overrides() != "-" ||
-        !c.has_output("o"))
-      continue;
-    if (auto it = baselines.find(key(c)); it != baselines.end()) pairs.push_back({&r, it->second});
-  }
-  return pairs;
-}
-
-std::vector<MitigationPair> mitigation_pairs(const std::vector<nlohmann::json>& records) {
-  std::map<std::string, const nlohmann::json*> unmitigated;
-  for (const auto& r : records) {
-    const CaseView c{r};
-    if (c.mitigations() == "-" && c.has_output("o"))
-      unmitigated[c.key_without({"mitigations", "name"})] = &r;
-  }
-  std::vector<MitigationPair> pairs;
-  for (const auto& r : records) {
-    const CaseView c{r};
-    if (c.mitigations() == "-" || !c.has_output("o")) continue;
-    const auto it = unmitigated.find(c.key_without({"mitigations", "name"}));
-    if (it != unmitigated.end()) pairs.push_back({&r, it->second});
-  }
-  return pairs;
-}
 
 std::vector<std::string> verdict(const std::vector<nlohmann::json>& records) {
   std::vector<std::string> lines;

@@ -139,22 +139,6 @@ struct CaseView {
   }
 };
 
-// Each case beside the baseline case (analysis.baseline) it should be compared with: same input,
-// format and causal flag, no mitigations or overrides on either side.
-struct BaselinePair {
-  const nlohmann::json* test;
-  const nlohmann::json* baseline;
-};
-std::vector<BaselinePair> baseline_pairs(const std::vector<nlohmann::json>& records);
-
-// Each case with mitigations (and an output O) beside the case that differs from it only by having
-// none, in record order; cases without such a partner are left out.
-struct MitigationPair {
-  const nlohmann::json* mitigated;
-  const nlohmann::json* unmitigated;
-};
-std::vector<MitigationPair> mitigation_pairs(const std::vector<nlohmann::json>& records);
-
 // "1.23e-04", "nan" as "-".
 std::string fmt(double x, int digits = 3);
 

@@ -6,6 +6,7 @@
 
 #include "emulation/cancellation.hpp"
 #include "emulation/excerpt.hpp"
+#include "emulation/progress.hpp"
 #include "lib/attention/numerics_spec.hpp"
 #include "lib/validate/attention_emulation.hpp"
 #include "lib/validate/kernel_emulation.hpp"
@@ -161,6 +162,7 @@ ValidationResult validate_kernel(plugins::Plugin& plugin, const plugins::KernelR
       &reference};
   check_kernel_call(call, result.emulated_outputs);
   result.numerics = numerics_of(call, result.emulated_outputs);
+  progress_stage("kernel");
   result.kernel_outputs = plugin.run(request);
   // Runs `step` of the host's emulation within the time limit, if any.
   const auto limited = [&](const std::string& what, const auto& step) {
@@ -173,6 +175,7 @@ ValidationResult validate_kernel(plugins::Plugin& plugin, const plugins::KernelR
     const CancellationScope scope(&deadline);
     return step();
   };
+  progress_stage("emulation");
   limited("simprec's emulation", [&] { emulate_kernel(call, result.emulated_outputs); });
   for (size_t i = 0; i < result.kernel_outputs.size(); ++i) {
     OutputComparison c = compare_outputs(result.kernel_outputs[i], result.emulated_outputs[i]);
@@ -183,6 +186,7 @@ ValidationResult validate_kernel(plugins::Plugin& plugin, const plugins::KernelR
     result.comparisons.push_back(std::move(c));
   }
   if (options.locate) {
+    progress_stage("locate");
     result.locate = limited("simprec's --locate", [&] {
       return locate_attention_call(call, result.kernel_outputs, result.emulated_outputs);
     });

@@ -17,6 +17,7 @@ import numpy as np
 
 from simprec._arrays import like as _like
 from simprec._arrays import to_numpy as _to_numpy
+from simprec import _checks
 from simprec._extension import core as _core
 from simprec._extension import missing as _missing_extension
 from simprec._types import Array, ArrayLike, DeviceFunctions, MemorySize, Numerics, Tile
@@ -34,17 +35,41 @@ __all__ = [
     "fma", "sqrt", "matmul", "tensor_core_models", "quantize", "attention", "AttentionResult",
     "generate", "run_experiment", "validate", "ValidationReport", "numerics_reference",
     "canonical_numerics", "numerics_help", "discover", "DiscoveryResult", "device_function",
+    "set_progress",
 ]
 
 formats = _core.formats
-format_info = _core.format_info
 rounding_modes = _core.rounding_modes
 tensor_core_models = _core.tensor_core_models
 generator_kinds = _core.generator_kinds
 numerics_reference = _core.numerics_reference
-canonical_numerics = _core.canonical_numerics
+# Calls longer than 2 s (attention, validate, discover, run_experiment, ...) show a progress line
+# on stderr where it is a terminal; set_progress(False) turns it off.
+set_progress = _core.set_progress
 
 
+@_checks.named_keywords
+def format_info(format, *, overflow=None, subnormals=True):
+    """A format's limits, the columns of `simprec formats` (any eXmY[fn|fnuz])."""
+    return _core.format_info(_checks.text(format, "format", "e4m3fn"),
+                             overflow=_checks.optional_str(overflow, "overflow", "saturate"),
+                             subnormals=_checks.flag(subnormals, "subnormals"))
+
+
+@_checks.named_keywords
+def canonical_numerics(spec, format="bf16"):
+    """A numerics spec's canonical form (ValueError for one a run would refuse)."""
+    return _core.canonical_numerics(_checks.numerics_spec(spec), _checks.text(format, "format",
+                                                                           "bf16"))
+
+
+def _mode(format, rounding, overflow=None):
+    """The format, rounding and overflow arguments checked for their types."""
+    return (_checks.text(format, "format", "bf16"), _checks.text(rounding, "rounding", "rne"),
+            _checks.optional_str(overflow, "overflow", "saturate"))
+
+
+@_checks.named_keywords
 def round(x: ArrayLike, format: str, rounding: str = "rne", *, sr_bits: int = 32, seed: int = 0,
           overflow: Optional[str] = None, subnormals: bool = True, encode: bool = False,
           out: Optional[np.ndarray] = None, threads: int = 0) -> Array:
@@ -58,11 +83,14 @@ def round(x: ArrayLike, format: str, rounding: str = "rne", *, sr_bits: int = 32
     if bits_format is not None:
         raise TypeError(f"x: a {bits_format} tensor holds encodings; decode it first or pass "
                         "float32/float64 values")
+    format, rounding, overflow = _mode(format, rounding, overflow)
     result = _core.round(array, format, rounding, sr_bits=sr_bits, seed=seed, overflow=overflow,
-                         subnormals=subnormals, encode=encode, out=out, threads=threads)
+                         subnormals=_checks.flag(subnormals, "subnormals"),
+                         encode=_checks.flag(encode, "encode"), out=out, threads=threads)
     return _like(result, x)
 
 
+@_checks.named_keywords
 def decode(bits: ArrayLike, format: str, *, overflow: Optional[str] = None,
            subnormals: bool = True, dtype: str = "float64",
            out: Optional[np.ndarray] = None) -> Array:
@@ -72,8 +100,14 @@ def decode(bits: ArrayLike, format: str, *, overflow: Optional[str] = None,
     if bits_format is not None:
         raise TypeError(f"bits: a {bits_format} tensor is already values; convert it with "
                         ".float() instead")
-    result = _core.decode(array, format, overflow=overflow, subnormals=subnormals, dtype=dtype,
-                          out=out)
+    if not isinstance(dtype, str):
+        try:  # numpy.float32, numpy.dtype("float64")
+            dtype = np.dtype(dtype).name
+        except TypeError:
+            raise TypeError(f"dtype={dtype!r}: expected 'float64' or 'float32'") from None
+    format, _, overflow = _mode(format, "rne", overflow)
+    result = _core.decode(array, format, overflow=overflow,
+                          subnormals=_checks.flag(subnormals, "subnormals"), dtype=dtype, out=out)
     return _like(result, bits)
 
 
@@ -88,6 +122,8 @@ def _elementwise(operation, arrays, names, format, rounding, options):
     if any(a.shape != converted[0].shape for a in converted):
         # Broadcasting needs materialised operands: the C++ side takes contiguous arrays.
         converted = [np.ascontiguousarray(a) for a in np.broadcast_arrays(*converted)]
+    format, rounding, options["overflow"] = _mode(format, rounding, options["overflow"])
+    options["subnormals"] = _checks.flag(options["subnormals"], "subnormals")
     result = operation(*converted, format, rounding, **options)
     return _like(result, arrays[0])
 
@@ -106,7 +142,7 @@ def _binary(operation: Callable[..., Any], name: str,
     function.__name__ = function.__qualname__ = name
     function.__doc__ = (f"a {symbol} b rounded once into `format` with `rounding`; operands are "
                         "encodings or values the format holds exactly, results come back alike.")
-    return function
+    return _checks.named_keywords(function)
 
 
 add = _binary(_core.add, "add", "+")
@@ -115,6 +151,7 @@ mul = _binary(_core.mul, "mul", "*")
 div = _binary(_core.div, "div", "/")
 
 
+@_checks.named_keywords
 def fma(a: ArrayLike, b: ArrayLike, c: ArrayLike, format: str, rounding: str = "rne", *,
         sr_bits: int = 32, seed: int = 0, overflow: Optional[str] = None,
         subnormals: bool = True) -> Array:
@@ -123,6 +160,7 @@ def fma(a: ArrayLike, b: ArrayLike, c: ArrayLike, format: str, rounding: str = "
                         _mode_options(sr_bits, seed, overflow, subnormals))
 
 
+@_checks.named_keywords
 def sqrt(a: ArrayLike, format: str, rounding: str = "rne", *, sr_bits: int = 32, seed: int = 0,
          overflow: Optional[str] = None, subnormals: bool = True) -> Array:
     """sqrt(a) rounded once into `format`."""
@@ -130,6 +168,7 @@ def sqrt(a: ArrayLike, format: str, rounding: str = "rne", *, sr_bits: int = 32,
                         _mode_options(sr_bits, seed, overflow, subnormals))
 
 
+@_checks.named_keywords
 def matmul(a: ArrayLike, b: ArrayLike, c: Optional[ArrayLike] = None, *,
            model: str = "tc:sm90-mma-bf16", threads: int = 0) -> Array:
     """D = A*B + C as the tensor-core model computes it (`simprec mma`): A (..., M, K) and
@@ -141,10 +180,12 @@ def matmul(a: ArrayLike, b: ArrayLike, c: Optional[ArrayLike] = None, *,
             operands.append(None)
             continue
         operands.append(_to_numpy(array, name)[0])
-    result = _core.matmul(*operands, model=model, threads=threads)
+    result = _core.matmul(*operands, model=_checks.text(model, "model", "tc:sm90-mma-bf16"),
+                          threads=threads)
     return _like(result, a)
 
 
+@_checks.named_keywords
 def quantize(x: ArrayLike, scheme: str, rounding: str = "rne", *, sr_bits: int = 32,
              seed: int = 0, block_size: Optional[int] = None) -> dict[str, Any]:
     """x (float32 or float64; NVFP4 float32 only) in a block-scaled format, as `simprec quantize`
@@ -158,6 +199,9 @@ def quantize(x: ArrayLike, scheme: str, rounding: str = "rne", *, sr_bits: int =
     if bits_format is not None:
         raise TypeError(f"x: a {bits_format} tensor holds encodings; decode it first or pass "
                         "float32/float64 values")
+    scheme, rounding = _checks.text(scheme, "scheme", "mxfp8_e4m3"), _mode("bf16", rounding)[1]
+    block_size = _checks.number(block_size, "block_size", "a block size such as 32",
+                                integer=True)
     return _core.quantize(array, scheme, rounding, sr_bits, seed, block_size)
 
 
@@ -168,7 +212,8 @@ class AttentionResult:
     a value of its site's format (o_format, grad_format); stats is the content of the CLI's
     stats.json (config, scale, metrics, baseline, trace, attribution) without the input
     description; metrics, trace and attribution are its parts; attribution_table the ranked
-    table the CLI prints.
+    table the CLI prints; nonfinite_inputs counts the NaN and infinite values of each input
+    ({"q": {"nan": 0, "inf": 0}, ...}), which go through as the emulated arithmetic takes them.
     """
 
     def __init__(self, raw: dict[str, Any]) -> None:
@@ -188,6 +233,7 @@ class AttentionResult:
         self.attribution: Optional[Any] = self.stats.get("attribution")
         self.attribution_table: str = raw["attribution_table"]
         self.numerics: Any = self.stats["numerics"]
+        self.nonfinite_inputs: dict[str, Any] = raw["nonfinite_inputs"]
 
     def __repr__(self) -> str:
         parts = [f"o {self.o.shape} in {self.o_format}"]
@@ -218,8 +264,9 @@ def _attention_inputs(q, k, v, do, input_format):
     return arrays, input_format
 
 
+@_checks.named_keywords
 def attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, do: Optional[ArrayLike] = None, *,
-              numerics: Numerics = "fa2", format: str = "bf16", set: Sequence[str] = (),
+              numerics: Numerics = "fa2", format: Optional[str] = None, set: Sequence[str] = (),
               mitigations: Sequence[str] = (), tile: Optional[Tile] = None,
               causal: bool = False, scale: Optional[float] = None, seed: int = 0,
               threads: int = 0, input_format: Optional[str] = None, trace: bool = False,
@@ -232,7 +279,9 @@ def attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, do: Optional[ArrayLike] 
     q (..., Nq, d), k (..., Nk, d), v (..., Nk, dv), do (..., Nq, dv): float32/float64 values,
     or encodings of input_format (uint16/uint8), or torch tensors (bf16/fp16 ones as their
     encodings). numerics is a numerics spec ("fa2", "torch-math,p_cast=bf16:rne", a .toml
-    file; docs/attention.md, docs/kernel_models.md) and format the low-precision format when the spec names none;
+    file; docs/attention.md, docs/kernel_models.md) and format the low-precision format when
+    the spec names none: by default the inputs' format where they are encodings (input_format,
+    or bf16/fp16/fp8 torch tensors), else bf16;
     tile, set and mitigations add to it as the CLI's --tile, --set and --mitigation do. reference=False skips the fp64
     reference and the metrics (what a training step needs); o and lse, with do, are a forward
     pass to differentiate instead of running it again. A call whose estimated memory exceeds
@@ -242,18 +291,34 @@ def attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, do: Optional[ArrayLike] 
     "rcp": ..., "div": ...}, each a callable taking float32 numpy arrays (div: x and the
     divisor) and returning float32 values, called once per function and pass with every
     argument the emulation meets at an fp32 round-to-nearest-even site (docs/python.md). Ctrl-C
-    stops the call at the next head. Returns an AttentionResult.
+    stops the call at the next head. NaN and infinite inputs go through as the emulated
+    arithmetic takes them; AttentionResult.nonfinite_inputs counts them. Returns an
+    AttentionResult.
     """
+    numerics = _checks.numerics_spec(numerics)
+    _checks.optional_str(format, "format", "bf16")
+    _checks.optional_str(input_format, "input_format", "bf16")
     (qa, ka, va, da), input_format = _attention_inputs(q, k, v, do, input_format)
-    raw = _core.attention(qa, ka, va, da, numerics=numerics, format=format, set=list(set),
-                          mitigations=list(mitigations), tile=tile, causal=causal, scale=scale,
-                          seed=seed, threads=threads, input_format=input_format, trace=trace,
-                          reference=reference, baseline=baseline, attribute=attribute,
-                          attribute_target=attribute_target, o=o, lse=lse,
+    if format is None:
+        format = input_format or "bf16"
+    raw = _core.attention(qa, ka, va, da, numerics=numerics, format=format,
+                          set=_checks.string_list(set, "set", "s=fp32:rne"),
+                          mitigations=_checks.string_list(mitigations, "mitigations",
+                                                          "beta-rowmax:2"),
+                          tile=_checks.tile_argument(tile), causal=_checks.flag(causal, "causal"),
+                          scale=_checks.number(scale, "scale", "a positive number"), seed=seed,
+                          threads=threads, input_format=input_format,
+                          trace=_checks.flag(trace, "trace"),
+                          reference=_checks.flag(reference, "reference"),
+                          baseline=_checks.flag(baseline, "baseline"),
+                          attribute=_checks.flag(attribute, "attribute"),
+                          attribute_target=_checks.text(attribute_target, "attribute_target", "dq"),
+                          o=o, lse=lse,
                           max_memory=max_memory, device_functions=device_functions)
     return AttentionResult(raw)
 
 
+@_checks.named_keywords
 def device_function(strategy: str, function: str, x: ArrayLike,
                     y: Optional[ArrayLike] = None) -> tuple[np.ndarray, np.ndarray]:
     """What device_math strategy `strategy` ("glibc", "numpy", "sm90-fast-math", ...) computes
@@ -261,8 +326,15 @@ def device_function(strategy: str, function: str, x: ArrayLike,
     y) on the float32 values x: (values, modelled), float32 values and a bool array, False (and
     NaN) where the strategy has no value and the emulation rounds the correctly rounded result
     at the site instead."""
-    return _core.device_function(strategy, function, np.asarray(x, dtype=np.float32),
-                                 None if y is None else np.asarray(y, dtype=np.float32))
+    def values(a, argument):
+        try:
+            return np.asarray(a, dtype=np.float32)
+        except (TypeError, ValueError):
+            raise TypeError(f"{argument}={a!r}: expected float32 values (an array or a number)"
+                            ) from None
+    return _core.device_function(_checks.text(strategy, "strategy", "numpy"),
+                                 _checks.text(function, "function", "exp2"), values(x, "x"),
+                                 None if y is None else values(y, "y"))
 
 
 def numerics_help() -> str:
@@ -282,25 +354,36 @@ def numerics_help() -> str:
 attention.__doc__ = (attention.__doc__ or "") + numerics_help()
 
 
+@_checks.named_keywords
 def attention_config(numerics: Numerics = "fa2", format: str = "bf16", *,
                      set: Sequence[str] = (), mitigations: Sequence[str] = (),
                      tile: Optional[Tile] = None, causal: bool = False,
                      scale: Optional[float] = None, seed: int = 0) -> dict[str, Any]:
     """The configuration (every site's format, rounding and accumulation) as a dict."""
-    return json.loads(_core.attention_config_json(numerics, format, list(set), list(mitigations),
-                                                  tile, causal, scale, seed))
+    return json.loads(_core.attention_config_json(
+        _checks.numerics_spec(numerics), _checks.text(format, "format", "bf16"),
+        _checks.string_list(set, "set", "s=fp32:rne"),
+        _checks.string_list(mitigations, "mitigations", "beta-rowmax:2"),
+        _checks.tile_argument(tile), _checks.flag(causal, "causal"),
+        _checks.number(scale, "scale", "a positive number"), seed))
 
 
+@_checks.named_keywords
 def generate(kind: str, shape: Sequence[int], *, seed: int = 0, backward: bool = False,
              peak: float = 4.0, prototypes: int = 32,
              concentration: float = 3.0) -> dict[str, np.ndarray]:
     """Inputs from a generator (normal, peaky, repeated-max, low-rank, sinks) as the CLI's
     --generate makes them: a dict of float64 arrays q, k, v (and do with backward=True) of
     shape (B, H, N, d)."""
-    return _core.generate(kind, list(shape), seed=seed, backward=backward, peak=peak,
+    if not isinstance(kind, str):
+        raise TypeError(f"kind={kind!r}: expected a generator's name, one of "
+                        f"{', '.join(generator_kinds())}")
+    return _core.generate(kind, _checks.shape_argument(shape, "shape", "(B, H, N, d)"),
+                          seed=seed, backward=_checks.flag(backward, "backward"), peak=peak,
                           prototypes=prototypes, concentration=concentration)
 
 
+@_checks.named_keywords
 def run_experiment(file: str | os.PathLike[str], *, out: str | os.PathLike[str] | None = None,
                    force: bool = False, quiet: bool = True, threads: int = 0,
                    max_cases: int = 0, check: bool = False,
@@ -310,6 +393,11 @@ def run_experiment(file: str | os.PathLike[str], *, out: str | os.PathLike[str] 
     verdict. check=True only validates the file (and the memory bound) and counts its cases.
     A case whose estimated memory exceeds max_memory ("4G", bytes; None: the machine's physical
     memory) raises MemoryError before any runs, as `simprec run --max-memory` refuses it."""
+    import os
+    for value, argument in ((file, "file"), (out, "out")):
+        if not isinstance(value, (str, os.PathLike)) and (argument == "file" or value is not None):
+            raise TypeError(f"{argument}={value!r}: expected a path (a str or pathlib.Path), got "
+                            f"{type(value).__name__}")
     return _core.run_experiment(str(file), out=None if out is None else str(out), force=force,
                                 quiet=quiet, threads=threads, max_cases=max_cases, check=check,
                                 max_memory=max_memory)

@@ -15,6 +15,17 @@ _TORCH_BITS = {
 }
 
 
+# Formats whose values numpy and torch hold as floats.
+_FLOAT_FORMATS = {"torch.float32": "fp32", "torch.float64": "fp64", "float32": "fp32",
+                  "float64": "fp64"}
+
+
+def dtype_format(dtype):
+    """The simprec format a torch or numpy dtype holds (bf16, fp16, fp8, fp32, fp64), or None."""
+    bits = _TORCH_BITS.get(str(dtype))
+    return bits[0] if bits is not None else _FLOAT_FORMATS.get(str(dtype))
+
+
 def is_torch_tensor(x):
     return type(x).__module__.startswith("torch") and hasattr(x, "dtype") and hasattr(x, "device")
 
@@ -24,6 +35,26 @@ def torch_device_check(x, argument):
         raise ValueError(
             f"{argument}: expected a CPU tensor (the emulation runs on the CPU), got one on "
             f"{x.device}; pass {argument}.cpu()")
+
+
+def torch_device(device, argument="device"):
+    """`device` (a str or torch.device) as a torch.device that this PyTorch can place tensors
+    on: ValueError naming it otherwise, where torch would raise an AssertionError (CUDA on a
+    build without it) or a RuntimeError (an unknown name)."""
+    import torch
+    if not isinstance(device, (str, torch.device)):
+        raise TypeError(f"{argument}={device!r}: expected a str or torch.device such as 'cpu' or "
+                        f"'cuda', got {type(device).__name__}")
+    try:
+        d = torch.device(device)
+    except RuntimeError as e:
+        raise ValueError(f"{argument}={device!r}: expected a torch device such as 'cpu' or "
+                         f"'cuda:0' ({e})") from None
+    if d.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"{argument}={device!r}: this PyTorch ({torch.__version__}) has no CUDA "
+                         "device (torch.cuda.is_available() is False); expected 'cpu', or run "
+                         "where a GPU and a CUDA build of PyTorch are")
+    return d
 
 
 def tensor_to_numpy(x, argument, allow_copy=False):
@@ -76,13 +107,17 @@ def like(result, original):
 
 
 def torch_from_bits(bits, fmt):
-    """A torch tensor of the dtype that holds `fmt` from its encodings (bf16, fp16, fp8) or
-    values (fp32, fp64)."""
+    """A torch tensor of the dtype that holds `fmt` from its encodings (bf16, fp16, fp8; fp32
+    and fp64 as uint32/uint64) or values (float32, float64)."""
     import torch
     if bits.dtype in (np.float32, np.float64):
         return torch.from_numpy(np.ascontiguousarray(bits))
+    wide = {("fp32", np.dtype(np.uint32)): np.float32, ("fp64", np.dtype(np.uint64)): np.float64}
+    if (fmt, bits.dtype) in wide:
+        return torch.from_numpy(np.ascontiguousarray(bits).view(wide[(fmt, bits.dtype)]))
     for torch_name, (name, np_dtype, view) in _TORCH_BITS.items():
         if name == fmt and hasattr(torch, torch_name[len("torch."):]):
             raw = torch.from_numpy(np.ascontiguousarray(bits).view(getattr(np, view)))
             return raw.view(getattr(torch, torch_name[len("torch."):]))
-    raise ValueError(f"format {fmt}: torch has no dtype for it")
+    raise ValueError(f"format {fmt}: this PyTorch ({torch.__version__}) has no dtype for it "
+                     f"(got its encodings as {bits.dtype})")

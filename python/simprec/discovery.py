@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from simprec._arrays import is_torch_tensor, tensor_to_numpy, torch_from_bits
+from simprec._arrays import is_torch_tensor, tensor_to_numpy, torch_device, torch_from_bits
 from simprec._extension import core as _core
 
 _OUTPUT_ORDER = ("O", "LSE")
@@ -135,6 +135,8 @@ def discover(kernel: Union[Callable[..., Any], Iterable[Mapping[str, Any]], None
     if fn is not None:
         if input_format is None:
             raise ValueError("discover: a kernel to call needs input_format (bf16, fp16, ...)")
+        if tensors == "torch":
+            device = torch_device(device)
         runner = _kernel_runner(fn, input_format, tensors, device, output_format,
                                 causal_keyword)
     log = print if verbose else None

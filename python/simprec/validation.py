@@ -4,11 +4,14 @@ description, with the report of `simprec validate`."""
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from simprec._arrays import is_torch_tensor, tensor_to_numpy, torch_from_bits
+from simprec import _checks
+from simprec._arrays import dtype_format, is_torch_tensor, tensor_to_numpy, torch_device
+from simprec._arrays import torch_from_bits
 from simprec._extension import core as _core
 from simprec._types import DeviceFunctions, Numerics, Tile
 
@@ -95,7 +98,29 @@ def _kernel_output_arrays(result, backward_grads):
     return arrays
 
 
-def validate(fn: Callable[..., Any], *, numerics: Numerics = "fa2", format: str = "bf16",
+def _check_kernel_keywords(fn, kernel_kwargs):
+    """The keywords validate passes on to fn must be fn's: a misspelt option of validate would
+    otherwise reach the kernel and fail there, or be ignored by a kernel taking **kwargs."""
+    if not kernel_kwargs:
+        return
+    try:
+        parameters = inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # builtins and extension functions may have none
+        return
+    if any(p.kind == p.VAR_KEYWORD for p in parameters.values()):
+        return
+    own = set(inspect.signature(validate).parameters) - {"fn", "kernel_kwargs"}
+    name = getattr(fn, "__name__", type(fn).__name__)
+    _checks.unknown_keywords(kernel_kwargs, own | set(parameters), "validate",
+                             f", neither an option of validate nor a parameter of fn {name}")
+
+
+def _format_of_inputs(inputs):
+    """The format of the given inputs' dtype (torch tensors or numpy arrays), or None."""
+    return dtype_format(inputs[0].dtype) if inputs and hasattr(inputs[0], "dtype") else None
+
+
+def validate(fn: Callable[..., Any], *, numerics: Numerics = "fa2", format: Optional[str] = None,
              inputs: Optional[Sequence[Any]] = None, generate: Optional[str] = None,
              shape: Sequence[int] = (1, 2, 256, 64), seed: int = 0, backward: bool = False,
              device: Optional[str] = None, causal: bool = False, scale: Optional[float] = None,
@@ -118,7 +143,9 @@ def validate(fn: Callable[..., Any], *, numerics: Numerics = "fa2", format: str 
     (backward_from="kernel"), or against the backward of the emulation's own forward pass
     (backward_from="emulation"); "auto" (the default) is "kernel" except for numerics that keep
     a base-2 LSE for the backward pass (lse_impl=log2: FlexAttention), whose returned natural
-    LSE does not give that value back on every row. causal and scale go to fn as
+    LSE does not give that value back on every row. format is the low-precision format where
+    the numerics spec names none: by default the format of the given inputs' dtype (bf16, fp16,
+    float32, float64), or bf16 for generated inputs. causal and scale go to fn as
     is_causal= and scale= when set, and to the emulation. device_functions supplies the
     kernel's own functions to the emulation, as simprec.attention takes them: {"exp": np.exp,
     "exp2": ..., "log": ..., "log2": ..., "rcp": ..., "div": ...}, callables from float32 numpy
@@ -133,16 +160,33 @@ def validate(fn: Callable[..., Any], *, numerics: Numerics = "fa2", format: str 
         if device_functions and "exp2" in device_functions:
             raise ValueError("validate: exp2 given twice (exp2= and device_functions['exp2'])")
         device_functions = {**(device_functions or {}), "exp2": exp2}
+    if not callable(fn):
+        raise TypeError(f"fn: expected a callable kernel taking (q, k, v), got "
+                        f"{type(fn).__name__}")
+    _check_kernel_keywords(fn, kernel_kwargs)
     if (inputs is None) == (generate is None):
         raise ValueError("validate: give inputs=(q, k, v[, do]) or generate=KIND, one of them")
-    input_format = _input_format(numerics, format, set, mitigations)
+    if inputs is not None and (isinstance(inputs, (str, bytes)) or
+                               not isinstance(inputs, (tuple, list))):
+        raise TypeError(f"inputs: expected a tuple (q, k, v) or (q, k, v, do) of tensors or "
+                        f"arrays, got {type(inputs).__name__}")
+    if format is None:
+        format = (_format_of_inputs(inputs) if inputs is not None else None) or "bf16"
+    set = _checks.string_list(set, "set", "s=fp32:rne")
+    mitigations = _checks.string_list(mitigations, "mitigations", "beta-rowmax:2")
+    tile = _checks.tile_argument(tile)
+    numerics = _checks.numerics_spec(numerics)
+    input_format = _input_format(numerics, _checks.text(format, "format", "bf16"), set,
+                                 mitigations)
     if generate is not None:
-        g = _core.generate(generate, list(shape), seed=seed, backward=backward)
+        device = torch_device("cpu" if device is None else device)
+        g = _core.generate(generate, _checks.shape_argument(shape, "shape", "(B, H, N, d)"),
+                           seed=seed, backward=backward)
         names = ["q", "k", "v"] + (["do"] if backward else [])
         emulation_inputs = [_core.round(g[n], input_format, encode=True) for n in names]
         emulation_format = input_format
         want_torch = True
-        kernel_inputs = _as_kernel_inputs(emulation_inputs, input_format, device or "cpu", True)
+        kernel_inputs = _as_kernel_inputs(emulation_inputs, input_format, device, True)
         if input_format in ("fp32", "fp64"):
             emulation_inputs = [_core.decode(a, input_format) for a in emulation_inputs]
             emulation_format = None

@@ -76,6 +76,7 @@ py::dict run_attention_call(const py::object& q, const py::object& k, const py::
   r["o_format"] = out_format.name();
   r["grad_format"] = grad_format.name();
   r["input_format"] = config.site(attention::Site::kInput).format.name();
+  r["nonfinite_inputs"] = nonfinite_counts(in);
   return r;
 }
 

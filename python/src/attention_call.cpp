@@ -1,5 +1,6 @@
 #include "python/src/attention_call.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "emulation/excerpt.hpp"
@@ -87,12 +88,31 @@ attention::AttentionInputs attention_inputs(const py::object& q, const py::objec
   try {
     in = inputs::inputs_from_arrays(
         {&qa, "q"}, {&ka, "k"}, {&va, "v"},
-        da ? std::optional<inputs::LabelledArray>({&*da, "do"}) : std::nullopt, bits);
+        da ? std::optional<inputs::LabelledArray>({&*da, "do"}) : std::nullopt, bits,
+        inputs::NonFiniteInputs::kAllow);
   } catch (const std::invalid_argument& e) {
     throw py::value_error(e.what());
   }
   leading.assign(qa.shape.begin(), qa.shape.end() - 2);
   return in;
+}
+
+py::dict nonfinite_counts(const attention::AttentionInputs& in) {
+  py::dict counts;
+  const std::pair<const char*, const std::vector<double>*> tensors[] = {
+      {"q", &in.q}, {"k", &in.k}, {"v", &in.v}, {"do", &in.d_out}};
+  for (const auto& [name, values] : tensors) {
+    if (values->empty()) continue;
+    const auto nan =
+        std::count_if(values->begin(), values->end(), [](double x) { return std::isnan(x); });
+    const auto inf =
+        std::count_if(values->begin(), values->end(), [](double x) { return std::isinf(x); });
+    py::dict c;
+    c["nan"] = nan;
+    c["inf"] = inf;
+    counts[name] = c;
+  }
+  return counts;
 }
 
 std::vector<double> values_argument(const py::object& object, const char* argument,
@@ -116,12 +136,6 @@ std::vector<double> values_argument(const py::object& object, const char* argume
   } else {
     throw py::type_error(std::string(argument) + ": dtype " + dtype_name(a) +
                          " is not accepted (expected float32 or float64)");
-  }
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (!std::isfinite(values[i])) {
-      throw py::value_error(std::string(argument) + ": non-finite value at flat index " +
-                            std::to_string(i));
-    }
   }
   return values;
 }

@@ -31,14 +31,20 @@ struct ConfigChoices {
 attention::AttentionConfig attention_config(const ConfigChoices& choices);
 
 // Q, K, V (and dO) from numpy arrays of shape (..., N, d): float32/float64 values or, with
-// `input_format`, its encodings (uint16/uint8). `leading` gets the leading dimensions.
+// `input_format`, its encodings (uint16/uint8); NaN and infinite values are taken. `leading`
+// gets the leading dimensions.
 attention::AttentionInputs attention_inputs(const pybind11::object& q, const pybind11::object& k,
                                             const pybind11::object& v,
                                             const pybind11::object& d_out,
                                             const std::optional<std::string>& input_format,
                                             std::vector<int64_t>& leading);
 
-// A float32/float64 array of exactly that shape as doubles (argument named in errors).
+// Q, K, V and dO's NaN and infinite values: {"q": {"nan": n, "inf": m}, ...} (dO when given).
+// They go through: the emulation propagates them as its arithmetic does.
+pybind11::dict nonfinite_counts(const attention::AttentionInputs& inputs);
+
+// A float32/float64 array of exactly that shape as doubles (argument named in errors); NaN and
+// infinite values are taken.
 std::vector<double> values_argument(const pybind11::object& object, const char* argument,
                                     const std::vector<int64_t>& shape);
 

@@ -255,8 +255,11 @@ void bind_discover(py::module_& m) {
             (*logger)(line);
           };
         }
+        // Its log prints a line per step: sign enough of life, and the progress line would run
+        // into it.
         const discover::DiscoveryResult r = interruptible(
-            [&] { return discover::discover(std::move(evidence), callable.get(), options); });
+            [&] { return discover::discover(std::move(evidence), callable.get(), options); },
+            log.is_none());
         return result_dict(r);
       },
       py::arg("cases"), py::arg("kernel") = py::none(), py::kw_only(),

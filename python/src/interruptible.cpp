@@ -2,6 +2,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
@@ -9,12 +10,23 @@
 #include <thread>
 
 #include "emulation/cancellation.hpp"
+#include "emulation/progress.hpp"
+#include "lib/progress/terminal_progress.hpp"
 
 namespace py = pybind11;
 
 namespace simprec::python {
+namespace {
 
-void run_interruptibly(const std::function<void()>& work) {
+std::atomic<bool> g_progress_shown{true};
+
+}  // namespace
+
+void set_progress_shown(bool shown) {
+  g_progress_shown.store(shown, std::memory_order_relaxed);
+}
+
+void run_interruptibly(const std::function<void()>& work, bool progress) {
   // How often the calling thread looks for a signal: short against a person's patience, long
   // against the cost of taking the GIL.
   constexpr auto kSignalCheckInterval = std::chrono::milliseconds(20);
@@ -24,6 +36,9 @@ void run_interruptibly(const std::function<void()>& work) {
   bool finished = false;
   std::exception_ptr error;
   bool signalled = false;  // a handler raised: its exception waits in this thread's state
+  ProgressMeter meter;
+  const TerminalProgress shown("simprec", meter,
+                               progress && g_progress_shown.load(std::memory_order_relaxed));
 
   PyThreadState* python_thread = PyEval_SaveThread();
   std::thread worker;
@@ -31,6 +46,7 @@ void run_interruptibly(const std::function<void()>& work) {
     worker = std::thread([&] {
       {
         const CancellationScope scope(&token);
+        const ProgressScope counted(&meter);
         try {
           work();
         } catch (...) {

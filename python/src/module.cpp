@@ -9,6 +9,7 @@
 
 #include "emulation/excerpt.hpp"
 #include "python/src/bindings.hpp"
+#include "python/src/interruptible.hpp"
 
 namespace {
 
@@ -54,4 +55,7 @@ PYBIND11_MODULE(_simprec, m) {
   simprec::python::bind_numerics(m);
   simprec::python::bind_discover(m);
   simprec::python::bind_device_functions(m);
+  m.def("set_progress", &simprec::python::set_progress_shown, pybind11::arg("shown"),
+        "Whether calls longer than 2 s show a progress line on stderr where it is a terminal "
+        "(on at import).");
 }

@@ -105,10 +105,6 @@ def test_attention_errors_name_the_argument():
                           np.zeros((2, 16, 8), np.uint8), input_format="bf16")
     with pytest.raises(ValueError, match="q: expected a C-contiguous array"):
         simprec.attention(np.zeros((2, 8, 16)).transpose(0, 2, 1), q, q)
-    with pytest.raises(ValueError, match="q: non-finite value at flat index 3"):
-        bad = q.copy()
-        bad.flat[3] = np.nan
-        simprec.attention(bad, q, q)
     with pytest.raises(ValueError, match="numerics='fa3'.*fa2"):
         simprec.attention(q, q, q, numerics="fa3")
     with pytest.raises(ValueError, match="tile=\\(0, 64\\)"):

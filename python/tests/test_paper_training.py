@@ -2,6 +2,7 @@
 quick variant, killed and resumed, against an uninterrupted run."""
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -13,6 +14,9 @@ import torch
 import simprec
 from conftest import SOURCE_DIR
 from paper_training.measures import delta_analysis, repeated_maxima, weight_distances
+from paper_training.plots import plot_grid
+from paper_training.verdict import (drift_line, mean_interval, paper_b_line, rms_ratio_interval,
+                                    sign_test)
 
 SCRIPT = SOURCE_DIR / "examples" / "python" / "paper_a_training.py"
 
@@ -123,6 +127,15 @@ def test_quick_training_killed_and_resumed_gives_the_uninterrupted_results(tmp_p
         assert heading in report
     for plot in ("loss", "delta_drift", "repeated_maxima", "rank1", "paper_b"):
         assert (whole / f"{plot}.png").stat().st_size > 1000
+    # The report ends in its verdict; every line of it states its confidence.
+    verdict = report.split("\n## ")[-1]
+    assert verdict.startswith("Verdict\n"), verdict[:200]
+    lines = [line for line in verdict.splitlines() if line.startswith("- ")]
+    # The loss, a drift line per analysed run of the quick variant, their sizes, paper B.
+    assert len(lines) == 1 + 3 + 1 + 1, lines
+    for line in lines:
+        assert ("Confidence:" in line or "95% interval" in line
+                or "95% percentile bootstrap" in line), line
 
 
 def test_bad_arguments_are_refused_with_the_value_and_what_was_expected(tmp_path):
@@ -131,3 +144,79 @@ def test_bad_arguments_are_refused_with_the_value_and_what_was_expected(tmp_path
         r = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--out", str(tmp_path),
                             *args], capture_output=True, text=True, env=dict(os.environ))
         assert r.returncode == 2 and message in r.stderr, r.stderr
+
+
+def test_mean_interval_is_students_t_across_the_entries():
+    # 1..5: mean 3, standard error sqrt(2.5 / 5); t(0.975, 4 degrees of freedom) = 2.7764451.
+    mean, low, high, z = mean_interval([1.0, 2.0, 3.0, 4.0, 5.0])
+    half = 2.7764451 * math.sqrt(0.5)
+    assert mean == 3.0 and z == pytest.approx(3 / math.sqrt(0.5), rel=1e-12)
+    assert (low, high) == (pytest.approx(3 - half, rel=1e-7), pytest.approx(3 + half, rel=1e-7))
+
+
+def test_sign_test_is_the_two_sided_binomial_test():
+    # 9 of 10 positive: p = 2 (C(10,9) + C(10,10)) / 2^10 = 22 / 1024; zeros are left out.
+    assert sign_test([1.0] * 9 + [-1.0, 0.0]) == (9, 10, 22 / 1024)
+    assert sign_test([0.0, 0.0]) == (0, 0, 1.0)
+
+
+def test_rms_ratio_interval_of_a_scaled_copy_is_the_scale():
+    reference = np.random.default_rng(3).standard_normal((40, 2, 4))
+    point, low, high = rms_ratio_interval(2 * reference, reference)
+    assert point == pytest.approx(2) and low == pytest.approx(2) and high == pytest.approx(2)
+    point, low, high = rms_ratio_interval(
+        reference + 0.5 * np.random.default_rng(4).standard_normal((40, 2, 4)), reference)
+    assert low < point < high and high - low > 0.05
+
+
+def _states(name, delta_errors):
+    """A run whose per-step delta errors are `delta_errors` (steps, layers, heads)."""
+    records = [{"layers": [{"delta_error": list(layer)} for layer in step]}
+               for step in delta_errors]
+    return {name: {"records": records}}
+
+
+def test_the_drift_verdict_finds_a_drift_and_not_noise():
+    class Run:
+        name = "r"
+
+    rng = np.random.default_rng(5)
+    noise = rng.standard_normal((200, 2, 4)) * 1e-5
+    # A mean of 1e-5 per step and head against noise of 1e-5: z about 28 over 200 steps.
+    assert "**r: a drift of consistent sign**" in drift_line(Run, _states("r", noise + 1e-5))
+    line = drift_line(Run, _states("r", noise))
+    assert "**r: no drift of consistent sign detected**" in line
+    assert "95% interval" in line and "sign test p = " in line and "is excluded at 95%" in line
+
+
+def test_the_paper_b_verdict_reads_the_factor_against_two_to_five():
+    # W1's factor inside 2-5 at every snapshot of both seeds (medians 2.2 and 2.5); max |dw|'s
+    # under 2 (medians 1.2 and 1.5) except one snapshot of seed 1.
+    line = paper_b_line({"0": {"W1": {10: 2.0, 20: 2.2, 30: 3.0},
+                               "max |dw|": {10: 1.0, 20: 1.2, 30: 1.3}},
+                         "1": {"W1": {10: 2.5, 20: 2.5, 30: 4.0},
+                               "max |dw|": {10: 1.5, 20: 1.5, 30: 2.5}}})
+    assert ("for W1 it holds by the median factor over the snapshots (2.20 for seed 0, 2.50 for "
+            "seed 1); the factor goes from 2 at step 10 to 3 at step 30 (seed 0) and from 2.5 "
+            "at step 10 to 4 at step 30 (seed 1);") in line, line
+    assert ("for max |dw| it does not hold (under 2x) by the median factor over the snapshots "
+            "(1.20 for seed 0, 1.50 for seed 1); the factor goes from 1 at step 10 to 1.3 at "
+            "step 30 (seed 0) and from 1.5 at step 10 to 2.5 at step 30 (seed 1), on both sides "
+            "of 2-5 during the run, so the reading depends on the step.") in line, line
+    assert "2 seeds are the only independent replicates" in line
+
+
+def test_the_cumulative_panels_share_one_labelled_scale(tmp_path):
+    class Run:
+        def __init__(self, name):
+            self.name = name
+
+    states = {**_states("bf16", np.full((20, 2, 4), 1e-5)),
+              **_states("fp32", np.full((20, 2, 4), 1e-10))}
+    label, limits = plot_grid(tmp_path / "grid.png", [Run("bf16"), Run("fp32")], states,
+                              "delta_error", "cumulative delta error", "nats", pooled=True)
+    # One scale for all six panels, so that fp32's errors, 1e5 times smaller, look flat; the
+    # unit in the label, in the power of ten of the largest sum: 20 steps x 8 heads x 1e-5.
+    assert len(limits) == 6 and len(set(limits)) == 1, limits
+    assert label == "cumulative delta error (1e-3 nats)", label
+    assert (tmp_path / "grid.png").stat().st_size > 1000

@@ -1,13 +1,11 @@
-"""report.md and its plots (matplotlib, Agg backend: no display needed)."""
+"""report.md: its tables, its plots (paper_training.plots) and its verdict."""
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from paper_training.summary import (SPIKE_NATS, correlation, drift, loss_summary,  # noqa: E402
-                                    per_head, weight_pair)
+from paper_training.plots import plot_grid, plot_loss, plot_paper_b, plot_repeats
+from paper_training.summary import (SPIKE_NATS, correlation, drift, loss_summary, per_head,
+                                    weight_pair)
+from paper_training.verdict import verdict_lines
 
 
 def _fmt(x):
@@ -42,11 +40,15 @@ def write_report(folder, setup, runs, states, reference_runs, paper_b_pairs, com
                      f"{s['excess_last10']:+.4f} | {s['excess_max']:+.4f} | {s['nonfinite']} | "
                      f"{'yes' if s['spike'] else 'no'} |")
     lines += ["", "![loss](loss.png)", ""]
-    _plot_loss(folder / "loss.png", runs, states)
+    plot_loss(folder / "loss.png", runs, states, reference_runs)
     if analysed:
         lines += _paper_a_sections(folder, analysed, states)
+    factors = {}
     if paper_b_pairs:
-        lines += _paper_b_section(folder, paper_b_pairs, states)
+        lines += _paper_b_section(folder, paper_b_pairs, states, factors)
+    lines += ["## Verdict", ""]
+    lines += [f"- {line}" for line in
+              verdict_lines(runs, analysed, states, reference_runs, factors)]
     text = "\n".join(lines) + "\n"
     (folder / "report.md").write_text(text)
     return text
@@ -71,8 +73,9 @@ def _paper_a_sections(folder, analysed, states):
                              f"{z[layer, head]:+.1f} | {same[layer, head]:.2f} |")
         lines.append("")
     lines += ["![cumulative delta error](delta_drift.png)", ""]
-    _plot_grid(folder / "delta_drift.png", analysed, states, "delta_error",
-               "cumulative delta error")
+    plot_grid(folder / "delta_drift.png", analysed, states, "delta_error",
+              "cumulative delta error:\nsum over steps and tokens of delta_lp - delta_hp",
+              "nats", pooled=True)
 
     lines += ["## The drift per numerics (all layers and heads)", "",
               "rms: of the per-step delta error over steps, layers and heads (its size). "
@@ -108,7 +111,7 @@ def _paper_a_sections(folder, analysed, states):
             lines.append(f"| {r.name} | {layer} | "
                          + " | ".join(f"{s[:, layer].mean():.4f}" for s in shares) + " |")
     lines += ["", "![repeated maxima](repeated_maxima.png)", ""]
-    _plot_repeats(folder / "repeated_maxima.png", analysed, states)
+    plot_repeats(folder / "repeated_maxima.png", analysed, states)
 
     lines += ["## The weight-gradient error along the rank-1 direction", "",
               "dW_Q error of a head = x^T (dQ_lp - dQ_hp) over the batch's tokens; its "
@@ -130,12 +133,15 @@ def _paper_a_sections(folder, analysed, states):
                              f"{z[layer, head]:+.1f} | {corr[layer, head]:+.2f} | "
                              f"{share[layer, head]:.3f} |")
     lines += ["", "![rank-1 error](rank1.png)", ""]
-    _plot_grid(folder / "rank1.png", analysed, states, "rank1_error",
-               "cumulative dW_Q error along rank 1")
+    plot_grid(folder / "rank1.png", analysed, states, "rank1_error",
+              "cumulative dW_Q error along rank 1, u1^T E v1", "nats per unit of W_Q")
     return lines
 
 
-def _paper_b_section(folder, pairs, states):
+def _paper_b_section(folder, pairs, states, factors):
+    """The section's lines; fills `factors` with {seed: {measure: {step: factor}}}, the factor
+    (fp16 vs fp32) / (flash vs baseline) per seed at each snapshot after step 0, for the
+    verdict and the plot."""
     lines = ["## Paper B, Sec. V: weights trained with flash vs baseline attention", "",
              "max |dw| and the Wasserstein-1 distance between the value distributions of all "
              "weights, between two runs at the same step. Paper B: flash vs baseline differs "
@@ -157,78 +163,15 @@ def _paper_b_section(folder, pairs, states):
         f = distances[(seed, "flash vs baseline")]
         p = distances[(seed, "fp16 vs fp32")]
         cells = []
-        for i in (0, 1):
+        for i, measure in enumerate(("max |dw|", "W1")):
             steps = [s for s in sorted(f) if s > 0 and f[s][i] > 0]
             last = max(f)
             ratio_last = p[last][i] / f[last][i] if f[last][i] > 0 else float("inf")
-            median = np.median([p[s][i] / f[s][i] for s in steps]) if steps else float("nan")
+            ratios = {s: p[s][i] / f[s][i] for s in steps}
+            median = np.median(list(ratios.values())) if steps else float("nan")
+            factors.setdefault(seed, {})[measure] = ratios
             cells.append(f"{ratio_last:.2f} / {median:.2f}")
         lines.append(f"| {seed} | {cells[0]} | {cells[1]} |")
     lines += ["", "![paper B](paper_b.png)", ""]
-    _plot_paper_b(folder / "paper_b.png", distances)
+    plot_paper_b(folder / "paper_b.png", distances, factors)
     return lines
-
-
-def _plot_loss(path, runs, states):
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    for r in runs:
-        recs = states[r.name]["records"]
-        ax.plot([x["step"] for x in recs], [x["loss"] for x in recs], label=r.name, lw=1)
-    ax.set_xlabel("step")
-    ax.set_ylabel("training loss (nats/byte)")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-
-
-def _plot_grid(path, runs, states, measure, ylabel):
-    layers = len(states[runs[0].name]["records"][0]["layers"])
-    fig, axes = plt.subplots(len(runs), layers, figsize=(4 * layers, 2.2 * len(runs)),
-                             sharex=True, squeeze=False)
-    for i, r in enumerate(runs):
-        cumulative = np.cumsum(per_head(states[r.name]["records"], measure), axis=0)
-        for layer in range(layers):
-            ax = axes[i][layer]
-            for head in range(cumulative.shape[2]):
-                ax.plot(cumulative[:, layer, head], lw=1, label=f"head {head}")
-            ax.axhline(0, color="black", lw=0.5)
-            ax.set_title(f"{r.name}, layer {layer}", fontsize=8)
-            ax.tick_params(labelsize=7)
-    axes[0][0].legend(fontsize=6)
-    fig.supxlabel("step")
-    fig.supylabel(ylabel)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-
-
-def _plot_repeats(path, runs, states):
-    layers = len(states[runs[0].name]["records"][0]["layers"])
-    fig, axes = plt.subplots(1, layers, figsize=(5 * layers, 3.5), squeeze=False)
-    for r in runs:
-        rounded = per_head(states[r.name]["records"], "repeat_rounded").mean(axis=2)
-        for layer in range(layers):
-            axes[0][layer].plot(rounded[:, layer], lw=1, label=r.name)
-    for layer in range(layers):
-        axes[0][layer].set_title(f"layer {layer}: rows with a repeated bf16 max", fontsize=8)
-        axes[0][layer].set_xlabel("step")
-    axes[0][0].legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-
-
-def _plot_paper_b(path, distances):
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    for (seed, label), d in distances.items():
-        steps = sorted(d)
-        for i, name in enumerate(("max |dw|", "W1")):
-            axes[i].plot(steps, [d[s][i] for s in steps], lw=1, label=f"{label}, seed {seed}")
-            axes[i].set_title(name, fontsize=9)
-            axes[i].set_xlabel("step")
-            axes[i].set_yscale("symlog", linthresh=1e-9)
-    axes[0].legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)

@@ -2,6 +2,9 @@
 // One file per strategy in softmax_scale/.
 #pragma once
 
+#include <vector>
+
+#include "lib/attention/site.hpp"
 #include "lib/attention/strategy.hpp"
 
 namespace simprec::attention {
@@ -13,6 +16,11 @@ class SoftmaxScale : public Strategy {
                                   SlotScope::kAll};
   explicit SoftmaxScale(StrategyInfo info) : Strategy(kSlot, std::move(info)) {}
   virtual double scale(double given) const = 0;
+  // Whether the kernel multiplies Q by the scale before the scores (the scores then use scale 1).
+  virtual bool prescales_q() const { return false; }
+  // Q, rounded at the input site, multiplied by the scale as such a kernel does it.
+  virtual void prescale_q(std::vector<double>& /*q*/, double /*given*/,
+                          const SiteSpec& /*input*/) const {}
 };
 
 }  // namespace simprec::attention

@@ -23,4 +23,6 @@ Each module has one concern; the scripts in scripts/ are their command lines.
     sdpa_bench        SDPA's timings in flash_bench's JSON lines; bench_table, their table
     npy_bits          two .npy files of bf16/fp16 bit patterns compared
     examples          the repository's example kernels the recorders import
+    gemm_cases        the recorded GEMMs (cuBLAS matmul, _scaled_mm), their inputs and sets
+    record_gemm       their recorder (record_gemm.py); compare_gemm, the comparison
 """

@@ -1,0 +1,274 @@
+"""The recorded GEMMs (tests/data/gemm) against the emulation, bit by bit.
+
+    PYTHONPATH=build/python python3 scripts/compare_gemm_recordings.py [DATA]
+        [--emulation baseline|model|both] [--only SUBSTRING] [--grouped] [--whole] [--markdown]
+
+For every recorded case it draws the inputs again (gemm_cases; checked against the recorded
+digest), emulates the stored output rows and prints the share of outputs equal bit for bit, per
+case (library, dtype, scaling, fast accumulation, shape, set) and the lowest share per set; with
+--grouped, one row per setting with the lowest share over its fitting and its held-out shapes;
+with --whole, every output row is emulated and the whole output's recorded digest checked.
+
+Two emulations:
+  baseline  simprec.matmul as it was before the GEMM model: the wgmma model chained over the whole
+            of K, the scales' product applied exactly and the result rounded once (nearest even)
+            into the output format.
+  model     simprec.gemm with what the fitting set showed (docs/tensor_cores.md): split-K as
+            cuBLAS dispatched it (split_k_length, from the recorded kernel's name), the FP8
+            accumulator promoted to fp32 every PROMOTE_EVERY elements of K unless fast
+            accumulation is on, tensor-wise scales as fl(scale_a * scale_b) and row-wise ones
+            scale_b first, then scale_a, each product rounded to fp32.
+
+Cases with one e5m2 operand (e5m2 x e4m3) have no emulation: the tensor-core models take one
+input format for both operands ("n/a").
+"""
+
+import argparse
+import json
+import math
+import os
+import re
+
+import numpy as np
+
+from simprec.recordings import gemm_cases
+from simprec.recordings.bits import sha256, share_equal
+from simprec.recordings.table import percent, render
+
+DATA = os.path.join("tests", "data", "gemm")
+PROMOTE_EVERY = 128  # elements of K between promotions (FP8, use_fast_accum=False)
+# cuBLAS's split-K on the H200, read off the fitting set: K is split into ceil(K bytes /
+# SPLIT_BYTES) pieces of whole 128-byte K tiles, as even as that allows, unless the pieces times
+# the output tiles exceed what the GPU runs at once (CTAS_AT_ONCE by cluster size).
+SPLIT_BYTES = 2816
+K_TILE_BYTES = 128
+CTAS_AT_ONCE = {1: 132, 2: 132, 4: 132, 8: 112}
+_BYTES = {"bf16": 2, "fp16": 2, "e4m3": 1, "e5m2": 1}
+_NVJET = re.compile(r"nvjet_sm90_[a-z]+_(\d+)x(\d+)_\d+x\d+_(\d+)x(\d+)_")
+
+
+class RecordingError(Exception):
+    """A recording that is missing or does not fit the cases drawn again here."""
+
+
+def load(data):
+    """(summary, arrays) of a recording folder."""
+    try:
+        with open(os.path.join(data, "summary.json")) as f:
+            summary = json.load(f)
+        arrays = dict(np.load(os.path.join(data, "gemm.npz")))
+    except (OSError, ValueError) as error:
+        raise RecordingError(f"{data}: not a GEMM recording ({error})") from error
+    return summary, arrays
+
+
+def split_k_length(entry):
+    """The elements of K per piece when the recorded kernel split K (None when it did not), by
+    the rule above, from the kernel's tile and cluster (nvjet_sm90_..._TNxTM_..._CxC_...:
+    cuBLAS's m is the output's N, as PyTorch passes row-major operands)."""
+    kernel = entry["kernels"][0]
+    if "splitK" not in kernel:
+        return None
+    match = _NVJET.search(kernel)
+    if not match:
+        raise RecordingError(f"kernel {kernel!r}: splits K but its tile cannot be read")
+    tile_n, tile_m, c1, c2 = (int(x) for x in match.groups())
+    m, n, k = entry["shape"]
+    size = _BYTES[entry.get("dtype") or entry["a_format"]]
+    cluster = c1 * c2
+    if cluster not in CTAS_AT_ONCE:
+        raise RecordingError(f"kernel {kernel!r}: clusters of {cluster}, for which no limit "
+                             f"is known ({sorted(CTAS_AT_ONCE)})")
+    tiles = math.ceil(n / tile_n) * math.ceil(m / tile_m)
+    pieces = min(math.ceil(k * size / SPLIT_BYTES), max(1, CTAS_AT_ONCE[cluster] // tiles))
+    tile = K_TILE_BYTES // size
+    return math.ceil(k / pieces / tile) * tile
+
+
+def instruction(entry):
+    """The tensor-core instruction the recorded kernel runs: mma (mma.sync) for the sm80 kernels
+    cuBLASLt also dispatches on sm_90 (named ..._tensor16x8x16_...), else wgmma."""
+    return "mma" if entry["kernels"][0].startswith("sm80_") else "wgmma"
+
+
+def case_inputs(entry, seed):
+    """A (M x K) and W (N x K) encodings of a case, checked against the recorded digest."""
+    fa = entry.get("dtype") or entry["a_format"]
+    fb = entry.get("dtype") or entry["b_format"]
+    a = gemm_cases.operand_bits(seed, tuple(entry["shape"]), "a", fa)
+    w = gemm_cases.operand_bits(seed, tuple(entry["shape"]), "w", fb)
+    if sha256(a, w) != entry["digest_inputs"]:
+        raise RecordingError(f"{entry['shape']}: the inputs drawn again differ from the "
+                             "recorded ones (another numpy stream or seed?)")
+    return a, w
+
+
+def out_format(entry):
+    return entry.get("dtype") or entry["out_dtype"]
+
+
+def emulate(entry, seed, emulation, rows):
+    """The emulated output rows `rows` as bit patterns (uint16 bf16/fp16, uint32 fp32), or None
+    where no model applies."""
+    import simprec
+    from simprec.gemm import gemm
+    a, w = case_inputs(entry, seed)
+    a, b = np.ascontiguousarray(a[rows]), np.ascontiguousarray(w.T)
+    fmt = out_format(entry)
+    if entry["family"] == "matmul":
+        model = f"tc:sm90-{instruction(entry)}-{entry['dtype']}"
+        settings = {}
+    else:
+        if entry["a_format"] != entry["b_format"]:
+            return None
+        model = f"tc:sm90-wgmma-{entry['a_format']}"
+        sa, sb = gemm_cases.scales(entry, seed)
+        sa = sa if sa.ndim == 0 else sa[rows]
+        settings = {"scale_a": sa, "scale_b": sb}
+    if emulation == "baseline":
+        d = simprec.matmul(a, b, model=model).astype(np.float64)
+        if settings:
+            d = d * np.asarray(settings["scale_a"], np.float64) * np.asarray(
+                settings["scale_b"], np.float64)
+        values = d.astype(np.float32) if fmt == "fp32" else simprec.round(d, fmt)
+    else:
+        fast = entry.get("fast_accum", True)
+        order = "alpha" if entry.get("scaling", "tensor") == "tensor" else "b-then-a"
+        values = gemm(a, b, model=model, out_format=fmt, split_k=split_k_length(entry),
+                      promote_every=None if fast else PROMOTE_EVERY, scale_order=order,
+                      **settings)
+    bits = np.asarray(values, dtype=np.float32).view(np.uint32)
+    return bits if fmt == "fp32" else (bits >> 16).astype(np.uint16) if fmt == "bf16" else \
+        np.asarray(values, dtype=np.float16).view(np.uint16)
+
+
+def library(entry):
+    """Which library the recorded kernels come from, by their names."""
+    names = " ".join(entry["kernels"])
+    if "nvjet" in names or "cublas" in names.lower() or "xmma" in names:
+        return "cuBLASLt"
+    return "CUTLASS" if "cutlass" in names.lower() else "other"
+
+
+def compare(data, emulation, only="", whole=False):
+    """One result dict per recorded case whose name holds `only`. whole=True emulates every
+    output row, not only the stored ones, and checks the whole output's recorded digest
+    ("whole": True or False; None without whole, or where no model applies)."""
+    summary, arrays = load(data)
+    results = []
+    for name, entry in summary["cases"].items():
+        if only not in name or "error" in entry:
+            continue
+        if name not in arrays:
+            raise RecordingError(f"{name}: in summary.json but not in gemm.npz")
+        m, n, _ = entry["shape"]
+        kept = gemm_cases.kept_rows(m, n)
+        rows = np.arange(m) if whole else kept
+        bits = emulate(entry, summary["seed"], emulation, rows)
+        share = equal = None
+        if bits is not None:
+            share = share_equal(bits[kept] if whole else bits, arrays[name], out_format(entry))
+            equal = sha256(bits) == entry["digest_output"] if whole else None
+        results.append({"name": name, "entry": entry, "share": share, "whole": equal,
+                        "split_k": split_k_length(entry) if emulation == "model" else None})
+        print(f"{name}: {percent(share)}" +
+              ("" if equal is None else f", whole output {'equal' if equal else 'differs'}"),
+              flush=True)
+    return results
+
+
+def settings_cells(entry):
+    """(library, dtype, scaling, fast accumulation, out) cells of a case."""
+    if entry["family"] == "matmul":
+        dtype, scaling, fast = entry["dtype"], f"none (flag {entry['reduction']})", "-"
+    else:
+        dtype = f"{entry['a_format']}×{entry['b_format']}"
+        scaling = entry["scaling"] + "-wise"
+        fast = "yes" if entry["fast_accum"] else "no"
+    return [library(entry), dtype, scaling, fast, out_format(entry)]
+
+
+def lowest(shares):
+    """The lowest share, "n/a" when no case has a model, "-" when there is no case."""
+    if not shares:
+        return "-"
+    known = [s for s in shares if s is not None]
+    return percent(min(known)) if known else "n/a"
+
+
+def grouped_table(by_emulation, markdown):
+    """One row per setting (every cell but the shape): the lowest share of each emulation over
+    the fitting and the held-out shapes."""
+    head = ["library", "dtype", "scaling", "fast acc.", "out", "cases fit/held out"]
+    for emulation in by_emulation:
+        head += [f"{emulation} fit %", f"{emulation} held out %"]
+    groups = {}
+    for emulation, results in by_emulation.items():
+        for r in results:
+            key = tuple(settings_cells(r["entry"]))
+            group = groups.setdefault(key, {})
+            group.setdefault((emulation, r["entry"]["held_out"]), []).append(r["share"])
+    rows = []
+    for key, group in groups.items():
+        first = next(iter(by_emulation))
+        counts = f"{len(group.get((first, False), []))}/{len(group.get((first, True), []))}"
+        cells = list(key) + [counts]
+        for emulation in by_emulation:
+            cells += [lowest(group.get((emulation, False), [])),
+                      lowest(group.get((emulation, True), []))]
+        rows.append(cells)
+    return render(head, rows, markdown)
+
+
+def table(results, markdown):
+    head = ["library", "dtype", "scaling", "fast acc.", "out", "M×N×K", "split-K", "set",
+            "bits equal %", "whole output"]
+    rows = []
+    for r in results:
+        e = r["entry"]
+        whole = {None: "-", True: "equal", False: "differs"}[r["whole"]]
+        rows.append(settings_cells(e) + ["×".join(str(x) for x in e["shape"]),
+                                         str(r["split_k"] or "-"),
+                                         "held out" if e["held_out"] else "fit",
+                                         percent(r["share"]), whole])
+    lines = render(head, rows, markdown)
+    for held_out in (False, True):
+        shares = [r["share"] for r in results
+                  if r["entry"]["held_out"] == held_out and r["share"] is not None]
+        if shares:
+            lines.append(("\n" if markdown else "") +
+                         f"{'held-out' if held_out else 'fitting'} set: lowest "
+                         f"{percent(min(shares))}%, {sum(s == 1.0 for s in shares)}/"
+                         f"{len(shares)} cases at 100%")
+    return lines
+
+
+def main(argv=None, repository="."):
+    """The command line (scripts/compare_gemm_recordings.py); DATA defaults to tests/data/gemm
+    under `repository`."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("data", nargs="?", default=os.path.join(repository, DATA))
+    parser.add_argument("--emulation", choices=("baseline", "model", "both"), default="model")
+    parser.add_argument("--only", default="", help="the cases whose name holds this")
+    parser.add_argument("--grouped", action="store_true",
+                        help="one row per setting: the lowest share over its shapes, per set "
+                             "(with --emulation both, for both emulations)")
+    parser.add_argument("--whole", action="store_true",
+                        help="emulate every output row and check the whole output's recorded "
+                             "digest too (slower: FP8 runs the reference path)")
+    parser.add_argument("--markdown", action="store_true")
+    args = parser.parse_args(argv)
+    emulations = ("baseline", "model") if args.emulation == "both" else (args.emulation,)
+    try:
+        by_emulation = {e: compare(args.data, e, args.only, args.whole) for e in emulations}
+    except RecordingError as error:
+        raise SystemExit(f"compare_gemm: {error}")
+    if not by_emulation[emulations[0]]:
+        raise SystemExit(f"compare_gemm: no recorded case holds {args.only!r}")
+    if args.grouped:
+        print("\n".join(grouped_table(by_emulation, args.markdown)))
+    else:
+        for emulation, results in by_emulation.items():
+            print(f"\n{emulation}:")
+            print("\n".join(table(results, args.markdown)))
+    return 0
