@@ -3,10 +3,9 @@ torch.nn.functional.scaled_dot_product_attention, differentiable through the emu
 pass, so that a model trains with emulated numerics on the CPU; emulate_attention routes
 PyTorch's own attention modules through it."""
 
-import warnings
-
 from __future__ import annotations
 
+import warnings
 from typing import Callable, Optional, Sequence
 
 import torch
