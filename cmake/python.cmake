@@ -9,11 +9,12 @@ if(SIMPREC_PYTHON)
   endif()
   find_package(Python 3.9 QUIET COMPONENTS Interpreter Development.Module)
   if(Python_FOUND)
-    # A pybind11 installed into that interpreter (pip) tells where its CMake files are.
+    # A pybind11 installed into that interpreter (pip) tells where its CMake files are. Also
+    # where the folder found before is gone: pip's build environment of an earlier pip install.
     execute_process(COMMAND ${Python_EXECUTABLE} -c "import pybind11; print(pybind11.get_cmake_dir())"
                     OUTPUT_VARIABLE SIMPREC_PIP_PYBIND11_DIR OUTPUT_STRIP_TRAILING_WHITESPACE
                     ERROR_QUIET RESULT_VARIABLE SIMPREC_PIP_PYBIND11_MISSING)
-    if(NOT SIMPREC_PIP_PYBIND11_MISSING AND NOT pybind11_DIR)
+    if(NOT SIMPREC_PIP_PYBIND11_MISSING AND (NOT pybind11_DIR OR NOT EXISTS "${pybind11_DIR}"))
       set(pybind11_DIR ${SIMPREC_PIP_PYBIND11_DIR})
     endif()
     find_package(pybind11 2.6 CONFIG QUIET)

@@ -13,6 +13,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   gnuplot-nox python3
   pybind11-dev python3-dev python3-numpy python3-pytest python3-torch
+  python3-pip python3-venv  # pip install . and the wheel's check (scripts/package_check.sh)
   libomp-dev  # OpenMP for clang (GCC's libgomp comes with build-essential)
   libopenmpi-dev openmpi-bin  # simprec run shared among MPI ranks (optional: builds without)
   python3-matplotlib  # the plots of examples/python/paper_a_training.py

@@ -2,9 +2,12 @@
 # Runs the test suite of an existing build.
 #   scripts/test.sh           what CI runs: every test but those needing a GPU (the default tier
 #                             and the exhaustive heavy tier, about 8 minutes on 2 cores), then
-#                             `sanitize` below
+#                             `package` and `sanitize` below
 #   scripts/test.sh quick     the default tier only (seconds)
 #   scripts/test.sh heavy     the heavy tier only
+#   scripts/test.sh package   the wheel made from the build folder, installed into a new
+#                             virtual environment, and the Python suite run against it
+#                             (scripts/package_check.sh; needs PyPI for the build backend)
 #   scripts/test.sh sanitize  builds a second folder ($SANITIZE_BUILD_DIR, default
 #                             build-sanitize) with clang, AddressSanitizer and
 #                             UndefinedBehaviorSanitizer (any finding fails) and the libFuzzer
@@ -42,11 +45,15 @@ sanitize() {
 
 case "${1:-all}" in
   all)
-    ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" -LE gpu
+    # The Python suite runs once, in the package check, against the installed wheel (the same
+    # objects as the build folder's package: the wheel is made from this build).
+    ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" -LE gpu -E '^python_tests$'
+    BUILD_DIR=$build_dir scripts/package_check.sh
     sanitize
     ;;
   quick) exec ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" -LE "gpu|heavy" ;;
   heavy) exec ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" -L heavy ;;
+  package) BUILD_DIR=$build_dir exec scripts/package_check.sh ;;
   sanitize) sanitize ;;
-  *) echo "usage: scripts/test.sh [all|quick|heavy|sanitize]" >&2; exit 2 ;;
+  *) echo "usage: scripts/test.sh [all|quick|heavy|package|sanitize]" >&2; exit 2 ;;
 esac

@@ -13,7 +13,7 @@ Resumable: each run checkpoints into OUT/runs/NAME; killed and started again, th
 continues and gives bit-identical results. Writes OUT/report.md, OUT/*.png, OUT/results.json.
 
 Run: PYTHONPATH=build/python /usr/bin/python3 examples/python/paper_a_training.py
-     [--out build/paper_a_training] [--quick] [--steps N] [--only NAME,...]
+     [--out out/paper_a_training] [--quick] [--steps N] [--only NAME,...]
 """
 
 import argparse
@@ -87,7 +87,8 @@ def results_json(runs, states):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="build/paper_a_training", help="results folder")
+    parser.add_argument("--out", default="out/paper_a_training",
+                        help="results folder (default: out/paper_a_training in the current folder)")
     parser.add_argument("--quick", action="store_true",
                         help="a tiny model, 8 steps, 5 runs: the test's variant (seconds)")
     parser.add_argument("--steps", type=int, help="training steps per run (200; quick: 8)")

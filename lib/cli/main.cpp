@@ -17,7 +17,7 @@ std::vector<CommandSetup>& command_registry() {
 int main(int argc, char** argv) {
   CLI::App app{"simprec: find where low-precision rounding bias comes from"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "simprec 0.1.0");
+  app.set_version_flag("--version", "simprec " SIMPREC_VERSION);
   for (const auto& setup : simprec::cli::command_registry()) setup(app);
   try {
     app.parse(argc, argv);

@@ -71,9 +71,12 @@ Concurrency plan_concurrency(const RunOptions& options, size_t cases) {
 nlohmann::json run_one_case(const ExperimentSpec& spec, const Case& c, const CaseBackend& backend,
                             unsigned threads) {
   const auto start = std::chrono::steady_clock::now();
-  nlohmann::json record = {
-      {"case_id", c.id},         {"case_index", c.index},      {"label", c.label()},
-      {"experiment", spec.name}, {"simprec_version", "0.1.0"}, {"params", c.params}};
+  nlohmann::json record = {{"case_id", c.id},
+                           {"case_index", c.index},
+                           {"label", c.label()},
+                           {"experiment", spec.name},
+                           {"simprec_version", SIMPREC_VERSION},
+                           {"params", c.params}};
   try {
     record["results"] = backend.run_case(c.params, threads);
   } catch (const std::exception& e) {

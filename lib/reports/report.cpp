@@ -332,7 +332,7 @@ static ReportFiles write_report_from(const fs::path& dir, const experiments::Res
   }
   md << "Produced by `simprec run " << header.value("file", "EXPERIMENT.toml") << " --out "
      << dir.string() << "` with simprec "
-     << (records.empty() ? "0.1.0" : records[0].value("simprec_version", "?"))
+     << (records.empty() ? SIMPREC_VERSION : records[0].value("simprec_version", "?"))
      << " (experiment fingerprint " << header.value("fingerprint", "?")
      << "); rebuilt from `results.jsonl` by "
      << "`simprec report " << dir.string() << "`. " << records.size() << " cases, " << failed

@@ -7,7 +7,11 @@ docs/python.md. simprec.recordings records real kernels on a GPU and compares th
 emulation; its recorders run without the C++ extension (simprec._extension).
 """
 
+from __future__ import annotations
+
 import json
+import os
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -16,10 +20,17 @@ from simprec._arrays import to_numpy as _to_numpy
 from simprec import _checks
 from simprec._extension import core as _core
 from simprec._extension import missing as _missing_extension
+from simprec._types import Array, ArrayLike, DeviceFunctions, MemorySize, Numerics, Tile
 from simprec.discovery import DiscoveryResult, discover  # noqa: F401
 from simprec.validation import ValidationReport, validate  # noqa: F401
 
+try:
+    from simprec._build_info import __version__
+except ImportError:  # a source folder on PYTHONPATH (python/): CMake generated nothing there
+    __version__ = "unknown"
+
 __all__ = [
+    "__version__",
     "formats", "format_info", "rounding_modes", "round", "decode", "add", "sub", "mul", "div",
     "fma", "sqrt", "matmul", "tensor_core_models", "quantize", "attention", "AttentionResult",
     "generate", "run_experiment", "validate", "ValidationReport", "numerics_reference",
@@ -59,8 +70,9 @@ def _mode(format, rounding, overflow=None):
 
 
 @_checks.named_keywords
-def round(x, format, rounding="rne", *, sr_bits=32, seed=0, overflow=None, subnormals=True,
-          encode=False, out=None, threads=0):
+def round(x: ArrayLike, format: str, rounding: str = "rne", *, sr_bits: int = 32, seed: int = 0,
+          overflow: Optional[str] = None, subnormals: bool = True, encode: bool = False,
+          out: Optional[np.ndarray] = None, threads: int = 0) -> Array:
     """Rounds every element of x (float32 or float64) once into `format` with `rounding`.
 
     encode=False gives the rounded values in x's dtype (out=x rounds in place); encode=True the
@@ -79,7 +91,9 @@ def round(x, format, rounding="rne", *, sr_bits=32, seed=0, overflow=None, subno
 
 
 @_checks.named_keywords
-def decode(bits, format, *, overflow=None, subnormals=True, dtype="float64", out=None):
+def decode(bits: ArrayLike, format: str, *, overflow: Optional[str] = None,
+           subnormals: bool = True, dtype: str = "float64",
+           out: Optional[np.ndarray] = None) -> Array:
     """The exact values of encodings of `format` (uint8/uint16/uint32/uint64) as float64 (or
     float32 where every value of the format fits)."""
     array, bits_format = _to_numpy(bits, "bits")
@@ -118,9 +132,11 @@ def _mode_options(sr_bits, seed, overflow, subnormals):
     return dict(sr_bits=sr_bits, seed=seed, overflow=overflow, subnormals=subnormals)
 
 
-def _binary(operation, name, symbol):
-    def function(a, b, format, rounding="rne", *, sr_bits=32, seed=0, overflow=None,
-                 subnormals=True):
+def _binary(operation: Callable[..., Any], name: str,
+            symbol: str) -> Callable[..., Array]:
+    def function(a: ArrayLike, b: ArrayLike, format: str, rounding: str = "rne", *,
+                 sr_bits: int = 32, seed: int = 0, overflow: Optional[str] = None,
+                 subnormals: bool = True) -> Array:
         return _elementwise(operation, (a, b), ("a", "b"), format, rounding,
                             _mode_options(sr_bits, seed, overflow, subnormals))
     function.__name__ = function.__qualname__ = name
@@ -136,25 +152,29 @@ div = _binary(_core.div, "div", "/")
 
 
 @_checks.named_keywords
-def fma(a, b, c, format, rounding="rne", *, sr_bits=32, seed=0, overflow=None, subnormals=True):
+def fma(a: ArrayLike, b: ArrayLike, c: ArrayLike, format: str, rounding: str = "rne", *,
+        sr_bits: int = 32, seed: int = 0, overflow: Optional[str] = None,
+        subnormals: bool = True) -> Array:
     """a * b + c with one rounding into `format`."""
     return _elementwise(_core.fma, (a, b, c), ("a", "b", "c"), format, rounding,
                         _mode_options(sr_bits, seed, overflow, subnormals))
 
 
 @_checks.named_keywords
-def sqrt(a, format, rounding="rne", *, sr_bits=32, seed=0, overflow=None, subnormals=True):
+def sqrt(a: ArrayLike, format: str, rounding: str = "rne", *, sr_bits: int = 32, seed: int = 0,
+         overflow: Optional[str] = None, subnormals: bool = True) -> Array:
     """sqrt(a) rounded once into `format`."""
     return _elementwise(_core.sqrt, (a,), ("a",), format, rounding,
                         _mode_options(sr_bits, seed, overflow, subnormals))
 
 
 @_checks.named_keywords
-def matmul(a, b, c=None, *, model="tc:sm90-mma-bf16", threads=0):
+def matmul(a: ArrayLike, b: ArrayLike, c: Optional[ArrayLike] = None, *,
+           model: str = "tc:sm90-mma-bf16", threads: int = 0) -> Array:
     """D = A*B + C as the tensor-core model computes it (`simprec mma`): A (..., M, K) and
     B (..., K, N) as encodings of the model's input format or float32 values it holds exactly
     (torch bf16/fp16 tensors too), C float32; D float32 (fp16 accumulators: uint16 encodings)."""
-    operands = []
+    operands: list[Optional[np.ndarray]] = []
     for array, name in ((a, "a"), (b, "b"), (c, "c")):
         if array is None:
             operands.append(None)
@@ -166,7 +186,8 @@ def matmul(a, b, c=None, *, model="tc:sm90-mma-bf16", threads=0):
 
 
 @_checks.named_keywords
-def quantize(x, scheme, rounding="rne", *, sr_bits=32, seed=0, block_size=None):
+def quantize(x: ArrayLike, scheme: str, rounding: str = "rne", *, sr_bits: int = 32,
+             seed: int = 0, block_size: Optional[int] = None) -> dict[str, Any]:
     """x (float32 or float64; NVFP4 float32 only) in a block-scaled format, as `simprec quantize`
     computes it (docs/block_scaling.md): scheme mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3, mxfp6_e3m2,
     mxfp4 (OCP MX v1.0, blocks of 32) or nvfp4 (blocks of 16); blocks along the last axis
@@ -195,26 +216,26 @@ class AttentionResult:
     ({"q": {"nan": 0, "inf": 0}, ...}), which go through as the emulated arithmetic takes them.
     """
 
-    def __init__(self, raw):
-        self.o = raw["o"]
-        self.lse = raw["lse"]
-        self.dq = raw.get("dq")
-        self.dk = raw.get("dk")
-        self.dv = raw.get("dv")
-        self.delta = raw.get("delta")
-        self.o_format = raw["o_format"]
-        self.grad_format = raw["grad_format"]
-        self.input_format = raw["input_format"]
-        self.stats = json.loads(raw["stats_json"])
-        self.metrics = self.stats.get("metrics")
-        self.baseline = self.stats.get("baseline")
-        self.trace = self.stats.get("trace")
-        self.attribution = self.stats.get("attribution")
-        self.attribution_table = raw["attribution_table"]
-        self.numerics = self.stats["numerics"]
-        self.nonfinite_inputs = raw["nonfinite_inputs"]
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.o: np.ndarray = raw["o"]
+        self.lse: np.ndarray = raw["lse"]
+        self.dq: Optional[np.ndarray] = raw.get("dq")
+        self.dk: Optional[np.ndarray] = raw.get("dk")
+        self.dv: Optional[np.ndarray] = raw.get("dv")
+        self.delta: Optional[np.ndarray] = raw.get("delta")
+        self.o_format: str = raw["o_format"]
+        self.grad_format: str = raw["grad_format"]
+        self.input_format: Optional[str] = raw["input_format"]
+        self.stats: dict[str, Any] = json.loads(raw["stats_json"])
+        self.metrics: Optional[dict[str, Any]] = self.stats.get("metrics")
+        self.baseline: Optional[dict[str, Any]] = self.stats.get("baseline")
+        self.trace: Optional[Any] = self.stats.get("trace")
+        self.attribution: Optional[Any] = self.stats.get("attribution")
+        self.attribution_table: str = raw["attribution_table"]
+        self.numerics: Any = self.stats["numerics"]
+        self.nonfinite_inputs: dict[str, Any] = raw["nonfinite_inputs"]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         parts = [f"o {self.o.shape} in {self.o_format}"]
         if self.dq is not None:
             parts.append(f"dq, dk, dv in {self.grad_format}")
@@ -244,10 +265,15 @@ def _attention_inputs(q, k, v, do, input_format):
 
 
 @_checks.named_keywords
-def attention(q, k, v, do=None, *, numerics="fa2", format=None, set=(), mitigations=(),
-              tile=None, causal=False, scale=None, seed=0, threads=0, input_format=None,
-              trace=False, reference=True, baseline=True, attribute=False,
-              attribute_target="o", o=None, lse=None, max_memory=None, device_functions=None):
+def attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, do: Optional[ArrayLike] = None, *,
+              numerics: Numerics = "fa2", format: Optional[str] = None, set: Sequence[str] = (),
+              mitigations: Sequence[str] = (), tile: Optional[Tile] = None,
+              causal: bool = False, scale: Optional[float] = None, seed: int = 0,
+              threads: int = 0, input_format: Optional[str] = None, trace: bool = False,
+              reference: bool = True, baseline: bool = True, attribute: bool = False,
+              attribute_target: str = "o", o: Optional[np.ndarray] = None,
+              lse: Optional[np.ndarray] = None, max_memory: Optional[MemorySize] = None,
+              device_functions: Optional[DeviceFunctions] = None) -> AttentionResult:
     """Emulated attention as `simprec attention` runs it: forward, and backward with dO.
 
     q (..., Nq, d), k (..., Nk, d), v (..., Nk, dv), do (..., Nq, dv): float32/float64 values,
@@ -293,7 +319,8 @@ def attention(q, k, v, do=None, *, numerics="fa2", format=None, set=(), mitigati
 
 
 @_checks.named_keywords
-def device_function(strategy, function, x, y=None):
+def device_function(strategy: str, function: str, x: ArrayLike,
+                    y: Optional[ArrayLike] = None) -> tuple[np.ndarray, np.ndarray]:
     """What device_math strategy `strategy` ("glibc", "numpy", "sm90-fast-math", ...) computes
     for `function` ("exp2", "exp", "log", "fast_log", "log2", "rcp", or "div" with the divisor
     y) on the float32 values x: (values, modelled), float32 values and a bool array, False (and
@@ -310,7 +337,7 @@ def device_function(strategy, function, x, y=None):
                                  None if y is None else values(y, "y"))
 
 
-def numerics_help():
+def numerics_help() -> str:
     """What a numerics spec can name, from the registries: the kernel models (presets) and every
     slot with its strategies. Empty where the C++ extension did not import."""
     if _missing_extension():
@@ -324,12 +351,14 @@ def numerics_help():
             f"computes):\n{slots}\n")
 
 
-attention.__doc__ += numerics_help()
+attention.__doc__ = (attention.__doc__ or "") + numerics_help()
 
 
 @_checks.named_keywords
-def attention_config(numerics="fa2", format="bf16", *, set=(), mitigations=(), tile=None,
-                     causal=False, scale=None, seed=0):
+def attention_config(numerics: Numerics = "fa2", format: str = "bf16", *,
+                     set: Sequence[str] = (), mitigations: Sequence[str] = (),
+                     tile: Optional[Tile] = None, causal: bool = False,
+                     scale: Optional[float] = None, seed: int = 0) -> dict[str, Any]:
     """The configuration (every site's format, rounding and accumulation) as a dict."""
     return json.loads(_core.attention_config_json(
         _checks.numerics_spec(numerics), _checks.text(format, "format", "bf16"),
@@ -340,8 +369,9 @@ def attention_config(numerics="fa2", format="bf16", *, set=(), mitigations=(), t
 
 
 @_checks.named_keywords
-def generate(kind, shape, *, seed=0, backward=False, peak=4.0, prototypes=32,
-             concentration=3.0):
+def generate(kind: str, shape: Sequence[int], *, seed: int = 0, backward: bool = False,
+             peak: float = 4.0, prototypes: int = 32,
+             concentration: float = 3.0) -> dict[str, np.ndarray]:
     """Inputs from a generator (normal, peaky, repeated-max, low-rank, sinks) as the CLI's
     --generate makes them: a dict of float64 arrays q, k, v (and do with backward=True) of
     shape (B, H, N, d)."""
@@ -354,8 +384,10 @@ def generate(kind, shape, *, seed=0, backward=False, peak=4.0, prototypes=32,
 
 
 @_checks.named_keywords
-def run_experiment(file, *, out=None, force=False, quiet=True, threads=0, max_cases=0,
-                   check=False, max_memory=None):
+def run_experiment(file: str | os.PathLike[str], *, out: str | os.PathLike[str] | None = None,
+                   force: bool = False, quiet: bool = True, threads: int = 0,
+                   max_cases: int = 0, check: bool = False,
+                   max_memory: Optional[MemorySize] = None) -> dict[str, Any]:
     """Runs an experiment file as `simprec run` does (resumable; the same results, report and
     verdict). Returns a dict: cases, out, total, skipped, ran, failed, report, summary, plots,
     verdict. check=True only validates the file (and the memory bound) and counts its cases.

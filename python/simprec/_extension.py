@@ -10,8 +10,10 @@ why, rather than at import.
 
 import importlib
 import sys
+from typing import Any, Optional
 
-_REASON = None
+_REASON: Optional[ImportError] = None
+core: Any
 try:
     core = importlib.import_module("simprec._simprec")
 except ImportError as _error:
@@ -32,6 +34,6 @@ except ImportError as _error:
     core = _MissingExtension()
 
 
-def missing():
+def missing() -> Optional[ImportError]:
     """Why the extension did not import (the ImportError), or None where it did."""
     return _REASON

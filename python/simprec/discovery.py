@@ -2,6 +2,10 @@
 kernel it calls on probes of its own, from recorded inputs and outputs, or both; the search and
 the report of `simprec discover` (docs/discover.md)."""
 
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
+
 import numpy as np
 
 from simprec._arrays import is_torch_tensor, tensor_to_numpy, torch_device, torch_from_bits
@@ -19,22 +23,22 @@ class DiscoveryResult:
     would make the row agree); ties: moves that agree wherever the spec does; cases: per case
     its label and agreement {output: (equal, values)}; seconds, runs (emulations)."""
 
-    def __init__(self, raw):
-        self.spec = raw["spec"]
-        self.bit_exact = raw["bit_exact"]
-        self.stopped = raw["stopped"]
-        self.lines = raw["lines"]
-        self.text = "".join(line + "\n" for line in self.lines)
-        self.remaining = raw["remaining"]
-        self.ties = raw["ties"]
-        self.cases = raw["cases"]
-        self.seconds = raw["seconds"]
-        self.runs = raw["runs"]
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.spec: str = raw["spec"]
+        self.bit_exact: bool = raw["bit_exact"]
+        self.stopped: bool = raw["stopped"]
+        self.lines: list[str] = raw["lines"]
+        self.text: str = "".join(line + "\n" for line in self.lines)
+        self.remaining: list[dict[str, Any]] = raw["remaining"]
+        self.ties: list[Any] = raw["ties"]
+        self.cases: list[dict[str, Any]] = raw["cases"]
+        self.seconds: float = raw["seconds"]
+        self.runs: int = raw["runs"]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.text
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"DiscoveryResult(spec={self.spec!r}, bit_exact={self.bit_exact})"
 
 
@@ -92,9 +96,13 @@ def _kernel_runner(fn, input_format, tensors, device, output_format, causal_keyw
     return run
 
 
-def discover(kernel=None, *, cases=(), input_format=None, causal=False,
-             causal_keyword="is_causal", families=(), time_limit=None, threads=0, max_probes=32,
-             tensors="numpy", device="cpu", output_format=None, name=None, verbose=True):
+def discover(kernel: Union[Callable[..., Any], Iterable[Mapping[str, Any]], None] = None, *,
+             cases: Iterable[Mapping[str, Any]] = (), input_format: Optional[str] = None,
+             causal: bool = False, causal_keyword: str = "is_causal",
+             families: Sequence[str] = (), time_limit: Optional[float] = None, threads: int = 0,
+             max_probes: int = 32, tensors: str = "numpy", device: str = "cpu",
+             output_format: Optional[str] = None, name: Optional[str] = None,
+             verbose: bool = True) -> DiscoveryResult:
     """Finds a numerics spec that reproduces `kernel` bit for bit, as `simprec discover` does.
 
     kernel: a callable fn(q, k, v) returning O, (O, LSE) or a dict with keys among O, LSE,
@@ -139,7 +147,7 @@ def discover(kernel=None, *, cases=(), input_format=None, causal=False,
     return DiscoveryResult(raw)
 
 
-def agreement(spec, cases):
+def agreement(spec: str, cases: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """`spec` run on recorded `cases` (dicts as discover takes them) without any search: per case
     a dict with label, agreement {output: (equal values, values)} and rows {output: [(b, h, row,
     values differing, max ulps), ...]}, the rows where the spec and the recording differ. What

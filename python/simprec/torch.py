@@ -3,13 +3,17 @@ torch.nn.functional.scaled_dot_product_attention, differentiable through the emu
 pass, so that a model trains with emulated numerics on the CPU; emulate_attention routes
 PyTorch's own attention modules through it."""
 
+from __future__ import annotations
+
 import warnings
+from typing import Callable, Optional, Sequence
 
 import torch
 
 import simprec
 from simprec._arrays import dtype_format, tensor_to_numpy
 from simprec._checks import named_keywords, string_list, tile_argument
+from simprec._types import Numerics, Tile
 
 __all__ = ["attention", "BackwardCall", "emulate_attention", "NonFiniteInputWarning"]
 
@@ -25,7 +29,8 @@ class BackwardCall:
     of the emulation (o, lse, dq, dk, dv and delta = rowsum(dO o O), each a float64 array of
     its site's values)."""
 
-    def __init__(self, query, key, value, grad_out, result):
+    def __init__(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                 grad_out: torch.Tensor, result: simprec.AttentionResult) -> None:
         self.query, self.key, self.value, self.grad_out = query, key, value, grad_out
         self.result = result
 
@@ -123,9 +128,13 @@ def _default_format(query, format):
 
 
 @named_keywords
-def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-              enable_gqa=False, *, numerics="fa2", format=None, set=(), mitigations=(),
-              tile=None, seed=0, threads=0, on_backward=None):
+def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+              attn_mask: Optional[torch.Tensor] = None, dropout_p: float = 0.0,
+              is_causal: bool = False, scale: Optional[float] = None, enable_gqa: bool = False,
+              *, numerics: Numerics = "fa2", format: Optional[str] = None, set: Sequence[str] = (),
+              mitigations: Sequence[str] = (), tile: Optional[Tile] = None, seed: int = 0,
+              threads: int = 0,
+              on_backward: Optional[Callable[[BackwardCall], None]] = None) -> torch.Tensor:
     """torch.nn.functional.scaled_dot_product_attention with emulated numerics (CPU tensors).
 
     query (..., L, E), key (..., S, E), value (..., S, Ev); the result has query's dtype and its
@@ -159,6 +168,6 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     return _EmulatedAttention.apply(query, key, value, options, on_backward)
 
 
-attention.__doc__ += simprec.numerics_help()
+attention.__doc__ = (attention.__doc__ or "") + simprec.numerics_help()
 
 from simprec._torch_modules import emulate_attention  # noqa: E402 (uses attention above)

@@ -2,7 +2,10 @@
 callable taking and returning torch or numpy tensors) against the emulation of a numerics
 description, with the report of `simprec validate`."""
 
+from __future__ import annotations
+
 import inspect
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -10,6 +13,7 @@ from simprec import _checks
 from simprec._arrays import dtype_format, is_torch_tensor, tensor_to_numpy, torch_device
 from simprec._arrays import torch_from_bits
 from simprec._extension import core as _core
+from simprec._types import DeviceFunctions, Numerics, Tile
 
 _OUTPUT_ORDER = ("O", "LSE")
 
@@ -44,18 +48,18 @@ class ValidationReport:
     - "stopped", "untried": None and 0 unless a time limit stopped the search (the reason, and
       how many alternatives were left)."""
 
-    def __init__(self, raw):
-        self.text = raw["text"]
-        self.passed = raw["passed"]
-        self.bit_exact = raw["bit_exact"]
-        self.outputs = raw["outputs"]
-        self.emulated = raw["emulated"]
-        self.locate = raw["locate"]
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.text: str = raw["text"]
+        self.passed: bool = raw["passed"]
+        self.bit_exact: bool = raw["bit_exact"]
+        self.outputs: list[dict[str, Any]] = raw["outputs"]
+        self.emulated: dict[str, np.ndarray] = raw["emulated"]
+        self.locate: Optional[dict[str, Any]] = raw["locate"]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.text
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"ValidationReport(passed={self.passed}, bit_exact={self.bit_exact})"
 
 
@@ -116,11 +120,17 @@ def _format_of_inputs(inputs):
     return dtype_format(inputs[0].dtype) if inputs and hasattr(inputs[0], "dtype") else None
 
 
-def validate(fn, *, numerics="fa2", format=None, inputs=None, generate=None,
-             shape=(1, 2, 256, 64), seed=0, backward=False, device=None, causal=False,
-             scale=None, set=(), mitigations=(), tile=None, require_bit_exact=True, name=None,
-             threads=0, exp2=None, device_functions=None, verbose=True, backward_from="auto",
-             locate=False, **kernel_kwargs):
+def validate(fn: Callable[..., Any], *, numerics: Numerics = "fa2", format: Optional[str] = None,
+             inputs: Optional[Sequence[Any]] = None, generate: Optional[str] = None,
+             shape: Sequence[int] = (1, 2, 256, 64), seed: int = 0, backward: bool = False,
+             device: Optional[str] = None, causal: bool = False, scale: Optional[float] = None,
+             set: Sequence[str] = (), mitigations: Sequence[str] = (),
+             tile: Optional[Tile] = None, require_bit_exact: bool = True,
+             name: Optional[str] = None, threads: int = 0,
+             exp2: Optional[Callable[[np.ndarray], np.ndarray]] = None,
+             device_functions: Optional[DeviceFunctions] = None, verbose: bool = True,
+             backward_from: str = "auto", locate: bool = False,
+             **kernel_kwargs: Any) -> ValidationReport:
     """Calls fn(q, k, v, **kernel_kwargs) and compares its outputs with the emulation.
 
     Inputs: `inputs=(q, k, v)` or `(q, k, v, do)` (torch tensors or numpy arrays, used as
