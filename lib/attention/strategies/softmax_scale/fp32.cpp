@@ -15,8 +15,7 @@ class Fp32 final : public SoftmaxScale {
                       .doc = "the scale rounded to fp32 (nearest even) before any use: a kernel "
                              "that takes or computes it as a float"}) {}
   double scale(double given) const override {
-    return decode(formats::fp32,
-                  round_to_format(formats::fp32, unrounded_from_double(given), Rounding{}));
+    return RoundingContext(formats::fp32).round_value(given);
   }
 };
 

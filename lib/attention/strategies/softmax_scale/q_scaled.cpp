@@ -13,11 +13,6 @@
 namespace simprec::attention {
 namespace {
 
-double to_fp32(double x) {
-  return decode(formats::fp32,
-                round_to_format(formats::fp32, unrounded_from_double(x), Rounding{}));
-}
-
 class QScaled : public SoftmaxScale {
  public:
   QScaled(StrategyInfo info, bool to_input) : SoftmaxScale(std::move(info)), to_input_(to_input) {}
@@ -32,12 +27,11 @@ class QScaled : public SoftmaxScale {
                                   "the input site's format is " +
                                   input.format.name());
     }
-    const double s = to_fp32(given);
+    RoundingContext fp32(formats::fp32), cast(input.format);
+    const double s = fp32.round_value(given);
     for (double& x : q) {
-      x = to_fp32(x * s);
-      if (to_input_)
-        x = decode(input.format,
-                   round_to_format(input.format, unrounded_from_double(x), Rounding{}));
+      x = fp32.round_value(x * s);
+      if (to_input_) x = cast.round_value(x);
     }
   }
 
