@@ -37,12 +37,16 @@ from simprec.recordings.table import percent, render
 
 DATA = os.path.join("tests", "data", "gemm")
 PROMOTE_EVERY = 128  # elements of K between promotions (FP8, use_fast_accum=False)
-# cuBLAS's split-K on the H200, read off the fitting set: K is split into ceil(K bytes /
-# SPLIT_BYTES) pieces of whole 128-byte K tiles, as even as that allows, unless the pieces times
-# the output tiles exceed what the GPU runs at once (CTAS_AT_ONCE by cluster size).
-SPLIT_BYTES = 2816
+# cuBLAS's split-K on the H200. Each piece is whole 128-byte K tiles, as even as that allows
+# (ceil(K / pieces) rounded up to a tile). How many pieces cuBLAS launches is its heuristic's
+# choice; the rule (rule_pieces) was read off the fitting shapes of the dispatch sweep
+# (tests/data/gemm/dispatch) and predicts the launched count on most, not all, of its held-out
+# shapes (docs/tensor_cores.md has the figures).
+SPLIT_BYTES = 2688  # 21 K tiles of 128 bytes
 K_TILE_BYTES = 128
-CTAS_AT_ONCE = {1: 132, 2: 132, 4: 132, 8: 112}
+# Thread blocks the split-K launches fill, by cluster size: the H200's 132 SMs, but only 12
+# clusters of 8 (read off the fitting shapes: grids of 96 thread blocks).
+CTAS_AT_ONCE = {1: 132, 2: 132, 4: 132, 8: 96}
 _BYTES = {"bf16": 2, "fp16": 2, "e4m3": 1, "e5m2": 1}
 _NVJET = re.compile(r"nvjet_sm90_[a-z]+_(\d+)x(\d+)_\d+x\d+_(\d+)x(\d+)_")
 
@@ -59,29 +63,65 @@ def load(data):
         arrays = dict(np.load(os.path.join(data, "gemm.npz")))
     except (OSError, ValueError) as error:
         raise RecordingError(f"{data}: not a GEMM recording ({error})") from error
+    for entry in summary.get("cases", {}).values():
+        if "launches" in entry:  # the dispatch sweep keeps each kernel's grid with its name
+            entry["kernels"] = [name for name, _, _ in entry["launches"]]
     return summary, arrays
 
 
-def split_k_length(entry):
-    """The elements of K per piece when the recorded kernel split K (None when it did not), by
-    the rule above, from the kernel's tile and cluster (nvjet_sm90_..._TNxTM_..._CxC_...:
-    cuBLAS's m is the output's N, as PyTorch passes row-major operands)."""
+def _tile_and_cluster(entry):
+    """(tile_n, tile_m, cluster_n, cluster_m) of the recorded nvjet kernel (cuBLAS's m is the
+    output's N, as PyTorch passes row-major operands)."""
     kernel = entry["kernels"][0]
-    if "splitK" not in kernel:
-        return None
     match = _NVJET.search(kernel)
     if not match:
         raise RecordingError(f"kernel {kernel!r}: splits K but its tile cannot be read")
-    tile_n, tile_m, c1, c2 = (int(x) for x in match.groups())
+    return tuple(int(x) for x in match.groups())
+
+
+def _output_slots(entry):
+    """The thread blocks one piece of K takes: the output tiles, each dimension rounded up to
+    whole clusters (a cluster launches whole, tiles past the output included)."""
+    tile_n, tile_m, c1, c2 = _tile_and_cluster(entry)
+    m, n, _ = entry["shape"]
+    return (math.ceil(math.ceil(n / tile_n) / c1) * c1) * (math.ceil(math.ceil(m / tile_m) / c2)
+                                                           * c2)
+
+
+def launched_pieces(entry):
+    """The pieces of K the recorded launch ran: its grid's thread blocks over the output slots
+    (recordings with grids only: tests/data/gemm/dispatch)."""
+    _, grid, _ = entry["launches"][0]
+    ctas, slots = grid[0] * grid[1] * grid[2], _output_slots(entry)
+    if ctas % slots:
+        raise RecordingError(f"{entry['shape']}: a grid of {ctas} thread blocks is not a whole "
+                             f"number of pieces of {slots} output slots")
+    return ctas // slots
+
+
+def rule_pieces(entry):
+    """The pieces of K the rule read off the fitting shapes of the dispatch sweep gives for the
+    recorded kernel: one piece per SPLIT_BYTES of K (rounded down, at least one), no more pieces
+    than fill the thread blocks CTAS_AT_ONCE allows the kernel's cluster with its output slots."""
+    _, _, c1, c2 = _tile_and_cluster(entry)
+    if c1 * c2 not in CTAS_AT_ONCE:
+        raise RecordingError(f"kernel {entry['kernels'][0]!r}: clusters of {c1 * c2}, for which "
+                             f"no limit is known ({sorted(CTAS_AT_ONCE)})")
     m, n, k = entry["shape"]
     size = _BYTES[entry.get("dtype") or entry["a_format"]]
-    cluster = c1 * c2
-    if cluster not in CTAS_AT_ONCE:
-        raise RecordingError(f"kernel {kernel!r}: clusters of {cluster}, for which no limit "
-                             f"is known ({sorted(CTAS_AT_ONCE)})")
-    tiles = math.ceil(n / tile_n) * math.ceil(m / tile_m)
-    pieces = min(math.ceil(k * size / SPLIT_BYTES), max(1, CTAS_AT_ONCE[cluster] // tiles))
-    tile = K_TILE_BYTES // size
+    ctas = CTAS_AT_ONCE[c1 * c2]
+    return max(1, min(k * size // SPLIT_BYTES, ctas // _output_slots(entry)))
+
+
+def split_k_length(entry):
+    """The elements of K per piece when the recorded kernel split K (None when it did not): the
+    pieces the launch ran where the recording has its grid, else the rule's; each piece whole
+    128-byte K tiles, as even as that allows."""
+    if "splitK" not in entry["kernels"][0]:
+        return None
+    pieces = launched_pieces(entry) if "launches" in entry else rule_pieces(entry)
+    _, _, k = entry["shape"]
+    tile = K_TILE_BYTES // _BYTES[entry.get("dtype") or entry["a_format"]]
     return math.ceil(k / pieces / tile) * tile
 
 
@@ -162,7 +202,7 @@ def compare(data, emulation, only="", whole=False):
         if name not in arrays:
             raise RecordingError(f"{name}: in summary.json but not in gemm.npz")
         m, n, _ = entry["shape"]
-        kept = gemm_cases.kept_rows(m, n)
+        kept = gemm_cases.kept_rows(m, n, summary.get("outputs_kept", gemm_cases.OUTPUTS_KEPT))
         rows = np.arange(m) if whole else kept
         bits = emulate(entry, summary["seed"], emulation, rows)
         share = equal = None
@@ -243,6 +283,21 @@ def table(results, markdown):
     return lines
 
 
+def split_rule_table(data, markdown):
+    """How often rule_pieces gives the pieces each split-K launch ran, per family and set."""
+    summary, _ = load(data)
+    counts = {}
+    for entry in summary["cases"].values():
+        if "error" in entry or "launches" not in entry or "splitK" not in entry["kernels"][0]:
+            continue
+        dtype = entry.get("dtype") or f"{entry['a_format']}×{entry['b_format']}"
+        key = (entry["family"], dtype, "held out" if entry["held_out"] else "fit")
+        hit, total = counts.get(key, (0, 0))
+        counts[key] = (hit + (rule_pieces(entry) == launched_pieces(entry)), total + 1)
+    rows = [list(key) + [f"{hit}/{total}"] for key, (hit, total) in sorted(counts.items())]
+    return render(["family", "dtype", "set", "rule = launched pieces"], rows, markdown)
+
+
 def main(argv=None, repository="."):
     """The command line (scripts/compare_gemm_recordings.py); DATA defaults to tests/data/gemm
     under `repository`."""
@@ -257,7 +312,16 @@ def main(argv=None, repository="."):
                         help="emulate every output row and check the whole output's recorded "
                              "digest too (slower: FP8 runs the reference path)")
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--split-rule", action="store_true",
+                        help="no emulation: how often the split-K rule gives the pieces each "
+                             "recorded split-K launch ran")
     args = parser.parse_args(argv)
+    if args.split_rule:
+        try:
+            print("\n".join(split_rule_table(args.data, args.markdown)))
+        except RecordingError as error:
+            raise SystemExit(f"compare_gemm: {error}")
+        return 0
     emulations = ("baseline", "model") if args.emulation == "both" else (args.emulation,)
     try:
         by_emulation = {e: compare(args.data, e, args.only, args.whole) for e in emulations}
