@@ -19,8 +19,7 @@ Two emulations:
             accumulation is on, tensor-wise scales as fl(scale_a * scale_b) and row-wise ones
             scale_b first, then scale_a, each product rounded to fp32.
 
-Cases with one e5m2 operand (e5m2 x e4m3) have no emulation: the tensor-core models take one
-input format for both operands ("n/a").
+Cases with one e5m2 operand (e5m2 x e4m3) run the mixed wgmma model, tc:sm90-wgmma-e5m2-e4m3.
 """
 
 import argparse
@@ -119,9 +118,8 @@ def emulate(entry, seed, emulation, rows):
         model = f"tc:sm90-{instruction(entry)}-{entry['dtype']}"
         settings = {}
     else:
-        if entry["a_format"] != entry["b_format"]:
-            return None
-        model = f"tc:sm90-wgmma-{entry['a_format']}"
+        a_format, b_format = entry["a_format"], entry["b_format"]
+        model = f"tc:sm90-wgmma-{a_format}" + ("" if a_format == b_format else f"-{b_format}")
         sa, sb = gemm_cases.scales(entry, seed)
         sa = sa if sa.ndim == 0 else sa[rows]
         settings = {"scale_a": sa, "scale_b": sb}
