@@ -24,6 +24,9 @@ constexpr const char* kMixedEvidence =
 constexpr const char* kMixedGemmEvidence =
     "through whole GEMMs only: torch._scaled_mm e5m2 x e4m3 on an H200 (tests/data/gemm, "
     "python/tests/test_gemm_recordings.py); not probed instruction by instruction";
+constexpr const char* kFp4Evidence =
+    "not checked: the fp8 tcgen05 preset's published parameters with e2m1 inputs (for NVFP4 "
+    "GEMM models, docs/gemm.md)";
 constexpr const char* kLiteratureEvidence =
     "published model (Fasi et al. 2021; Khattak & Mikaitis 2025); not checked on hardware here";
 
@@ -57,6 +60,7 @@ const Format fp16 = formats::fp16;
 const Format bf16 = formats::bf16;
 const Format e4m3 = formats::e4m3fn;
 const Format e5m2 = formats::e5m2;
+const Format e2m1 = formats::fp4_e2m1;
 
 // clang-format off
 const Spec kSpecs[] = {
@@ -132,6 +136,8 @@ const Spec kSpecs[] = {
    e4m3, e4m3, fp32, 64, 8, 32, 32, 25, rtz, 24, contiguous, first, false, false, kLiteratureEvidence},
   {"tc:sm100-tcgen05-e5m2", "tcgen05.mma.cta_group::1.kind::f8f6f4 (e5m2, fp32 accumulator)", "B200 (sm_100)",
    e5m2, e5m2, fp32, 64, 8, 32, 32, 25, rtz, 24, contiguous, first, false, false, kLiteratureEvidence},
+  {"tc:sm100-tcgen05-e2m1", "tcgen05.mma.cta_group::1.kind::f8f6f4 (e2m1, fp32 accumulator)", "B200 (sm_100)",
+   e2m1, e2m1, fp32, 64, 8, 32, 32, 25, rtz, 24, contiguous, first, false, false, kFp4Evidence},
 };
 // clang-format on
 

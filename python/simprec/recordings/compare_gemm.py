@@ -13,18 +13,17 @@ Two emulations:
   baseline  simprec.matmul as it was before the GEMM model: the wgmma model chained over the whole
             of K, the scales' product applied exactly and the result rounded once (nearest even)
             into the output format.
-  model     simprec.gemm with what the fitting set showed (docs/tensor_cores.md): split-K as
-            cuBLAS dispatched it (split_k_length, from the recorded kernel's name), the FP8
-            accumulator promoted to fp32 every PROMOTE_EVERY elements of K unless fast
-            accumulation is on, tensor-wise scales as fl(scale_a * scale_b) and row-wise ones
-            scale_b first, then scale_a, each product rounded to fp32.
+  model     simprec.gemm with the GEMM preset of the case's settings (docs/gemm.md; numerics()):
+            cuBLAS's matmul presets, _scaled_mm's (FP8 promoted every 128 elements of K unless
+            fast accumulation is on, tensor-wise scales as fl(scale_a * scale_b), row-wise ones
+            scale_b first, then scale_a), with split_k=cublas-sm90 and the recorded kernel's tile
+            and cluster where that kernel split K.
 
 Cases with one e5m2 operand (e5m2 x e4m3) run the mixed wgmma model, tc:sm90-wgmma-e5m2-e4m3.
 """
 
 import argparse
 import json
-import math
 import os
 import re
 
@@ -35,14 +34,6 @@ from simprec.recordings.bits import sha256, share_equal
 from simprec.recordings.table import percent, render
 
 DATA = os.path.join("tests", "data", "gemm")
-PROMOTE_EVERY = 128  # elements of K between promotions (FP8, use_fast_accum=False)
-# cuBLAS's split-K on the H200, read off the fitting set: K is split into ceil(K bytes /
-# SPLIT_BYTES) pieces of whole 128-byte K tiles, as even as that allows, unless the pieces times
-# the output tiles exceed what the GPU runs at once (CTAS_AT_ONCE by cluster size).
-SPLIT_BYTES = 2816
-K_TILE_BYTES = 128
-CTAS_AT_ONCE = {1: 132, 2: 132, 4: 132, 8: 112}
-_BYTES = {"bf16": 2, "fp16": 2, "e4m3": 1, "e5m2": 1}
 _NVJET = re.compile(r"nvjet_sm90_[a-z]+_(\d+)x(\d+)_\d+x\d+_(\d+)x(\d+)_")
 
 
@@ -61,27 +52,46 @@ def load(data):
     return summary, arrays
 
 
-def split_k_length(entry):
-    """The elements of K per piece when the recorded kernel split K (None when it did not), by
-    the rule above, from the kernel's tile and cluster (nvjet_sm90_..._TNxTM_..._CxC_...:
-    cuBLAS's m is the output's N, as PyTorch passes row-major operands)."""
+def kernel_split(entry):
+    """",split_k=cublas-sm90,tile=MxN,cluster=C,problem=MxN" when the recorded kernel split K
+    (its tile and cluster read off its name, nvjet_sm90_..._TNxTM_..._CxC_...: cuBLAS's m is the
+    output's N, as PyTorch passes row-major operands; problem: the whole GEMM, since only some
+    rows of it may be emulated), else ""."""
     kernel = entry["kernels"][0]
     if "splitK" not in kernel:
-        return None
+        return ""
     match = _NVJET.search(kernel)
     if not match:
         raise RecordingError(f"kernel {kernel!r}: splits K but its tile cannot be read")
     tile_n, tile_m, c1, c2 = (int(x) for x in match.groups())
+    m, n, _ = entry["shape"]
+    return f",split_k=cublas-sm90,tile={tile_m}x{tile_n},cluster={c1 * c2},problem={m}x{n}"
+
+
+def numerics(entry):
+    """The GEMM numerics spec (docs/gemm.md) of a recorded case: the preset of its settings,
+    the output format where it is not the preset's, and the kernel's split-K."""
+    fmt = out_format(entry)
+    if entry["family"] == "matmul":
+        spec = "cublaslt-fp16-sm80" if instruction(entry) == "mma" else f"cublas-{entry['dtype']}"
+    else:
+        a_format, b_format = entry["a_format"], entry["b_format"]
+        spec = "scaled-mm-" + (a_format if a_format == b_format else f"{a_format}-{b_format}")
+        spec += ("-rowwise" if entry["scaling"] == "row" else "") + (
+            "-fast" if entry["fast_accum"] else "")
+        spec += "" if fmt == "bf16" else f",out={fmt}"
+    return spec + kernel_split(entry)
+
+
+def split_k_length(entry):
+    """The elements of K per piece when the recorded kernel split K (None when it did not): the
+    cublas-sm90 rule of the engine (simprec.gemm.split_k_length) for the kernel's tile and
+    cluster."""
+    from simprec.gemm import split_k_length as length
+    if not kernel_split(entry):
+        return None
     m, n, k = entry["shape"]
-    size = _BYTES[entry.get("dtype") or entry["a_format"]]
-    cluster = c1 * c2
-    if cluster not in CTAS_AT_ONCE:
-        raise RecordingError(f"kernel {kernel!r}: clusters of {cluster}, for which no limit "
-                             f"is known ({sorted(CTAS_AT_ONCE)})")
-    tiles = math.ceil(n / tile_n) * math.ceil(m / tile_m)
-    pieces = min(math.ceil(k * size / SPLIT_BYTES), max(1, CTAS_AT_ONCE[cluster] // tiles))
-    tile = K_TILE_BYTES // size
-    return math.ceil(k / pieces / tile) * tile
+    return length(numerics(entry), m, n, k)
 
 
 def instruction(entry):
@@ -107,8 +117,7 @@ def out_format(entry):
 
 
 def emulate(entry, seed, emulation, rows):
-    """The emulated output rows `rows` as bit patterns (uint16 bf16/fp16, uint32 fp32), or None
-    where no model applies."""
+    """The emulated output rows `rows` as bit patterns (uint16 bf16/fp16, uint32 fp32)."""
     import simprec
     from simprec.gemm import gemm
     a, w = case_inputs(entry, seed)
@@ -130,11 +139,7 @@ def emulate(entry, seed, emulation, rows):
                 settings["scale_b"], np.float64)
         values = d.astype(np.float32) if fmt == "fp32" else simprec.round(d, fmt)
     else:
-        fast = entry.get("fast_accum", True)
-        order = "alpha" if entry.get("scaling", "tensor") == "tensor" else "b-then-a"
-        values = gemm(a, b, model=model, out_format=fmt, split_k=split_k_length(entry),
-                      promote_every=None if fast else PROMOTE_EVERY, scale_order=order,
-                      **settings)
+        values = gemm(a, b, numerics=numerics(entry), **settings)
     bits = np.asarray(values, dtype=np.float32).view(np.uint32)
     return bits if fmt == "fp32" else (bits >> 16).astype(np.uint16) if fmt == "bf16" else \
         np.asarray(values, dtype=np.float16).view(np.uint16)
