@@ -13,14 +13,17 @@ Two emulations:
   baseline  simprec.matmul as it was before the GEMM model: the wgmma model chained over the whole
             of K, the scales' product applied exactly and the result rounded once (nearest even)
             into the output format.
-  model     simprec.gemm with what the fitting set showed (docs/tensor_cores.md): split-K as
-            cuBLAS dispatched it (split_k_length, from the recorded kernel's name), the FP8
-            accumulator promoted to fp32 every PROMOTE_EVERY elements of K unless fast
-            accumulation is on, tensor-wise scales as fl(scale_a * scale_b) and row-wise ones
-            scale_b first, then scale_a, each product rounded to fp32.
+  model     simprec.gemm with the GEMM preset of the case's settings (docs/gemm.md; numerics()):
+            cuBLAS's matmul presets, _scaled_mm's (FP8 promoted every 128 elements of K unless
+            fast accumulation is on, tensor-wise scales as fl(scale_a * scale_b), row-wise ones
+            scale_b first, then scale_a); where the recorded kernel split K, split_k=length:L
+            with the pieces its launch ran (its recorded grid), or, for a recording without
+            grids, split_k=cublas-sm90 with the kernel's tile and cluster.
 
-Cases with one e5m2 operand (e5m2 x e4m3) have no emulation: the tensor-core models take one
-input format for both operands ("n/a").
+--split-rule compares no outputs: it prints how often cublas-sm90's piece length equals the
+one each recorded split-K launch ran.
+
+Cases with one e5m2 operand (e5m2 x e4m3) run the mixed wgmma model, tc:sm90-wgmma-e5m2-e4m3.
 """
 
 import argparse
@@ -36,18 +39,6 @@ from simprec.recordings.bits import sha256, share_equal
 from simprec.recordings.table import percent, render
 
 DATA = os.path.join("tests", "data", "gemm")
-PROMOTE_EVERY = 128  # elements of K between promotions (FP8, use_fast_accum=False)
-# cuBLAS's split-K on the H200. Each piece is whole 128-byte K tiles, as even as that allows
-# (ceil(K / pieces) rounded up to a tile). How many pieces cuBLAS launches is its heuristic's
-# choice; the rule (rule_pieces) was read off the fitting shapes of the dispatch sweep
-# (tests/data/gemm/dispatch) and predicts the launched count on most, not all, of its held-out
-# shapes (docs/tensor_cores.md has the figures).
-SPLIT_BYTES = 2688  # 21 K tiles of 128 bytes
-K_TILE_BYTES = 128
-# Thread blocks the split-K launches fill, by cluster size: the H200's 132 SMs, but only 12
-# clusters of 8 (read off the fitting shapes: grids of 96 thread blocks).
-CTAS_AT_ONCE = {1: 132, 2: 132, 4: 132, 8: 96}
-_BYTES = {"bf16": 2, "fp16": 2, "e4m3": 1, "e5m2": 1}
 _NVJET = re.compile(r"nvjet_sm90_[a-z]+_(\d+)x(\d+)_\d+x\d+_(\d+)x(\d+)_")
 
 
@@ -64,14 +55,15 @@ def load(data):
     except (OSError, ValueError) as error:
         raise RecordingError(f"{data}: not a GEMM recording ({error})") from error
     for entry in summary.get("cases", {}).values():
-        if "launches" in entry:  # the dispatch sweep keeps each kernel's grid with its name
+        if "launches" in entry:  # the kernels' names in launch order, grids beside them
             entry["kernels"] = [name for name, _, _ in entry["launches"]]
     return summary, arrays
 
 
 def _tile_and_cluster(entry):
-    """(tile_n, tile_m, cluster_n, cluster_m) of the recorded nvjet kernel (cuBLAS's m is the
-    output's N, as PyTorch passes row-major operands)."""
+    """(tile_n, tile_m, cluster_n, cluster_m) of the recorded nvjet kernel, read off its name
+    (nvjet_sm90_..._TNxTM_..._CxC_...: cuBLAS's m is the output's N, as PyTorch passes row-major
+    operands)."""
     kernel = entry["kernels"][0]
     match = _NVJET.search(kernel)
     if not match:
@@ -89,8 +81,7 @@ def _output_slots(entry):
 
 
 def launched_pieces(entry):
-    """The pieces of K the recorded launch ran: its grid's thread blocks over the output slots
-    (recordings with grids only: tests/data/gemm/dispatch)."""
+    """The pieces of K the recorded launch ran: its grid's thread blocks over the output slots."""
     _, grid, _ = entry["launches"][0]
     ctas, slots = grid[0] * grid[1] * grid[2], _output_slots(entry)
     if ctas % slots:
@@ -99,30 +90,57 @@ def launched_pieces(entry):
     return ctas // slots
 
 
-def rule_pieces(entry):
-    """The pieces of K the rule read off the fitting shapes of the dispatch sweep gives for the
-    recorded kernel: one piece per SPLIT_BYTES of K (rounded down, at least one), no more pieces
-    than fill the thread blocks CTAS_AT_ONCE allows the kernel's cluster with its output slots."""
-    _, _, c1, c2 = _tile_and_cluster(entry)
-    if c1 * c2 not in CTAS_AT_ONCE:
-        raise RecordingError(f"kernel {entry['kernels'][0]!r}: clusters of {c1 * c2}, for which "
-                             f"no limit is known ({sorted(CTAS_AT_ONCE)})")
-    m, n, k = entry["shape"]
-    size = _BYTES[entry.get("dtype") or entry["a_format"]]
-    ctas = CTAS_AT_ONCE[c1 * c2]
-    return max(1, min(k * size // SPLIT_BYTES, ctas // _output_slots(entry)))
+def launched_length(entry):
+    """The elements of K per piece of the recorded launch: whole 128-byte K tiles, as even as the
+    pieces allow (the last piece shorter)."""
+    k = entry["shape"][2]
+    tile = 128 // (2 if entry["family"] == "matmul" else 1)
+    return math.ceil(k / launched_pieces(entry) / tile) * tile
+
+
+def rule_split(entry):
+    """",split_k=cublas-sm90,tile=MxN,cluster=C,problem=MxN" for a recorded split-K kernel (its
+    tile and cluster read off its name; problem: the whole GEMM, since only some rows of it may
+    be emulated)."""
+    tile_n, tile_m, c1, c2 = _tile_and_cluster(entry)
+    m, n, _ = entry["shape"]
+    return f",split_k=cublas-sm90,tile={tile_m}x{tile_n},cluster={c1 * c2},problem={m}x{n}"
+
+
+def kernel_split(entry):
+    """The split_k items of a recorded case: none where its kernel did not split K, the length
+    its launch ran where the recording has the grid, else cublas-sm90's rule (rule_split)."""
+    if "splitK" not in entry["kernels"][0]:
+        return ""
+    if "launches" in entry:
+        return f",split_k=length:{launched_length(entry)}"
+    return rule_split(entry)
+
+
+def numerics(entry, split=None):
+    """The GEMM numerics spec (docs/gemm.md) of a recorded case: the preset of its settings,
+    the output format where it is not the preset's, and the split_k items `split` (default: the
+    kernel's, kernel_split)."""
+    fmt = out_format(entry)
+    if entry["family"] == "matmul":
+        spec = "cublaslt-fp16-sm80" if instruction(entry) == "mma" else f"cublas-{entry['dtype']}"
+    else:
+        a_format, b_format = entry["a_format"], entry["b_format"]
+        spec = "scaled-mm-" + (a_format if a_format == b_format else f"{a_format}-{b_format}")
+        spec += ("-rowwise" if entry["scaling"] == "row" else "") + (
+            "-fast" if entry["fast_accum"] else "")
+        spec += "" if fmt == "bf16" else f",out={fmt}"
+    return spec + (kernel_split(entry) if split is None else split)
 
 
 def split_k_length(entry):
-    """The elements of K per piece when the recorded kernel split K (None when it did not): the
-    pieces the launch ran where the recording has its grid, else the rule's; each piece whole
-    128-byte K tiles, as even as that allows."""
-    if "splitK" not in entry["kernels"][0]:
+    """The elements of K per piece when the recorded kernel split K (None when it did not), as
+    the model runs it (kernel_split)."""
+    from simprec.gemm import split_k_length as length
+    if not kernel_split(entry):
         return None
-    pieces = launched_pieces(entry) if "launches" in entry else rule_pieces(entry)
-    _, _, k = entry["shape"]
-    tile = K_TILE_BYTES // _BYTES[entry.get("dtype") or entry["a_format"]]
-    return math.ceil(k / pieces / tile) * tile
+    m, n, k = entry["shape"]
+    return length(numerics(entry), m, n, k)
 
 
 def instruction(entry):
@@ -147,9 +165,9 @@ def out_format(entry):
     return entry.get("dtype") or entry["out_dtype"]
 
 
-def emulate(entry, seed, emulation, rows):
-    """The emulated output rows `rows` as bit patterns (uint16 bf16/fp16, uint32 fp32), or None
-    where no model applies."""
+def emulate(entry, seed, emulation, rows, split=None):
+    """The emulated output rows `rows` as bit patterns (uint16 bf16/fp16, uint32 fp32); the
+    model with the split_k items `split` (default: the kernel's, kernel_split)."""
     import simprec
     from simprec.gemm import gemm
     a, w = case_inputs(entry, seed)
@@ -159,9 +177,8 @@ def emulate(entry, seed, emulation, rows):
         model = f"tc:sm90-{instruction(entry)}-{entry['dtype']}"
         settings = {}
     else:
-        if entry["a_format"] != entry["b_format"]:
-            return None
-        model = f"tc:sm90-wgmma-{entry['a_format']}"
+        a_format, b_format = entry["a_format"], entry["b_format"]
+        model = f"tc:sm90-wgmma-{a_format}" + ("" if a_format == b_format else f"-{b_format}")
         sa, sb = gemm_cases.scales(entry, seed)
         sa = sa if sa.ndim == 0 else sa[rows]
         settings = {"scale_a": sa, "scale_b": sb}
@@ -172,11 +189,7 @@ def emulate(entry, seed, emulation, rows):
                 settings["scale_b"], np.float64)
         values = d.astype(np.float32) if fmt == "fp32" else simprec.round(d, fmt)
     else:
-        fast = entry.get("fast_accum", True)
-        order = "alpha" if entry.get("scaling", "tensor") == "tensor" else "b-then-a"
-        values = gemm(a, b, model=model, out_format=fmt, split_k=split_k_length(entry),
-                      promote_every=None if fast else PROMOTE_EVERY, scale_order=order,
-                      **settings)
+        values = gemm(a, b, numerics=numerics(entry, split), **settings)
     bits = np.asarray(values, dtype=np.float32).view(np.uint32)
     return bits if fmt == "fp32" else (bits >> 16).astype(np.uint16) if fmt == "bf16" else \
         np.asarray(values, dtype=np.float16).view(np.uint16)
@@ -284,18 +297,22 @@ def table(results, markdown):
 
 
 def split_rule_table(data, markdown):
-    """How often rule_pieces gives the pieces each split-K launch ran, per family and set."""
+    """How often cublas-sm90's piece length equals the one each recorded split-K launch ran, per
+    family and set."""
+    from simprec.gemm import split_k_length as length
     summary, _ = load(data)
     counts = {}
     for entry in summary["cases"].values():
         if "error" in entry or "launches" not in entry or "splitK" not in entry["kernels"][0]:
             continue
+        m, n, k = entry["shape"]
+        spec = numerics(entry, rule_split(entry))
         dtype = entry.get("dtype") or f"{entry['a_format']}×{entry['b_format']}"
         key = (entry["family"], dtype, "held out" if entry["held_out"] else "fit")
         hit, total = counts.get(key, (0, 0))
-        counts[key] = (hit + (rule_pieces(entry) == launched_pieces(entry)), total + 1)
+        counts[key] = (hit + (length(spec, m, n, k) == launched_length(entry)), total + 1)
     rows = [list(key) + [f"{hit}/{total}"] for key, (hit, total) in sorted(counts.items())]
-    return render(["family", "dtype", "set", "rule = launched pieces"], rows, markdown)
+    return render(["family", "dtype", "set", "rule = launched piece length"], rows, markdown)
 
 
 def main(argv=None, repository="."):
@@ -313,8 +330,8 @@ def main(argv=None, repository="."):
                              "digest too (slower: FP8 runs the reference path)")
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--split-rule", action="store_true",
-                        help="no emulation: how often the split-K rule gives the pieces each "
-                             "recorded split-K launch ran")
+                        help="no emulation: how often split_k=cublas-sm90 gives the piece length "
+                             "each recorded split-K launch ran")
     args = parser.parse_args(argv)
     if args.split_rule:
         try:
