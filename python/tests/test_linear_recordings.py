@@ -13,7 +13,7 @@ from simprec.gemm import gemm
 from simprec.recordings import compare_linear, linear_cases
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "linear")
-SUMMARY, ARRAYS = compare_linear._read(DATA)
+SUMMARY, ARRAYS = compare_linear.load(DATA)
 
 
 @pytest.mark.parametrize("name", [

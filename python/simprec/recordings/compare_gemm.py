@@ -46,14 +46,14 @@ class RecordingError(Exception):
     """A recording that is missing or does not fit the cases drawn again here."""
 
 
-def load(data):
-    """(summary, arrays) of a recording folder."""
+def load(data, arrays_file="gemm.npz", what="GEMM"):
+    """(summary, arrays) of a recording folder: summary.json and the arrays of arrays_file."""
     try:
         with open(os.path.join(data, "summary.json")) as f:
             summary = json.load(f)
-        arrays = dict(np.load(os.path.join(data, "gemm.npz")))
+        arrays = dict(np.load(os.path.join(data, arrays_file)))
     except (OSError, ValueError) as error:
-        raise RecordingError(f"{data}: not a GEMM recording ({error})") from error
+        raise RecordingError(f"{data}: not a {what} recording ({error})") from error
     for entry in summary.get("cases", {}).values():
         if "launches" in entry:  # the kernels' names in launch order, grids beside them
             entry["kernels"] = [name for name, _, _ in entry["launches"]]

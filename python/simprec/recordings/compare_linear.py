@@ -17,7 +17,6 @@ reduce_kernel sums in another order: not an emulation). It prints the share of t
 """
 
 import argparse
-import json
 import math
 import os
 
@@ -26,20 +25,16 @@ import numpy as np
 from simprec.recordings import linear_cases
 from simprec.recordings.bits import sha256, share_equal
 from simprec.recordings.compare_gemm import _NVJET, RecordingError
+from simprec.recordings.compare_gemm import load as load_recording
 from simprec.recordings.table import percent, render
 
 DATA = os.path.join("tests", "data", "linear")
 K_TILE = 64  # elements of a 128-byte K tile of bf16 or fp16
 
 
-def _read(data):
-    try:
-        with open(os.path.join(data, "summary.json")) as f:
-            summary = json.load(f)
-        arrays = dict(np.load(os.path.join(data, "linear.npz")))
-    except (OSError, ValueError) as error:
-        raise RecordingError(f"{data}: not a linear-layer recording ({error})") from error
-    return summary, arrays
+def load(data):
+    """(summary, arrays) of a linear-layer recording folder."""
+    return load_recording(data, "linear.npz", "linear-layer")
 
 
 def _gemm_launch(launches, layout):
@@ -117,7 +112,7 @@ def emulate(entry, seed):
 
 
 def compare(data, only=""):
-    summary, arrays = _read(data)
+    summary, arrays = load(data)
     results = []
     for name, entry in summary["cases"].items():
         if only not in name or "error" in entry:

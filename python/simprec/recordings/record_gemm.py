@@ -203,15 +203,23 @@ def environment(seed):
     return summary
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def arguments(argv, doc, script, seed=None):
+    """A recorder's command line (OUT, --only, and --seed where it has a default), checked to
+    run where CUDA is."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
     parser.add_argument("out")
-    parser.add_argument("--seed", type=int, default=gemm_cases.SEED)
+    if seed is not None:
+        parser.add_argument("--seed", type=int, default=seed)
     parser.add_argument("--only", default="", help="record the cases whose name holds this")
     args = parser.parse_args(argv)
     import torch
     if not torch.cuda.is_available():
-        raise SystemExit("record_gemm: no CUDA device; the recordings are of a GPU's libraries")
+        raise SystemExit(f"{script}: no CUDA device; the recordings are of a GPU's libraries")
+    return args
+
+
+def main(argv=None):
+    args = arguments(argv, __doc__, "record_gemm", gemm_cases.SEED)
     return record(args.out, args.seed, gemm_cases.cases(), args.only)
 
 

@@ -13,21 +13,12 @@ them again). Writes
                            of the whole output and of the inputs, or the error
 """
 
-import argparse
-
 from simprec.recordings import gemm_dispatch_cases
-from simprec.recordings.record_gemm import record
+from simprec.recordings.record_gemm import arguments, record
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("out")
-    parser.add_argument("--only", default="", help="record the cases whose name holds this")
-    args = parser.parse_args(argv)
-    import torch
-    if not torch.cuda.is_available():
-        raise SystemExit("record_gemm_dispatch: no CUDA device; the recordings are of a GPU's "
-                         "libraries")
     from simprec.recordings import gemm_cases
+    args = arguments(argv, __doc__, "record_gemm_dispatch")
     return record(args.out, gemm_cases.SEED, gemm_dispatch_cases.cases(), args.only,
                   gemm_dispatch_cases.OUTPUTS_KEPT)

@@ -15,7 +15,6 @@ keeps:
                            outputs and of the inputs, or the error
 """
 
-import argparse
 import json
 import os
 import time
@@ -25,7 +24,8 @@ import numpy as np
 
 from simprec.recordings import linear_cases
 from simprec.recordings.bits import sha256
-from simprec.recordings.record_gemm import _device_tensor, environment, launches, output_bits
+from simprec.recordings.record_gemm import (_device_tensor, arguments, environment, launches,
+                                            output_bits)
 
 OUTPUTS = ("y", "dx", "dw", "db")
 
@@ -105,13 +105,7 @@ def record_case(case, seed, arrays):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("out")
-    parser.add_argument("--only", default="", help="record the cases whose name holds this")
-    args = parser.parse_args(argv)
-    import torch
-    if not torch.cuda.is_available():
-        raise SystemExit("record_linear: no CUDA device; the recordings are of a GPU's libraries")
+    args = arguments(argv, __doc__, "record_linear")
     os.makedirs(args.out, exist_ok=True)
     summary = environment(linear_cases.SEED)
     summary["outputs_kept"] = linear_cases.OUTPUTS_KEPT
