@@ -139,3 +139,32 @@ def test_cli_runs_the_same_engine(cli, tmp_path):
     assert r.returncode == 2
     assert "did you mean 'scaled-mm-e5m2-e4m3'" in r.stderr
 
+
+
+def test_every_fitted_recording_with_its_preset():
+    # The first stored row's first 16 outputs of every fitted case (matmul and _scaled_mm, both
+    # operand pairs, both scalings, both outputs, fast accumulation on and off) against the GPU's
+    # bits, with the spec compare_gemm picks: the presets keep 100% of the fitting set. (Columns
+    # do not change the split: problem= gives cublas-sm90 the whole GEMM.)
+    missed, inputs = [], {}
+    cols = slice(0, 16)
+    for name, entry in SUMMARY["cases"].items():
+        if "error" in entry or entry["held_out"]:
+            continue
+        m, n, _ = entry["shape"]
+        rows = gemm_cases.kept_rows(m, n)[:1]
+        key = (tuple(entry["shape"]), entry["digest_inputs"])  # drawn once per shape and formats
+        if key not in inputs:
+            inputs[key] = compare_gemm.case_inputs(entry, SEED)
+        a, w = inputs[key]
+        settings = {}
+        if entry["family"] == "scaled_mm":
+            sa, sb = gemm_cases.scales(entry, SEED)
+            settings = dict(scale_a=sa if sa.ndim == 0 else sa[rows],
+                            scale_b=sb if sb.ndim == 0 else sb[:, cols])
+        d = gemm(np.ascontiguousarray(a[rows]), np.ascontiguousarray(w[cols].T),
+                 numerics=compare_gemm.numerics(entry), **settings)
+        if not np.array_equal(bits_of(d, compare_gemm.out_format(entry)),
+                              ARRAYS[name][:1, cols]):
+            missed.append(name)
+    assert not missed
