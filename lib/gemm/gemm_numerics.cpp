@@ -1,12 +1,12 @@
 #include "lib/gemm/gemm_numerics.hpp"
 
 #include <cstdint>
-#include <map>
 #include <stdexcept>
 #include <utility>
 
 #include "emulation/did_you_mean.hpp"
 #include "emulation/excerpt.hpp"
+#include "lib/config/spec_items.hpp"
 #include "lib/gemm/split_k.hpp"
 #include "lib/limits/strict_parse.hpp"
 
@@ -196,43 +196,24 @@ GemmNumerics make_gemm_preset(std::string_view name) {
 }
 
 GemmNumerics parse_gemm_numerics(std::string_view text) {
-  const std::string grammar = "expected PRESET[,KEY=VALUE...]";
   GemmNumerics g;
-  std::map<std::string, std::string, std::less<>> seen;  // each key once
-  size_t start = 0;
-  bool first = true;
-  while (start <= text.size()) {
-    const size_t comma = text.find(',', start);
-    const std::string_view item = text.substr(
-        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    if (item.empty()) {
-      throw std::invalid_argument("GEMM numerics '" + excerpt(text) + "': empty item (" + grammar +
-                                  ")");
-    }
-    if (first) {
-      if (item.find('=') != std::string_view::npos) {
-        throw std::invalid_argument("GEMM numerics '" + excerpt(text) +
-                                    "' must start with a preset, not '" + excerpt(item) + "'");
-      }
-      g = make_gemm_preset(item);
-      first = false;
-    } else {
-      if (item.find('=') == std::string_view::npos) {
-        throw std::invalid_argument("GEMM numerics '" + excerpt(text) + "': '" + excerpt(item) +
-                                    "' is not KEY=VALUE (" + grammar + ")");
-      }
-      const std::string key(item.substr(0, item.find('=')));
-      const auto [at, fresh] = seen.emplace(key, std::string(item));
-      if (!fresh) {
-        throw std::invalid_argument("GEMM numerics '" + excerpt(text) + "': " + excerpt(key) +
-                                    " is given twice ('" + excerpt(at->second) + "' and '" +
-                                    excerpt(item) + "'); give it once");
-      }
-      assign(g, item, text);
-    }
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
+  config::read_spec_items(
+      text, "GEMM numerics", "PRESET[,KEY=VALUE...]",
+      [](std::string_view item) { return std::string(item.substr(0, item.find('='))); },
+      [&](std::string_view item) {
+        if (item.find('=') != std::string_view::npos) {
+          throw std::invalid_argument("GEMM numerics '" + excerpt(text) +
+                                      "' must start with a preset, not '" + excerpt(item) + "'");
+        }
+        g = make_gemm_preset(item);
+      },
+      [&](std::string_view item) {
+        if (item.find('=') == std::string_view::npos) {
+          throw std::invalid_argument("GEMM numerics '" + excerpt(text) + "': '" + excerpt(item) +
+                                      "' is not KEY=VALUE (expected PRESET[,KEY=VALUE...])");
+        }
+        assign(g, item, text);
+      });
   check_gemm_numerics(g);
   return g;
 }

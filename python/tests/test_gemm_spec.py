@@ -138,3 +138,55 @@ def test_cli_runs_the_same_engine(cli, tmp_path):
     assert r.returncode == 2
     assert "did you mean 'scaled-mm-e5m2-e4m3'" in r.stderr
 
+
+
+def test_every_fitted_recording_with_its_preset():
+    # The first stored row's first 16 outputs of every fitted case (matmul and _scaled_mm, both
+    # operand pairs, both scalings, both outputs, fast accumulation on and off) against the GPU's
+    # bits, with the spec compare_gemm picks: the presets keep 100% of the fitting set. (Columns
+    # do not change the split: problem= gives cublas-sm90 the whole GEMM.)
+    missed, inputs = [], {}
+    cols = slice(0, 16)
+    for name, entry in SUMMARY["cases"].items():
+        if "error" in entry or entry["held_out"]:
+            continue
+        m, n, _ = entry["shape"]
+        rows = gemm_cases.kept_rows(m, n)[:1]
+        key = (tuple(entry["shape"]), entry["digest_inputs"])  # drawn once per shape and formats
+        if key not in inputs:
+            inputs[key] = compare_gemm.case_inputs(entry, SEED)
+        a, w = inputs[key]
+        settings = {}
+        if entry["family"] == "scaled_mm":
+            sa, sb = gemm_cases.scales(entry, SEED)
+            settings = dict(scale_a=sa if sa.ndim == 0 else sa[rows],
+                            scale_b=sb if sb.ndim == 0 else sb[:, cols])
+        d = gemm(np.ascontiguousarray(a[rows]), np.ascontiguousarray(w[cols].T),
+                 numerics=compare_gemm.numerics(entry), **settings)
+        if not np.array_equal(bits_of(d, compare_gemm.out_format(entry)),
+                              ARRAYS[name][:1, cols]):
+            missed.append(name)
+    assert not missed
+
+
+def test_mxfp8_gemm_takes_what_simprec_quantize_gives():
+    # Small integers, MXFP8-quantized along K by simprec.quantize (uint8 e4m3 elements, uint8 E8M0
+    # scales): every dequantized value is the integer itself and every sum is exact in fp32, so
+    # the block-scaled GEMM must give the integer product exactly (int64 oracle). B is quantized
+    # as B.T, blocks along K, its scales transposed to (K / 32, N).
+    import simprec
+    rng = np.random.default_rng(9)
+    # Blocks of K scaled differently (so are their E8M0 scales): a scale applied to another block,
+    # row or column changes the sum.
+    x = rng.integers(-8, 9, (3, 96)) * np.repeat([1, 4, 2], 32) * np.array([[1], [2], [1]])
+    w = rng.integers(-8, 9, (96, 5)) * np.repeat([4, 1, 2], 32)[:, None] * np.array([1, 1, 2, 1, 1])
+    qa = simprec.quantize(x.astype(np.float32), "mxfp8_e4m3")
+    qb = simprec.quantize(np.ascontiguousarray(w.T).astype(np.float32), "mxfp8_e4m3")
+    assert qa["scales"].dtype == np.uint8 and qa["scales"].shape == (3, 3)
+    assert len(np.unique(qa["scales"])) > 1 and len(np.unique(qb["scales"])) > 1
+    d = gemm(qa["elements"], np.ascontiguousarray(qb["elements"].T), numerics="mxfp8-e4m3,out=fp32",
+             block_scale_a=qa["scales"], block_scale_b=np.ascontiguousarray(qb["scales"].T))
+    np.testing.assert_array_equal(d, (x @ w).astype(np.float32))
+    with pytest.raises(ValueError, match=r"block_scale_b \(5, 3\): expected \(3, 5\)"):
+        gemm(qa["elements"], np.ascontiguousarray(qb["elements"].T), numerics="mxfp8-e4m3",
+             block_scale_a=qa["scales"], block_scale_b=qb["scales"])
