@@ -16,8 +16,11 @@
 #   6. the Python package (scripts/gpu_python_check.sh): built for the machine's Python with
 #      PyTorch, its pytest suite, and PyTorch's SDPA flash, FlexAttention and the Triton example
 #      validated through simprec.validate,
+#   7. cuBLAS and _scaled_mm GEMMs and F.linear recorded again and checked against the committed
+#      bits of tests/data/gemm and tests/data/linear (scripts/gpu_check_gemm.sh),
 # and write everything plus summary.txt into OUT_DIR (default: gpu_check_out).
-# SIMPREC_GPU_CHECK_PARTS (default "probe flash python") chooses the parts after the gpu tests.
+# SIMPREC_GPU_CHECK_PARTS (default "probe flash python gemm") chooses the parts after the gpu
+# tests.
 # On a machine without Debian's build dependencies (SIMPREC_DEPS_DEBS: scripts/gpu_deps.sh), the
 # CUDA plugins and gpu tests may come from a build made elsewhere (SIMPREC_PREBUILT) while the
 # command-line tool and the plugin runner, which hold the emulation, are built here by the Python
@@ -50,7 +53,7 @@ else
   fi
   note "build ok"
 fi
-parts=${SIMPREC_GPU_CHECK_PARTS:-probe flash python}
+parts=${SIMPREC_GPU_CHECK_PARTS:-probe flash python gemm}
 python_status=0
 if [[ " $parts " == *" python "* ]]; then
   note "== python package (scripts/gpu_python_check.sh, in the background)"
@@ -132,6 +135,13 @@ if [[ " $parts " == *" python "* ]]; then
   fi
 fi
 
+status_gemm=0
+if [[ " $parts " == *" gemm "* ]]; then
+  note "== GEMMs and linear layers recorded again (scripts/gpu_check_gemm.sh)"
+  bash "$repo/scripts/gpu_check_gemm.sh" "$out/gemm" > "$out/gemm.log" 2>&1 || status_gemm=1
+  grep -E "committed bits" "$out/gemm.log" | tee -a "$summary"
+fi
+
 verdict() { [ "$1" -eq 0 ] && echo PASS || echo FAIL; }
-note "== result: gpu tests $(verdict $status_tests), validate $(verdict $status_validate), flash $(verdict $status_flash), python $(verdict $python_status)"
-[ $status_tests -eq 0 ] && [ $status_validate -eq 0 ] && [ $status_flash -eq 0 ] && [ $python_status -eq 0 ]
+note "== result: gpu tests $(verdict $status_tests), validate $(verdict $status_validate), flash $(verdict $status_flash), python $(verdict $python_status), gemm $(verdict $status_gemm)"
+[ $status_tests -eq 0 ] && [ $status_validate -eq 0 ] && [ $status_flash -eq 0 ] && [ $python_status -eq 0 ] && [ $status_gemm -eq 0 ]
