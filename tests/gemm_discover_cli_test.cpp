@@ -112,6 +112,20 @@ TEST(DiscoverGemmCli, FindsTheScaleOrderOfARowWiseMixedFp8ScaledMm) {
   }
 }
 
+// F.linear's forward in bf16 with a bias (tests/data/linear): cuBLAS's kernel adds the bias in
+// its epilogue, in fp32 before the output's one rounding, and split nothing (its name has no
+// splitK). Without the bias no spec comes near: the bias is what the epilogue added.
+TEST(DiscoverGemmCli, FindsALinearLayersBiasEpilogue) {
+  const std::string files = arrays("linear_bias");
+  const auto r =
+      run_simprec("discover --gemm" + files + " --bias " + kData + "linear_bias.bias.npy");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(spec_of(r.output), "cublas-bf16") << r.output;
+  const auto without = run_simprec("discover --gemm --family cublas-bf16" + files);
+  EXPECT_EQ(without.exit_code, 1) << without.output;
+  EXPECT_EQ(without.output.find("result bit-exact"), std::string::npos) << without.output;
+}
+
 // One output of a recorded D changed: no spec is bit-exact, and the closest names that output.
 std::string altered_d(const std::string& name, int64_t row, int64_t column, float& was,
                       float& now) {

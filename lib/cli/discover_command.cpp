@@ -233,7 +233,8 @@ const RegisterCommand registration{[](CLI::App& app) {
                   "seconds after which the search stops with its best spec so far")
       ->check(CLI::PositiveNumber);
   add_threads_option(*cmd, o->threads, "--threads,-j",
-                     "candidate specs tried at once (0, the default: every core)");
+                     "candidate specs tried at once (0, the default: every core); with --gemm, "
+                     "the threads of each GEMM run");
   cmd->add_option("--max-probes", o->max_probes,
                   "kernel calls the confirmation may add to the first probes (default 32)");
   cmd->add_flag("--list-space", o->list_space, "print the moves the search tries and exit");

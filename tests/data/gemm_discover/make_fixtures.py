@@ -1,5 +1,5 @@
-"""Writes the .npy fixtures of tests/discover_gemm_cli_test.cpp from GEMMs recorded on an H200
-(tests/data/gemm, tests/data/gemm/dispatch):
+"""Writes the .npy fixtures of tests/gemm_discover_cli_test.cpp from GEMMs recorded on an H200
+(tests/data/gemm, tests/data/gemm/dispatch, and a linear layer's forward of tests/data/linear):
 
     PYTHONPATH=python python3 tests/data/gemm_discover/make_fixtures.py
 
@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 
-from simprec.recordings import compare_gemm, gemm_cases
+from simprec.recordings import compare_gemm, compare_linear, gemm_cases, linear_cases
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "gemm")
@@ -58,8 +58,28 @@ def write(folder, name, prefix):
     return prefix, facts
 
 
+def write_linear(name, prefix):
+    """F.linear's forward y = x W^T + b (the bias in cuBLAS's epilogue): A = the recorded rows of
+    x, B = W^T, the bias and y as float32 values."""
+    summary, arrays = compare_linear.load(os.path.join(HERE, "..", "linear"))
+    entry = summary["cases"][name]
+    m, _, n = entry["shape"]
+    x, w, bias, _ = linear_cases.operands(summary["seed"], entry)
+    rows = linear_cases.kept_rows(m, n)
+    fmt = entry["dtype"]
+    out = {"a": np.ascontiguousarray(x[rows]), "b": np.ascontiguousarray(w.T),
+           "bias": compare_linear.values(bias, fmt),
+           "d": compare_linear.values(arrays[name + ".y"], fmt)}
+    for key, value in out.items():
+        np.save(os.path.join(HERE, f"{prefix}.{key}.npy"), value)
+    return prefix, {"case": name, "recording": "tests/data/linear", "rows": rows.tolist(),
+                    "kernel": entry["launches_forward"][0]}
+
+
 if __name__ == "__main__":
     facts = dict(write(*case) for case in CASES)
+    # F.linear bf16 with a bias, 256 x 256 x 256: no split-K kernel (a bias epilogue)
+    facts.update([write_linear("linear.bf16.bias.256x256x256", "linear_bias")])
     with open(os.path.join(HERE, "cases.json"), "w") as f:
         json.dump(facts, f, indent=1)
         f.write("\n")
