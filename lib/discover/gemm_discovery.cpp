@@ -238,7 +238,13 @@ void GemmSearch::make_candidates() {
   // Each family as given first, in its own output format (its scaling: the scales' shapes).
   for (const gemm::GemmNumerics& g : families_) {
     candidates_.push_back(Candidate{g, index_of(g.instruction), {g.out}});
-    candidates_.back().numerics.scaling = scaling;
+    gemm::GemmNumerics& added = candidates_.back().numerics;
+    added.scaling = scaling;
+    // cublas-sm90 weighs the GEMM's output size: the whole one, also where a few rows run.
+    if (added.split_k->name() == "cublas-sm90" && !added.problem_m) {
+      added.problem_m = m_;
+      added.problem_n = n_;
+    }
   }
   std::set<std::string> lengths_text;
   for (size_t h = 0; h < held_.size(); ++h) {
