@@ -1,5 +1,6 @@
 // simprec discover: find a numerics spec that reproduces a kernel bit for bit, calling a plugin
-// kernel on probes of its own or searching recorded inputs and outputs (lib/discover). Prints
+// kernel on probes of its own or searching recorded inputs and outputs (lib/discover); with
+// --gemm, the GEMM numerics spec of a recorded GEMM (lib/discover/gemm_discovery.hpp). Prints
 // the report of docs/discover.md, ending with `spec SPEC`; exits 0 only when that spec is
 // bit-exact on everything searched.
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include "lib/cli/plugin_timeouts.hpp"
 #include "lib/cli/threads_option.hpp"
 #include "lib/discover/discovery.hpp"
+#include "lib/discover/gemm_discovery.hpp"
 #include "lib/discover/plugin_kernel.hpp"
 #include "lib/discover/recorded_case.hpp"
 #include "lib/discover/search_space.hpp"
@@ -36,6 +38,8 @@ struct DiscoverCommandOptions {
   unsigned threads = 0;
   size_t max_probes = 32;
   bool list_space = false;
+  bool gemm = false;
+  std::map<std::string, std::string> gemm_files;  // a, b, d, scale-a, scale-b, bias
 };
 
 constexpr const char* kFileOptions[][2] = {
@@ -51,6 +55,52 @@ constexpr const char* kFileOptions[][2] = {
     {"rows", "int64 query rows O, LSE and dQ hold (default: all)"},
     {"key-rows", "int64 key rows dK and dV hold (default: all)"},
 };
+
+constexpr const char* kGemmFileOptions[][2] = {
+    {"a",
+     "--gemm: A.npy (M, K), as simprec gemm takes it (uint8/uint16 encodings or float32 "
+     "values)"},
+    {"b", "--gemm: B.npy (K, N)"},
+    {"d", "--gemm: D.npy (M, N), float32 values of the output format the GEMM returned"},
+    {"scale-a", "--gemm: scale_a.npy, float32: 1 value (tensor) or M (row)"},
+    {"scale-b", "--gemm: scale_b.npy, float32: 1 value (tensor) or N (row)"},
+    {"bias", "--gemm: bias.npy, float32: N values"},
+};
+
+void run_discover_gemm(const DiscoverCommandOptions& o) {
+  if (!o.plugin.empty() || !o.kernel.empty() || !o.files.empty() || !o.input_format.empty() ||
+      !o.output_format.empty() || o.causal || o.scale || !o.given.empty() || o.list_space) {
+    throw UsageError(
+        "--gemm searches a recorded GEMM: give --a, --b and --d (and --scale-a, --scale-b, "
+        "--bias, --family, --time-limit), not an attention kernel's options");
+  }
+  for (const char* required : {"a", "b", "d"}) {
+    if (!o.gemm_files.count(required)) throw UsageError(std::string("--gemm needs --") + required);
+  }
+  std::map<std::string, NpyArray> arrays;
+  for (const auto& [key, path] : o.gemm_files) arrays[key] = read_npy(path);
+  const auto get = [&](const std::string& key) -> const NpyArray* {
+    const auto it = arrays.find(key);
+    return it == arrays.end() ? nullptr : &it->second;
+  };
+  discover::GemmRecording r{get("a"),       get("b"),       get("d"),
+                            get("scale-a"), get("scale-b"), get("bias")};
+  discover::GemmDiscoverOptions options;
+  options.families = o.families;
+  options.time_limit = o.time_limit;
+  options.threads = o.threads;
+  options.log = [](const std::string& line) {
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  };
+  discover::GemmDiscoveryResult result;
+  try {
+    result = discover::discover_gemm(r, options);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  if (!result.bit_exact) throw ExitStatus{1};
+}
 
 discover::Case recorded(const DiscoverCommandOptions& o, std::map<std::string, NpyArray>& arrays) {
   for (const auto& [key, path] : o.files) arrays[key] = read_npy(path);
@@ -80,6 +130,14 @@ discover::Case recorded(const DiscoverCommandOptions& o, std::map<std::string, N
 }
 
 void run_discover(const DiscoverCommandOptions& o) {
+  if (o.gemm) {
+    run_discover_gemm(o);
+    return;
+  }
+  if (!o.gemm_files.empty()) {
+    throw UsageError("--" + o.gemm_files.begin()->first +
+                     " describes a recorded GEMM: give --gemm with --a, --b and --d");
+  }
   if (o.list_space) {
     std::fputs(discover::describe_space().c_str(), stdout);
     return;
@@ -150,6 +208,13 @@ const RegisterCommand registration{[](CLI::App& app) {
         std::string("--") + name,
         [o, key = std::string(name)](const std::string& path) { o->files[key] = path; }, doc);
   }
+  cmd->add_flag("--gemm", o->gemm,
+                "search the GEMM numerics spec (docs/gemm.md) of a recorded GEMM: --a --b --d");
+  for (const auto& [name, doc] : kGemmFileOptions) {
+    cmd->add_option_function<std::string>(
+        std::string("--") + name,
+        [o, key = std::string(name)](const std::string& path) { o->gemm_files[key] = path; }, doc);
+  }
   cmd->add_option("--input-format", o->input_format,
                   "format of Q, K, V (and dO): float arrays hold its values, uint16/uint8 ones "
                   "its encodings; for a plugin, one of Q's formats (default: its first)");
@@ -162,12 +227,14 @@ const RegisterCommand registration{[](CLI::App& app) {
                   "sms=, compiled_for=): added to every spec that accepts it");
   cmd->add_option("--family", o->families,
                   "a preset or numerics file the search may start from (repeatable; default: "
-                  "fa2, fp32 and torch-math, the best of them)");
+                  "fa2, fp32 and torch-math, the best of them); with --gemm, a GEMM preset or "
+                  "spec whose instruction model the search keeps to");
   cmd->add_option("--time-limit", o->time_limit,
                   "seconds after which the search stops with its best spec so far")
       ->check(CLI::PositiveNumber);
   add_threads_option(*cmd, o->threads, "--threads,-j",
-                     "candidate specs tried at once (0, the default: every core)");
+                     "candidate specs tried at once (0, the default: every core); with --gemm, "
+                     "the threads of each GEMM run");
   cmd->add_option("--max-probes", o->max_probes,
                   "kernel calls the confirmation may add to the first probes (default 32)");
   cmd->add_flag("--list-space", o->list_space, "print the moves the search tries and exit");

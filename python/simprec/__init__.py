@@ -22,6 +22,7 @@ from simprec._extension import core as _core
 from simprec._extension import missing as _missing_extension
 from simprec._types import Array, ArrayLike, DeviceFunctions, MemorySize, Numerics, Tile
 from simprec.discovery import DiscoveryResult, discover  # noqa: F401
+from simprec.gemm import discover as discover_gemm  # noqa: F401
 from simprec.validation import ValidationReport, validate  # noqa: F401
 
 try:
@@ -34,8 +35,8 @@ __all__ = [
     "formats", "format_info", "rounding_modes", "round", "decode", "add", "sub", "mul", "div",
     "fma", "sqrt", "matmul", "tensor_core_models", "quantize", "attention", "AttentionResult",
     "generate", "run_experiment", "validate", "ValidationReport", "numerics_reference",
-    "canonical_numerics", "numerics_help", "discover", "DiscoveryResult", "device_function",
-    "set_progress",
+    "canonical_numerics", "numerics_help", "discover", "DiscoveryResult", "discover_gemm",
+    "device_function", "set_progress",
 ]
 
 formats = _core.formats

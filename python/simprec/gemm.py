@@ -24,7 +24,7 @@ SCALE_ORDERS = ("alpha", "b-then-a")
 OUT_FORMATS = ("fp32", "bf16", "fp16")
 
 __all__ = ["gemm", "to_numerics", "canonical", "numerics_reference", "split_k_length",
-           "SCALE_ORDERS", "OUT_FORMATS"]
+           "discover", "GemmDiscoveryResult", "SCALE_ORDERS", "OUT_FORMATS"]
 
 
 def _positive(value, name):
@@ -131,3 +131,42 @@ def numerics_reference():
     """The GEMM presets (name, doc, numerics), keys (key, doc, values, default) and split-K
     strategies (name, syntax, doc), as `simprec gemm --list` prints them."""
     return _core.gemm_numerics_reference()
+
+
+class GemmDiscoveryResult:
+    """spec: the GEMM numerics spec found (the closest where none is bit-exact); bit_exact;
+    stopped: the time limit ended the search; outputs and differing: D's values and those the
+    spec does not reproduce; first_miss: (row, column, D's value, the spec's) of the first that
+    differs, or None; ties: specs that agree on as many outputs; lines and text: the report of
+    `simprec discover --gemm`; seconds; runs (engine runs)."""
+
+    def __init__(self, raw):
+        self.spec = raw["spec"]
+        self.bit_exact = raw["bit_exact"]
+        self.stopped = raw["stopped"]
+        self.outputs = raw["outputs"]
+        self.differing = raw["differing"]
+        self.first_miss = raw["first_miss"]
+        self.ties = raw["ties"]
+        self.seconds = raw["seconds"]
+        self.runs = raw["runs"]
+        self.lines = raw["lines"]
+        self.text = "".join(line + "\n" for line in self.lines)
+
+    def __str__(self):
+        return self.text
+
+
+def discover(a, b, d, *, scale_a=None, scale_b=None, bias=None, family=None, time_limit=None,
+             threads=0):
+    """The GEMM numerics spec that reproduces a GEMM's output d bit for bit, searched as
+    `simprec discover --gemm` searches it (docs/discover.md): a and b as gemm() takes them, d
+    (M x N) float32 values of the output format, the scales and bias the GEMM had. family: a
+    GEMM preset or spec, or a list of them, whose instruction model the search keeps to.
+    time_limit: seconds, past which the best spec so far is returned (stopped=True)."""
+    families = [] if family is None else [family] if isinstance(family, str) else list(family)
+    arrays = [np.ascontiguousarray(to_numpy(x, name)[0])
+              for x, name in ((a, "a"), (b, "b"), (d, "d"))]
+    return GemmDiscoveryResult(_core.discover_gemm(
+        *arrays, scale_a=_floats(scale_a, "scale_a"), scale_b=_floats(scale_b, "scale_b"),
+        bias=_floats(bias, "bias"), families=families, time_limit=time_limit, threads=threads))

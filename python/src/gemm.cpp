@@ -1,7 +1,9 @@
 // GEMM kernel models for Python (lib/gemm): simprec.gemm.gemm calls gemm() here, as
-// `simprec gemm` does, so both run the one C++ engine.
+// `simprec gemm` does, so both run the one C++ engine; simprec.discover_gemm calls
+// discover_gemm(), the search of `simprec discover --gemm`.
 #include <pybind11/stl.h>
 
+#include "lib/discover/gemm_discovery.hpp"
 #include "lib/gemm/gemm_arrays.hpp"
 #include "lib/gemm/gemm_numerics.hpp"
 #include "lib/gemm/split_k.hpp"
@@ -100,6 +102,43 @@ void bind_gemm(py::module_& m) {
       py::arg("spec"), py::arg("m"), py::arg("n"), py::arg("k"),
       "The elements of K per split-K piece the spec gives an M x N x K GEMM (K or more: not "
       "split).");
+  m.def(
+      "discover_gemm",
+      [](const py::object& a, const py::object& b, const py::object& d, const py::object& scale_a,
+         const py::object& scale_b, const py::object& bias,
+         const std::vector<std::string>& families, const std::optional<double>& time_limit,
+         ThreadCount threads) {
+        const char* operand = "expected uint8/uint16 encodings or float32 values";
+        const NpyArray an = npy_copy(array_argument(a, "a"), "a", operand);
+        const NpyArray bn = npy_copy(array_argument(b, "b"), "b", operand);
+        const NpyArray dn = npy_copy(array_argument(d, "d"), "d", "expected float32 values");
+        const std::optional<NpyArray> sa = optional_floats(scale_a, "scale_a"),
+                                      sb = optional_floats(scale_b, "scale_b"),
+                                      bi = optional_floats(bias, "bias");
+        discover::GemmRecording r{
+            &an, &bn, &dn, sa ? &*sa : nullptr, sb ? &*sb : nullptr, bi ? &*bi : nullptr};
+        discover::GemmDiscoverOptions options;
+        options.families = families;
+        options.time_limit = time_limit;
+        options.threads = threads.value;
+        const discover::GemmDiscoveryResult res =
+            interruptible([&] { return discover::discover_gemm(r, options); });
+        py::object first = py::none();
+        if (res.first_miss) {
+          first = py::make_tuple(res.first_miss->row, res.first_miss->column,
+                                 res.first_miss->recorded, res.first_miss->emulated);
+        }
+        return py::dict(py::arg("spec") = res.spec, py::arg("bit_exact") = res.bit_exact,
+                        py::arg("stopped") = res.stopped, py::arg("outputs") = res.outputs,
+                        py::arg("differing") = res.differing, py::arg("first_miss") = first,
+                        py::arg("ties") = res.ties, py::arg("runs") = res.candidates,
+                        py::arg("seconds") = res.seconds, py::arg("lines") = res.lines);
+      },
+      py::arg("a"), py::arg("b"), py::arg("d"), py::kw_only(), py::arg("scale_a") = py::none(),
+      py::arg("scale_b") = py::none(), py::arg("bias") = py::none(),
+      py::arg("families") = std::vector<std::string>{}, py::arg("time_limit") = py::none(),
+      py::arg("threads") = 0,
+      "The GEMM numerics spec that reproduces D = A*B bit for bit (`simprec discover --gemm`).");
   m.def("gemm_numerics_reference", &reference,
         "The GEMM presets, keys and split-K strategies, as `simprec gemm --list` prints them.");
 }
