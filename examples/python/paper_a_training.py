@@ -85,6 +85,17 @@ def results_json(runs, states):
     return out
 
 
+def preset_and_schedule(parser, args):
+    """The model preset (--quick or not) and its schedule with --steps applied."""
+    preset = QUICK if args.quick else FULL
+    schedule = preset["schedule"]
+    if args.steps is not None:
+        if not 1 <= args.steps <= 100000:
+            parser.error(f"--steps {args.steps}: expected an integer in [1, 100000]")
+        schedule = Schedule(**{**schedule.__dict__, "steps": args.steps})
+    return preset, schedule
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="out/paper_a_training",
@@ -97,12 +108,7 @@ def main():
                         help="stop each run after this many steps, checkpoint written, as a "
                              "kill would (for testing resumption)")
     args = parser.parse_args()
-    preset = QUICK if args.quick else FULL
-    schedule = preset["schedule"]
-    if args.steps is not None:
-        if not 1 <= args.steps <= 100000:
-            parser.error(f"--steps {args.steps}: expected an integer in [1, 100000]")
-        schedule = Schedule(**{**schedule.__dict__, "steps": args.steps})
+    preset, schedule = preset_and_schedule(parser, args)
     if args.stop_after is not None and args.stop_after < 0:
         parser.error(f"--stop-after {args.stop_after}: expected an integer >= 0")
     runs, references, pairs = runs_and_pairs(args.quick)

@@ -52,7 +52,9 @@ class ScalingState:
         """x (float32 values) in `fmt` with the scale held, and the scale_inv it was quantized
         with; then its amax recorded and the scale updated."""
         scale_inv = self.scale_inv
-        q = simprec.round((x * self.scale).astype(np.float32), fmt, overflow="saturate")
+        with np.errstate(over="ignore"):  # x · FLT_MAX: inf, which saturates as on the GPU
+            scaled = (x * self.scale).astype(np.float32)
+        q = simprec.round(scaled, fmt, overflow="saturate")
         self.history[0] = np.float32(np.max(np.abs(x))) if x.size else np.float32(0)
         self._update(np.float32(FP8_MAX[fmt] * 2.0 ** -margin), algorithm)
         self.quantizations += 1
@@ -165,6 +167,34 @@ class DelayedScaling:
                                  for name in ("input", "weight", "grad_output")}
             weakref.finalize(weight, self._states.pop, key, None)
         return self._states[key]
+
+    def state_dict(self, model):
+        """The scaling states of `model`'s layers by parameter name (what a checkpoint keeps, as
+        TE keeps its FP8 metadata in the module's extra state): plain Python values."""
+        out = {}
+        for name, p in model.named_parameters():
+            if id(p) in self._states:
+                out[name] = {t: {"history": s.history.tolist(), "scale": float(s.scale),
+                                 "scale_inv": float(s.scale_inv),
+                                 "quantizations": s.quantizations}
+                             for t, s in self._states[id(p)].items()}
+        return out
+
+    def load_state_dict(self, model, states):
+        """Scaling states from state_dict(model) (the same parameter names)."""
+        params = dict(model.named_parameters())
+        unknown = sorted(set(states) - set(params))
+        if unknown:
+            raise ValueError(f"states: parameters {unknown} are not the model's")
+        for name, tensors in states.items():
+            for t, saved in tensors.items():
+                s = self.state(params[name])[t]
+                if len(saved["history"]) != self.amax_history_len:
+                    raise ValueError(f"states[{name!r}][{t!r}]: an amax history of "
+                                     f"{len(saved['history'])}; expected {self.amax_history_len}")
+                s.history = np.array(saved["history"], dtype=np.float32)
+                s.scale, s.scale_inv = np.float32(saved["scale"]), np.float32(saved["scale_inv"])
+                s.quantizations = int(saved["quantizations"])
 
     def linear(self, input, weight, bias=None):
         """F.linear(input, weight, bias) through the recipe (CPU tensors, differentiable)."""
