@@ -12,7 +12,7 @@ Writes OUT/report.md, OUT/loss.png, OUT/results.json.
 
 Run: PYTHONPATH=build/python /usr/bin/python3 examples/python/fp8_training.py
      [--out out/fp8_training] [--steps 200] [--only NAME,...] [--fp8-format hybrid|e4m3]
-     [--quick]
+     [--quick] [--stop-after N]
 """
 
 import argparse
@@ -50,7 +50,12 @@ def main():
     parser.add_argument("--fp8-format", choices=("hybrid", "e4m3"), default="hybrid",
                         help="hybrid: e4m3 forward, e5m2 gradients (TE's default); e4m3: both")
     parser.add_argument("--quick", action="store_true", help="the tiny model, 8 steps")
+    parser.add_argument("--stop-after", type=int,
+                        help="stop each run after this many steps, checkpoint written, as a "
+                             "kill would (for testing resumption)")
     args = parser.parse_args()
+    if args.stop_after is not None and args.stop_after < 0:
+        parser.error(f"--stop-after {args.stop_after}: expected an integer >= 0")
     preset, schedule = preset_and_schedule(parser, args)
     runs = runs_for(args.fp8_format)
     if args.only:
@@ -64,8 +69,14 @@ def main():
     out = Path(args.out)
     data = load_text()
     started = time.perf_counter()
-    states = {r.name: train(r, preset["shape"], schedule, data, out / "runs" / r.name)
-              for r in runs}
+    states = {}
+    for r in runs:
+        state = train(r, preset["shape"], schedule, data, out / "runs" / r.name,
+                      stop_after=args.stop_after)
+        if state is None:
+            print(f"{r.name}: stopped after {args.stop_after} steps (--stop-after)")
+            return 0
+        states[r.name] = state
     shape = preset["shape"]
     setup = [f"model: byte-level GPT, {shape.layers} layers, {shape.heads} heads of "
              f"{shape.head_dim}, width {shape.width}, context {shape.seq}, batch {shape.batch} "
