@@ -28,7 +28,7 @@ import torch
 from paper_a_training import TILE, preset_and_schedule, results_json
 from paper_training.fp8_report import write_report
 from paper_training.model import FP8_HISTORY, Numerics, load_text
-from paper_training.runs import Run, train
+from paper_training.runs import Run, train_all
 
 
 def runs_for(fp8_format):
@@ -69,14 +69,9 @@ def main():
     out = Path(args.out)
     data = load_text()
     started = time.perf_counter()
-    states = {}
-    for r in runs:
-        state = train(r, preset["shape"], schedule, data, out / "runs" / r.name,
-                      stop_after=args.stop_after)
-        if state is None:
-            print(f"{r.name}: stopped after {args.stop_after} steps (--stop-after)")
-            return 0
-        states[r.name] = state
+    states = train_all(runs, preset["shape"], schedule, data, out, args.stop_after)
+    if states is None:
+        return 0
     shape = preset["shape"]
     setup = [f"model: byte-level GPT, {shape.layers} layers, {shape.heads} heads of "
              f"{shape.head_dim}, width {shape.width}, context {shape.seq}, batch {shape.batch} "

@@ -96,8 +96,8 @@ def test_weight_distances_are_max_abs_difference_and_wasserstein_1():
         weight_distances(np.zeros(2), np.zeros(3))
 
 
-def _run(out, *extra):
-    r = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--out", str(out), *extra],
+def _run(out, *extra, script=SCRIPT):
+    r = subprocess.run([sys.executable, str(script), "--quick", "--out", str(out), *extra],
                        capture_output=True, text=True, env=dict(os.environ))
     assert r.returncode == 0, r.stderr
     return r.stdout
@@ -227,11 +227,8 @@ FP8_SCRIPT = SOURCE_DIR / "examples" / "python" / "fp8_training.py"
 
 
 def _run_fp8(out, *extra):
-    r = subprocess.run([sys.executable, str(FP8_SCRIPT), "--quick", "--out", str(out),
-                        "--fp8-format", "e4m3", "--only", "fp8-e4m3-promoted", *extra],
-                       capture_output=True, text=True, env=dict(os.environ))
-    assert r.returncode == 0, r.stderr
-    return r.stdout
+    return _run(out, "--fp8-format", "e4m3", "--only", "fp8-e4m3-promoted", *extra,
+                script=FP8_SCRIPT)
 
 
 def test_fp8_training_killed_and_resumed_keeps_its_scaling_state(tmp_path):

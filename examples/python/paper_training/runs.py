@@ -138,5 +138,18 @@ def train(run, shape, schedule, data, folder, stop_after=None, log=print):
     return state
 
 
+def train_all(runs, shape, schedule, data, out, stop_after=None):
+    """Trains (or resumes) each run into out/runs/NAME; their states by name, or None when
+    stop_after stopped one (after saying so)."""
+    states = {}
+    for r in runs:
+        state = train(r, shape, schedule, data, out / "runs" / r.name, stop_after=stop_after)
+        if state is None:
+            print(f"{r.name}: stopped after {stop_after} steps (--stop-after)")
+            return None
+        states[r.name] = state
+    return states
+
+
 def _flat_weights(model):
     return torch.cat([p.detach().reshape(-1) for p in model.parameters()]).numpy().copy()
