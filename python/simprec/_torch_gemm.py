@@ -97,17 +97,20 @@ def operand_formats(model):
 
 
 def values(tensor, argument):
-    """A tensor's values as a float32 numpy array (a copy), whatever its dtype."""
+    """A tensor's values as a numpy array (a copy): float64 for float64 tensors, so that they are
+    rounded once into the model's format, float32 for every narrower dtype."""
     array, fmt = tensor_to_numpy(tensor, argument, allow_copy=True)
     if fmt is not None:
         array = simprec.decode(array, fmt, dtype="float32")
-    return np.array(array, dtype=np.float32)
+    return np.array(array, dtype=np.float64 if array.dtype == np.float64 else np.float32)
 
 
 def operand(array, fmt):
-    """float32 values rounded to nearest even into the model's input format, as a cast of the
-    tensor to that dtype rounds (a no-op for values of the format)."""
-    return array if fmt == "fp32" else simprec.round(np.ascontiguousarray(array), fmt)
+    """Values rounded to nearest even into the model's input format, as a cast of the tensor to
+    that dtype rounds (a no-op for values of the format), as float32."""
+    if fmt != "fp32":
+        array = simprec.round(np.ascontiguousarray(array), fmt)
+    return np.ascontiguousarray(array, dtype=np.float32)
 
 
 def gemm_values(a, b, settings, bias=None):

@@ -46,12 +46,13 @@ def bias_values(bias, out_format):
     """The bias as float32 values of out_format (the dtype cuBLASLt's epilogue reads it in)."""
     import simprec
     b = values(bias, "bias")
-    return b if out_format == "fp32" else simprec.round(b, out_format)
+    return (b if out_format == "fp32" and b.dtype == np.float32
+            else simprec.round(b, out_format).astype(np.float32))
 
 
 def bias_gradient(g, dtype):
-    """dbias: torch's fp32 sum of dY's rows, in the bias's dtype. A GPU reduces in another order;
-    this sum is not an emulation of it."""
+    """dbias: torch's sum of dY's rows (float32; float64 for float64 gradients), in the bias's
+    dtype. A GPU reduces in another order; this sum is not an emulation of it."""
     return torch.from_numpy(g).sum(0).to(dtype)
 
 

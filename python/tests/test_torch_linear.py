@@ -76,6 +76,13 @@ def test_backward_gemms_take_their_own_settings():
                                                             model=BF16, out_format="bf16"))
 
 
+def test_float64_operands_are_rounded_once():
+    # 1 + 2^-8 + 2^-30: in bf16 directly 1 + 2^-7; through fp32 first 1 + 2^-8, a tie, then 1.
+    x = torch.tensor([[1 + 2.0 ** -8 + 2.0 ** -30]], dtype=torch.float64)
+    y = storch.linear(x, torch.ones(1, 1, dtype=torch.float64), model=BF16)
+    assert y.dtype == torch.float64 and y.item() == 1 + 2.0 ** -7
+
+
 def test_leading_dimensions_are_rows_of_one_gemm():
     torch.manual_seed(2)
     x, w = torch.randn(2, 5, 3, 32).bfloat16(), torch.randn(8, 32).bfloat16()
