@@ -40,6 +40,7 @@ class Timers:
 
     def __init__(self):
         self.seconds, self.calls = defaultdict(float), defaultdict(int)
+        self.products = 0
         self._saved = []
 
     def wrap(self, owner, name, label, threads=None):
@@ -48,6 +49,9 @@ class Timers:
         def timed(*args, **kwargs):
             if threads is not None:
                 kwargs.setdefault("threads", threads)
+            if label == "simprec.matmul":  # products of the GEMM: M·K·N
+                a, b = args[0], args[1]
+                self.products += a.shape[-2] * a.shape[-1] * b.shape[-1]
             started = time.perf_counter()
             try:
                 return original(*args, **kwargs)
@@ -125,7 +129,8 @@ def main():
           f"{args.rounds} rounds, interleaved; median seconds per training step; threads "
           f"{'default' if args.threads is None else args.threads}")
     print(f"{'setting':34} {'s/step':>8} {'ratio':>6} | {'last step':>9} {'matmul calls':>12} "
-          f"{'in matmul':>10} {'gemm rest':>10} {'attention':>10} {'rest':>8}")
+          f"{'in matmul':>10} {'ns/product':>10} {'gemm rest':>10} {'attention':>10} "
+          f"{'rest':>8}")
     for name in settings:
         median = statistics.median(times[name])
         t = profile[name]
@@ -134,11 +139,13 @@ def main():
         attention_s = t.seconds["simprec.attention"]
         last = times[name][-1]
         rest = last - attention_s - t.seconds["simprec.gemm.gemm"]
+        per_product = 1e9 * in_matmul / t.products if t.products else 0.0
         print(f"{name:34} {median:8.3f} {median / base:6.2f} | {last:9.3f} "
-              f"{t.calls['simprec.matmul']:12d} {in_matmul:10.3f} {gemm_rest:10.3f} "
-              f"{attention_s:10.3f} {rest:8.3f}")
+              f"{t.calls['simprec.matmul']:12d} {in_matmul:10.3f} {per_product:10.2f} "
+              f"{gemm_rest:10.3f} {attention_s:10.3f} {rest:8.3f}")
     print("after |: the last round's step and where its seconds went: simprec.matmul (the C++ "
-          "tensor-core model), simprec.gemm.gemm's own Python around it, simprec.attention "
+          "tensor-core model; its time per product of the GEMMs it ran), simprec.gemm.gemm's own "
+          "Python around it, simprec.attention "
           "(forward and backward), and the rest (PyTorch's own work, the linear layers' "
           "rounding and FP8 quantization)")
     return 0
