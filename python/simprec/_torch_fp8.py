@@ -25,7 +25,7 @@ import simprec
 from simprec import _checks
 from simprec._torch_gemm import (as_tensor, gemm_values, refuse_double_backward, result_dtype,
                                  values)
-from simprec._torch_linear import _check_linear, bias_gradient, bias_values
+from simprec._torch_linear import _check_linear, bias_gradient, bias_values, rows
 
 FP8_MAX = {"e4m3fn": 448.0, "e5m2": 57344.0}
 # (forward operands, gradient) formats and the models of fprop, dgrad (dY·W), wgrad (dYᵀ·X).
@@ -75,8 +75,9 @@ class _Fp8Linear(torch.autograd.Function):
     @staticmethod
     def forward(ctx, input, weight, bias, recipe, state):
         fwd, _ = recipe.formats
-        x, xs = state["input"].quantize(values(input, "input").reshape(-1, weight.shape[1]), fwd,
-                                        recipe.margin, recipe.amax_compute_algo)
+        x, xs = state["input"].quantize(values(input, "input").reshape(rows(input),
+                                                                       weight.shape[1]),
+                                        fwd, recipe.margin, recipe.amax_compute_algo)
         w, ws = state["weight"].quantize(values(weight, "weight"), fwd, recipe.margin,
                                          recipe.amax_compute_algo)
         b = None if bias is None else bias_values(bias, recipe.out_format)
@@ -92,7 +93,7 @@ class _Fp8Linear(torch.autograd.Function):
         input, weight, bias = ctx.saved_tensors
         x, xs, w, ws = ctx.quantized
         recipe = ctx.recipe
-        g = values(grad, "grad_output").reshape(-1, weight.shape[0])
+        g = values(grad, "grad_output").reshape(rows(input), weight.shape[0])
         q, gs = ctx.state["grad_output"].quantize(g, recipe.formats[1], recipe.margin,
                                                   recipe.amax_compute_algo)
         dx = dw = db = None

@@ -121,7 +121,10 @@ def gemm_values(a, b, settings, bias=None):
     fa, fb = operand_formats(settings["model"])
     keywords = {k: v for k, v in settings.items() if v is not None}
     out_format = keywords.pop("out_format")
-    d = simprec.gemm.gemm(operand(a, fa), operand(b, fb), out_format="fp32", **keywords)
+    if 0 in a.shape or 0 in b.shape:  # as PyTorch: no rows or columns, or K = 0 (sums of nothing)
+        d = np.zeros((a.shape[0], b.shape[1]), dtype=np.float32)
+    else:
+        d = simprec.gemm.gemm(operand(a, fa), operand(b, fb), out_format="fp32", **keywords)
     if bias is not None:
         d = (d + bias).astype(np.float32)
     return d if out_format == "fp32" else simprec.round(d, out_format)

@@ -15,7 +15,7 @@ from simprec._torch_gemm import (as_tensor, check_tensor, gemm_values, refuse_do
 class _EmulatedLinear(torch.autograd.Function):
     @staticmethod
     def forward(ctx, input, weight, bias, settings, grad_input, grad_weight):
-        x = values(input, "input").reshape(-1, weight.shape[1])
+        x = values(input, "input").reshape(rows(input), weight.shape[1])
         w = values(weight, "weight")
         b = None if bias is None else bias_values(bias, settings["out_format"])
         y = gemm_values(x, np.ascontiguousarray(w.T), settings, b)
@@ -29,17 +29,22 @@ class _EmulatedLinear(torch.autograd.Function):
         refuse_double_backward("simprec.torch.linear")
         input, weight, bias = ctx.saved_tensors
         grad_input, grad_weight = ctx.grad_settings
-        g = values(grad, "grad_output").reshape(-1, weight.shape[0])
+        g = values(grad, "grad_output").reshape(rows(input), weight.shape[0])
         dx = dw = db = None
         if ctx.needs_input_grad[0]:
             dx = gemm_values(g, values(weight, "weight"), grad_input)
             dx = as_tensor(dx.reshape(input.shape), input.dtype)
         if ctx.needs_input_grad[1]:
-            x = values(input, "input").reshape(-1, weight.shape[1])
+            x = values(input, "input").reshape(rows(input), weight.shape[1])
             dw = as_tensor(gemm_values(np.ascontiguousarray(g.T), x, grad_weight), weight.dtype)
         if bias is not None and ctx.needs_input_grad[2]:
             db = bias_gradient(g, bias.dtype)
         return dx, dw, db, None, None, None
+
+
+def rows(input):
+    """The GEMM's rows: the input's leading dimensions flattened (0 for an empty batch)."""
+    return int(np.prod(input.shape[:-1], dtype=np.int64))
 
 
 def bias_values(bias, out_format):
@@ -127,7 +132,8 @@ class _EmulatedMatmul(torch.autograd.Function):
     def forward(ctx, a, b, settings, grad_a, grad_b):
         batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
         av, bv = _batched(a, batch, "a"), _batched(b, batch, "b")
-        d = np.stack([gemm_values(x, y, settings) for x, y in zip(av, bv)])
+        d = _stacked([gemm_values(x, y, settings) for x, y in zip(av, bv)],
+                     (a.shape[-2], b.shape[-1]))
         ctx.save_for_backward(a, b)
         ctx.batch, ctx.grad_settings = batch, (grad_a, grad_b)
         shape = (*batch, a.shape[-2], b.shape[-1])
@@ -138,22 +144,30 @@ class _EmulatedMatmul(torch.autograd.Function):
         refuse_double_backward("simprec.torch.matmul")
         a, b = ctx.saved_tensors
         grad_a, grad_b = ctx.grad_settings
-        g = values(grad, "grad_output").reshape(-1, *grad.shape[-2:])
+        g = values(grad, "grad_output").reshape(int(np.prod(ctx.batch, dtype=np.int64)),
+                                                *grad.shape[-2:])
         av, bv = _batched(a, ctx.batch, "a"), _batched(b, ctx.batch, "b")
         da = db = None
         if ctx.needs_input_grad[0]:
-            da = _summed(np.stack([gemm_values(x, np.ascontiguousarray(y.T), grad_a)
-                                   for x, y in zip(g, bv)]), ctx.batch, a)
+            da = _summed(_stacked([gemm_values(x, np.ascontiguousarray(y.T), grad_a)
+                                   for x, y in zip(g, bv)], a.shape[-2:]), ctx.batch, a)
         if ctx.needs_input_grad[1]:
-            db = _summed(np.stack([gemm_values(np.ascontiguousarray(x.T), y, grad_b)
-                                   for x, y in zip(av, g)]), ctx.batch, b)
+            db = _summed(_stacked([gemm_values(np.ascontiguousarray(x.T), y, grad_b)
+                                   for x, y in zip(av, g)], b.shape[-2:]), ctx.batch, b)
         return da, db, None, None, None
+
+
+def _stacked(matrices, shape):
+    """The GEMMs' results as one array, (0, *shape) where the batch is empty."""
+    if not matrices:
+        return np.zeros((0, *shape), dtype=np.float32)
+    return np.stack(matrices)
 
 
 def _batched(t, batch, argument):
     """The tensor's values broadcast to the batch, as (batch size, rows, columns) matrices."""
     v = np.broadcast_to(values(t, argument), (*batch, *t.shape[-2:]))
-    return np.ascontiguousarray(v.reshape(-1, *t.shape[-2:]))
+    return np.ascontiguousarray(v.reshape(int(np.prod(batch, dtype=np.int64)), *t.shape[-2:]))
 
 
 def _summed(d, batch, t):

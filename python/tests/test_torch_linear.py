@@ -89,6 +89,19 @@ def test_leading_dimensions_are_rows_of_one_gemm():
     assert torch.equal(storch.linear(x, w).reshape(-1, 8), storch.linear(x.reshape(-1, 32), w))
 
 
+def test_empty_shapes_give_what_pytorch_gives():
+    w = torch.ones(4, 16, dtype=torch.bfloat16)
+    assert storch.linear(torch.ones(0, 16, dtype=torch.bfloat16), w).shape == (0, 4)
+    assert storch.linear(torch.ones(3, 16, dtype=torch.bfloat16), w[:0]).shape == (3, 0)
+    x0 = torch.ones(3, 0, dtype=torch.bfloat16, requires_grad=True)
+    b = torch.full((4,), 2.0, dtype=torch.bfloat16, requires_grad=True)
+    y = storch.linear(x0, w[:, :0], b)  # K = 0: sums of nothing, the bias alone
+    assert torch.equal(y, torch.full((3, 4), 2.0, dtype=torch.bfloat16))
+    y.float().sum().backward()
+    assert x0.grad.shape == (3, 0) and torch.equal(b.grad, torch.full((4,), 3.0).bfloat16())
+    assert storch.matmul(torch.ones(0, 3, 16, dtype=torch.bfloat16), w.T).shape == (0, 3, 4)
+
+
 def test_output_dtypes():
     x16, w16 = torch.ones(4, 32, dtype=torch.bfloat16), torch.ones(8, 32, dtype=torch.bfloat16)
     assert storch.linear(x16, w16, out_format="fp32").dtype == torch.float32
