@@ -90,30 +90,41 @@ def test_fp8_linear_on_exact_data_is_the_exact_product_from_the_second_step():
         assert scales["input"].scale == 128 and scales["weight"].scale == 64
 
 
-def test_fp8_gemm_is_simprec_gemm_with_the_recipes_settings():
+@pytest.mark.parametrize("fp8_format, grad_format, backward_model", [
+    ("hybrid", "e5m2", "tc:sm90-wgmma-e5m2-e4m3"),
+    ("e4m3", "e4m3fn", "tc:sm90-wgmma-e4m3"),
+])
+def test_fp8_gemms_are_simprec_gemm_with_the_recipes_settings(fp8_format, grad_format,
+                                                             backward_model):
     torch.manual_seed(1)
     x = torch.randn(48, 256, requires_grad=True)
     w = torch.randn(32, 256, requires_grad=True)
+
+    def fp8(t, scale, fmt):
+        return simprec.round((t.detach().numpy() * scale).astype(np.float32), fmt,
+                             overflow="saturate")
+
     for promote in (128, None):
-        recipe = storch.DelayedScaling(fp8_format="e4m3", promote_every=promote)
+        recipe = storch.DelayedScaling(fp8_format=fp8_format, promote_every=promote)
         s = recipe.state(w)
         sx, sw = s["input"].scale, s["weight"].scale
-        xq = simprec.round((x.detach().numpy() * sx).astype(np.float32), "e4m3fn",
-                           overflow="saturate")
-        wq = simprec.round((w.detach().numpy() * sw).astype(np.float32), "e4m3fn",
-                           overflow="saturate")
+        xq, wq = fp8(x, sx, "e4m3fn"), fp8(w, sw, "e4m3fn")
         y = recipe.linear(x, w)
         d = simprec.gemm.gemm(xq, np.ascontiguousarray(wq.T), model="tc:sm90-wgmma-e4m3",
                               out_format="bf16", promote_every=promote,
                               scale_a=np.float32(1) / sx, scale_b=np.float32(1) / sw)
         assert np.array_equal(y.detach().numpy(), d)
-        g = torch.randn(48, 32)
+        g = torch.randn(48, 32) * 1e-3
         y.backward(g)
-        gq = simprec.round(g.numpy(), "e4m3fn", overflow="saturate")  # grad scale 1 at first
-        dx = simprec.gemm.gemm(gq, wq, model="tc:sm90-wgmma-e4m3", out_format="bf16",
+        gq = fp8(g, np.float32(1), grad_format)  # the gradient's scale is 1 at first
+        dx = simprec.gemm.gemm(gq, wq, model=backward_model, out_format="bf16",
                                promote_every=promote, scale_a=np.float32(1),
                                scale_b=np.float32(1) / sw)
+        dw = simprec.gemm.gemm(np.ascontiguousarray(gq.T), xq, model=backward_model,
+                               out_format="bf16", promote_every=promote, scale_a=np.float32(1),
+                               scale_b=np.float32(1) / sx)
         assert np.array_equal(x.grad.numpy(), dx)
+        assert np.array_equal(w.grad.numpy(), dw)
         x.grad = w.grad = None
 
 
