@@ -193,8 +193,8 @@ uint32_t tensor_core_dot(const TensorCoreModel& model, const uint16_t* a, std::p
   for (int first = 0; first < length || first == 0; first += kk) {
     for (int i = 0; i < kk; ++i) {
       const bool inside = first + i < length;
-      da[i] = inside ? decode_operand(model.input, a[(first + i) * a_stride]) : Operand{};
-      db[i] = inside ? decode_operand(model.input, b[(first + i) * b_stride]) : Operand{};
+      da[i] = inside ? decode_operand(model.input_a, a[(first + i) * a_stride]) : Operand{};
+      db[i] = inside ? decode_operand(model.input_b, b[(first + i) * b_stride]) : Operand{};
       if (model.datapath_input) {
         da[i] = widen_operand(da[i], *model.datapath_input);
         db[i] = widen_operand(db[i], *model.datapath_input);
@@ -252,8 +252,8 @@ class TensorCoreAccumulation final : public Accumulation {
     }
     std::vector<uint16_t> ab(a.size()), bb(b.size());
     for (size_t i = 0; i < a.size(); ++i) {
-      ab[i] = static_cast<uint16_t>(exact_encoding(model_.input, a[i], "A", model_.name));
-      bb[i] = static_cast<uint16_t>(exact_encoding(model_.input, b[i], "B", model_.name));
+      ab[i] = static_cast<uint16_t>(exact_encoding(model_.input_a, a[i], "A", model_.name));
+      bb[i] = static_cast<uint16_t>(exact_encoding(model_.input_b, b[i], "B", model_.name));
     }
     const uint32_t cb = exact_encoding(model_.accumulator, c, "C", model_.name);
     const uint32_t d =

@@ -48,10 +48,13 @@ enum class CEntry : uint8_t {
 };
 
 struct TensorCoreModel {
-  std::string name;           // registry name, "tc:sm90-mma-bf16"
-  std::string instruction;    // PTX instruction
-  std::string gpu;            // "H100 (sm_90)"
-  Format input;               // A and B
+  std::string name;         // registry name, "tc:sm90-mma-bf16"
+  std::string instruction;  // PTX instruction
+  std::string gpu;          // "H100 (sm_90)"
+  // A's and B's formats: the same but for FP8 instructions that take one e4m3 and one e5m2
+  // operand (PTX's wgmma ...e5m2.e4m3, mma.sync ...e5m2.e4m3).
+  Format input_a;
+  Format input_b;
   Format accumulator;         // C and D: fp32 or fp16
   int m = 16, n = 8, k = 16;  // instruction shape
   // One block: this many products are aligned together with the running accumulator.
@@ -81,6 +84,11 @@ struct TensorCoreModel {
   std::string evidence;
 
   int blocks_per_instruction() const { return k / block_size; }
+  bool same_inputs() const { return input_a == input_b; }
+  // "bf16", or "e5m2.e4m3" (A's, then B's) when they differ.
+  std::string input_name() const {
+    return same_inputs() ? input_a.name() : input_a.name() + "." + input_b.name();
+  }
 };
 
 // All presets, sm_70 to sm_100; names start with "tc:".
@@ -90,7 +98,8 @@ const TensorCoreModel& tensor_core_model(std::string_view name);
 
 // d = c + sum_k a[k*a_stride] * b[k*b_stride] as the model's instruction chain computes it, for
 // any length (chained instructions of model.k, the last padded with zeros). a and b are
-// encodings of model.input, c and the result encodings of model.accumulator. Integers only.
+// encodings of model.input_a and model.input_b, c and the result encodings of
+// model.accumulator. Integers only.
 uint32_t tensor_core_dot(const TensorCoreModel& model, const uint16_t* a, std::ptrdiff_t a_stride,
                          const uint16_t* b, std::ptrdiff_t b_stride, int length, uint32_t c);
 
@@ -102,9 +111,10 @@ std::vector<uint32_t> tensor_core_gemm(const TensorCoreModel& model, std::span<c
                                        int m, int n, int k, unsigned threads = 1);
 
 // The same on values held as floats, in place: c (m x n, row stride ldc) becomes A*B + c, where
-// a(i, kk) = a[i * a_row + kk * a_col] and b(kk, j) = b[kk * ldb + j] are values of model.input
-// and the model accumulates in fp32 (std::invalid_argument otherwise, naming the value). One
-// thread; what attention's tiles call, without encoding and decoding every operand.
+// a(i, kk) = a[i * a_row + kk * a_col] and b(kk, j) = b[kk * ldb + j] are values of
+// model.input_a and model.input_b and the model accumulates in fp32 (std::invalid_argument
+// otherwise, naming the value). One thread; what attention's tiles call, without encoding and
+// decoding every operand.
 void tensor_core_gemm_in_place(const TensorCoreModel& model, int m, int n, int k, const float* a,
                                std::ptrdiff_t a_row, std::ptrdiff_t a_col, const float* b,
                                std::ptrdiff_t ldb, float* c, std::ptrdiff_t ldc);
@@ -112,8 +122,8 @@ void tensor_core_gemm_in_place(const TensorCoreModel& model, int m, int n, int k
 // One operand of tensor_core_gemm_in_place laid out for its fast kernels once, for products that
 // read it again (attention multiplies each tile of Q, K, V and dO many times): a copy, not a
 // view. Packing checks the values as tensor_core_gemm_in_place does (std::invalid_argument
-// naming the first that is not a value of model.input, as "A value" or "B value"). One thread
-// at a time: a product may fill the operand's encodings for the reference on first need.
+// naming the first that is not a value of the operand's input format, as "A value" or "B value").
+// One thread at a time: a product may fill the operand's encodings for the reference on first need.
 class TensorCoreOperand {
  public:
   // The left operand A (m x k), a(i, kk) = a[i * a_row + kk * a_col].
@@ -158,9 +168,9 @@ class TensorCoreOperand {
 void tensor_core_gemm_in_place(const TensorCoreOperand& a, const TensorCoreOperand& b, float* c,
                                std::ptrdiff_t ldc);
 
-// A preset as an accumulation model: dot(a, b, c) takes a and b exactly representable in the
-// input format and c in the accumulator format (std::invalid_argument otherwise), computes the
-// instruction chain over the whole length and rounds the result into ctx's format (no change
+// A preset as an accumulation model: dot(a, b, c) takes a and b exactly representable in A's
+// and B's input formats and c in the accumulator format (std::invalid_argument otherwise), computes
+// the instruction chain over the whole length and rounds the result into ctx's format (no change
 // when that is the accumulator format). sum(terms, init) multiplies by ones.
 std::unique_ptr<Accumulation> make_tensor_core_accumulation(const TensorCoreModel& model);
 

@@ -28,9 +28,9 @@ using tensor_core_fast::kRows;
 using tensor_core_fast::kZeroExponent;
 
 bool fast_path_applies(const TensorCoreModel& m) {
-  return (m.input == formats::bf16 || m.input == formats::fp16) && m.accumulator == formats::fp32 &&
-         m.c_entry == CEntry::kFirstBlock && m.grouping == KGrouping::kContiguous &&
-         m.alignment == AlignmentExponent::kOperandSum &&
+  return (m.input_a == formats::bf16 || m.input_a == formats::fp16) && m.same_inputs() &&
+         m.accumulator == formats::fp32 && m.c_entry == CEntry::kFirstBlock &&
+         m.grouping == KGrouping::kContiguous && m.alignment == AlignmentExponent::kOperandSum &&
          m.truncation == TermTruncation::kTowardZero &&
          m.block_rounding == RoundingMode::kTowardZero && m.block_result_precision == 24 &&
          !m.datapath_input && m.k % m.block_size == 0 && m.block_size <= 16 &&
@@ -241,7 +241,7 @@ tensor_core_fast::Packed pack(const TensorCoreModel& model, int m, int n, int k,
   w.b.resize(static_cast<size_t>(panels) * kp * kCols);
   w.b_exp.resize(w.b.size());
   lay(kp, w.a.data(), w.b.data());
-  const int emin = model.input.emin();
+  const int emin = model.input_a.emin();  // the fast path's inputs are one format
   const Scan sa = exponents_for_cpu(w.a.data(), w.a.size(), emin, tensor_core_fast::kExponentBias,
                                     w.a_exp.data());
   const Scan sb = exponents_for_cpu(w.b.data(), w.b.size(), emin, 0, w.b_exp.data());
@@ -355,7 +355,7 @@ std::vector<uint32_t> tensor_core_gemm(const TensorCoreModel& model, std::span<c
     return d;
   }
   Workspace& w = workspace();
-  const float* values = value_table(model.input);
+  const float* values = value_table(model.input_a);  // = input_b on the fast path
   uint32_t bits_or = 0;
   const auto a_at = [&](int i, int kk) { return values[a[static_cast<size_t>(i) * k + kk]]; };
   const auto b_at = [&](int kk, int j) { return values[b[static_cast<size_t>(kk) * n + j]]; };
@@ -374,7 +374,8 @@ std::vector<uint32_t> tensor_core_gemm(const TensorCoreModel& model, std::span<c
 namespace {
 
 void check_in_place_model(const TensorCoreModel& model) {
-  if (model.accumulator != formats::fp32 || model.input.width() > 16) {
+  if (model.accumulator != formats::fp32 || model.input_a.width() > 16 ||
+      model.input_b.width() > 16) {
     throw std::invalid_argument("tensor_core_gemm_in_place: " + model.name +
                                 " does not take 16-bit or narrower inputs into fp32");
   }
@@ -383,7 +384,7 @@ void check_in_place_model(const TensorCoreModel& model) {
 // Whether the kernels take a packed operand of the model with these sizes: the fast path's models
 // on bf16 values, whose encodings are the high halves of their floats.
 bool packs_for_kernels(const TensorCoreModel& model, int rows, int cols) {
-  return fast_path_applies(model) && model.input == formats::bf16 && rows > 0 && cols > 0;
+  return fast_path_applies(model) && model.input_a == formats::bf16 && rows > 0 && cols > 0;
 }
 
 // The encodings of x (rows x cols, x_at(i, j) a float) in `format`, after checking that every
@@ -417,7 +418,8 @@ void TensorCoreOperand::start(const TensorCoreModel& model, bool left, int rows,
 }
 
 void TensorCoreOperand::encode_from(const std::function<float(int, int)>& at) {
-  encode_values(model_->input, rows_, cols_, at, bits_, left_ ? "A" : "B");
+  encode_values(left_ ? model_->input_a : model_->input_b, rows_, cols_, at, bits_,
+                left_ ? "A" : "B");
   encoded_ = true;
 }
 
@@ -430,7 +432,7 @@ void TensorCoreOperand::pack_left(const TensorCoreModel& model, int m, int k, co
   a_exp_.resize(values_.size());
   for_this_cpu<LayOutLeft>(lay_out_left, lay_out_left_v3, lay_out_left_v4)(a, a_row, a_col, m, k,
                                                                            kp_, values_.data());
-  const Scan scan = exponents_for_cpu(values_.data(), values_.size(), model.input.emin(),
+  const Scan scan = exponents_for_cpu(values_.data(), values_.size(), model.input_a.emin(),
                                       tensor_core_fast::kExponentBias, a_exp_.data());
   any_special_ = scan.special;
   row_special_.assign(m, 0);
@@ -454,7 +456,7 @@ void TensorCoreOperand::pack_right(const TensorCoreModel& model, int k, int n, c
   for_this_cpu<LayOutRight>(lay_out_right, lay_out_right_v3, lay_out_right_v4)(b, ldb, k, n, kp_,
                                                                                values_.data());
   const Scan scan =
-      exponents_for_cpu(values_.data(), values_.size(), model.input.emin(), 0, b_exp_.data());
+      exponents_for_cpu(values_.data(), values_.size(), model.input_a.emin(), 0, b_exp_.data());
   any_special_ = scan.special;
   col_special_.assign(panels, 0);
   if (scan.special) {

@@ -50,9 +50,11 @@ inline CommandResult run_simprec(const std::string& arguments, const std::string
 }
 
 // An empty folder TempDir()/simprec_NAME, made afresh.
+// A new empty folder for one test. The process id keeps two test processes that ctest runs at
+// once (each test is its own process) from emptying each other's folder of the same name.
 inline std::filesystem::path fresh_dir(const std::string& name) {
-  const std::filesystem::path dir =
-      std::filesystem::path(::testing::TempDir()) / ("simprec_" + name);
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /
+                                    ("simprec_" + name + "_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;

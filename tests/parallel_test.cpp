@@ -211,7 +211,7 @@ TEST(ThreadCountInvariance, TensorCoreGemm) {
   for (const char* name : {"tc:sm90-mma-bf16", "tc:sm90-mma-e4m3"}) {
     const TensorCoreModel& model = tensor_core_model(name);
     const int m = 29, n = 23, k = 70;
-    const uint64_t input_mask = (uint64_t{1} << model.input.width()) - 1;
+    const uint64_t input_mask = (uint64_t{1} << model.input_a.width()) - 1;  // A's = B's here
     std::vector<uint16_t> a(m * k), b(k * n);
     for (auto& x : a) x = static_cast<uint16_t>(rng() & input_mask);
     for (auto& x : b) x = static_cast<uint16_t>(rng() & input_mask);

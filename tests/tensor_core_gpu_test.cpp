@@ -165,7 +165,7 @@ TEST_P(GpuMatmul, EveryOutputMatchesTheModel) {
         for (int j = 0; j < 8; ++j)
           c[static_cast<size_t>(r * probe->m + i) * N + cb * 8 + j] = tc[i * 8 + j];
     }
-  const bool in8 = model.input.width() == 8, acc16 = model.accumulator.width() == 16;
+  const bool in8 = model.input_a.width() == 8, acc16 = model.accumulator.width() == 16;
   std::vector<uint8_t> a8(a.begin(), a.end()), b8(b.begin(), b.end());
   std::vector<uint16_t> c16(c.begin(), c.end()), d16(c.size());
   std::vector<uint32_t> d32(c.size());
@@ -175,10 +175,11 @@ TEST_P(GpuMatmul, EveryOutputMatchesTheModel) {
             acc16 ? 16 : 32);
   Owned td_(acc16 ? static_cast<void*>(d16.data()) : d32.data(), {M, N}, acc16 ? kDLUInt : kDLFloat,
             acc16 ? 16 : 32);
-  const std::string in_name = model.input.name(), acc_name = model.accumulator.name();
+  const std::string a_name = model.input_a.name(), b_name = model.input_b.name(),
+                    acc_name = model.accumulator.name();
   std::vector<SimprecTensor> tensors = {
-      {SIMPREC_TENSOR_STRUCT_SIZE, "A", in_name.c_str(), &ta_.tensor},
-      {SIMPREC_TENSOR_STRUCT_SIZE, "B", in_name.c_str(), &tb_.tensor},
+      {SIMPREC_TENSOR_STRUCT_SIZE, "A", a_name.c_str(), &ta_.tensor},
+      {SIMPREC_TENSOR_STRUCT_SIZE, "B", b_name.c_str(), &tb_.tensor},
       {SIMPREC_TENSOR_STRUCT_SIZE, "C", acc_name.c_str(), &tc_.tensor},
       {SIMPREC_TENSOR_STRUCT_SIZE, "D", acc_name.c_str(), &td_.tensor}};
   std::string error;
@@ -210,7 +211,7 @@ TEST_F(GpuProbe, ChainedOverflowsOfOppositeSign) {
     const SimprecKernel* k = kernel(name);
     ASSERT_NE(k, nullptr);
     const TensorCoreModel& model = tensor_core_model(k->emulation_model);
-    const bool fp8 = model.input.width() == 8, wg = model.m == 64;
+    const bool fp8 = model.input_a.width() == 8, wg = model.m == 64;
     const int M = wg ? 64 : 16, N = 8, K = 2 * model.k;
     const uint16_t big = fp8 ? 0x7e : 0x5bff, big_negative = fp8 ? 0xfe : 0xdbff;  // 448, 255.9
     std::vector<uint16_t> a(static_cast<size_t>(M) * K, big), b(static_cast<size_t>(K) * N);
@@ -230,10 +231,10 @@ TEST_F(GpuProbe, ChainedOverflowsOfOppositeSign) {
     Owned tb(fp8 ? static_cast<void*>(b8.data()) : b.data(), {K, N}, kDLUInt, fp8 ? 8 : 16);
     Owned tc(c16.data(), {M, N}, kDLUInt, 16);
     Owned td(d16.data(), {M, N}, kDLUInt, 16);
-    const std::string in_name = model.input.name();
+    const std::string a_name = model.input_a.name(), b_name = model.input_b.name();
     std::vector<SimprecTensor> tensors = {
-        {SIMPREC_TENSOR_STRUCT_SIZE, "A", in_name.c_str(), &ta.tensor},
-        {SIMPREC_TENSOR_STRUCT_SIZE, "B", in_name.c_str(), &tb.tensor},
+        {SIMPREC_TENSOR_STRUCT_SIZE, "A", a_name.c_str(), &ta.tensor},
+        {SIMPREC_TENSOR_STRUCT_SIZE, "B", b_name.c_str(), &tb.tensor},
         {SIMPREC_TENSOR_STRUCT_SIZE, "C", "fp16", &tc.tensor},
         {SIMPREC_TENSOR_STRUCT_SIZE, "D", "fp16", &td.tensor}};
     std::string error;

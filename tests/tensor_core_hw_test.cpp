@@ -77,7 +77,7 @@ std::string describe_output(const tcv::Probe& p, const TensorCoreModel& model, i
   for (int kk = 0; kk < p.k; ++kk) {
     std::snprintf(line, sizeof line, "  k=%2d a=0x%04x b=0x%04x  a*b=%a\n", kk, a[i * p.k + kk],
                   b[kk * p.n + j],
-                  decode(model.input, a[i * p.k + kk]) * decode(model.input, b[kk * p.n + j]));
+                  decode(model.input_a, a[i * p.k + kk]) * decode(model.input_b, b[kk * p.n + j]));
     s += line;
   }
   return s;
@@ -100,7 +100,7 @@ TEST_P(HardwareAgreement, EveryOutputMatchesTheH100) {
   // by side (K x 4N, 4M x 4N); the diagonal blocks are the probe's outputs. So the vectorised
   // GEMM path (32 columns, 4 rows at a time) is what the hardware is compared with. Models
   // without that path (fp8, fp16 accumulators) take one tile at a time.
-  const bool vectorised = model.input.width() == 16 && model.accumulator == formats::fp32;
+  const bool vectorised = model.input_a.width() == 16 && model.accumulator == formats::fp32;
   const int kGroup = vectorised ? 4 : 1;
   const int gm = kGroup * p.m, gn = kGroup * p.n;
   std::vector<uint16_t> ga(static_cast<size_t>(gm) * p.k), gb(static_cast<size_t>(p.k) * gn);

@@ -40,8 +40,8 @@ float fp32_value(uint32_t b) {
 double dot_with_ones(const TensorCoreModel& m, const std::vector<double>& a, double c) {
   std::vector<uint16_t> ab, bb;
   for (double x : a) {
-    ab.push_back(bits_of(m.input, x));
-    bb.push_back(bits_of(m.input, 1.0));
+    ab.push_back(bits_of(m.input_a, x));
+    bb.push_back(bits_of(m.input_b, 1.0));
   }
   const uint32_t cb =
       m.accumulator == formats::fp32 ? fp32_bits(static_cast<float>(c)) : bits_of(m.accumulator, c);
@@ -164,7 +164,7 @@ TEST(TensorCoreGemm, FastPathEqualsReference) {
   for (const char* name : {"tc:sm90-mma-bf16", "tc:sm90-wgmma-fp16", "tc:sm80-mma-bf16",
                            "tc:sm90-mma-e4m3", "tc:sm90-wgmma-fp16acc"}) {
     const TensorCoreModel& model = tensor_core_model(name);
-    const bool fp8 = model.input.width() == 8;
+    const bool fp8 = model.input_a.width() == 8;
     for (const int k : {1, 16, 37, 64}) {
       const int m = 7, n = 70;
       std::vector<uint16_t> a(m * k), b(k * n);
@@ -172,15 +172,15 @@ TEST(TensorCoreGemm, FastPathEqualsReference) {
       auto draw = [&](int spread) -> uint16_t {
         const uint64_t r = rng();
         if (r % 97 == 0)
-          return fp8 ? 0x7f : (model.input == formats::bf16 ? 0x7f80 : 0x7c00);  // NaN/inf
+          return fp8 ? 0x7f : (model.input_a == formats::bf16 ? 0x7f80 : 0x7c00);  // NaN/inf
         if (r % 13 == 0) return 0;
         if (fp8) return static_cast<uint16_t>(r >> 8 & 0x7e);
         const int e = static_cast<int>((r >> 20) % (2 * spread + 1)) - spread;
-        return bits_of(model.input,
+        return bits_of(model.input_a,
                        std::ldexp(1.0 + static_cast<double>((r >> 32) & 0x7f) / 128.0, e)) ^
                static_cast<uint16_t>((r & 1) << 15);
       };
-      const int spread = model.input == formats::bf16 ? 60 : 12;
+      const int spread = model.input_a == formats::bf16 ? 60 : 12;
       for (auto& x : a) x = draw(spread);
       for (auto& x : b) x = draw(spread);
       for (auto& x : c) {

@@ -9,6 +9,7 @@
 #include "lib/attention/input_quantization.hpp"
 #include "lib/attention/options.hpp"
 #include "lib/attention/preset.hpp"
+#include "lib/config/spec_items.hpp"
 #include "lib/config/toml_reader.hpp"
 
 namespace simprec::attention {
@@ -64,49 +65,33 @@ nlohmann::json numerics_of(const AttentionConfig& c) {
 NumericsSpec parse_numerics_spec(std::string_view text) {
   if (ends_with(text, ".toml")) return read_toml_spec(std::string(text));
   NumericsSpec spec;
-  size_t start = 0;
-  bool first = true;
-  // Each key once: a repeated one would be a silent last-one-wins.
-  std::map<std::string, std::string> seen;
-  const auto once = [&](const std::string& key, const std::string& item) {
-    const auto [at, fresh] = seen.emplace(key, item);
-    if (!fresh) {
-      throw std::invalid_argument("numerics spec '" + excerpt(text) + "': " + excerpt(key) +
-                                  " is given twice ('" + excerpt(at->second) + "' and '" +
-                                  excerpt(item) + "'); give it once");
-    }
-  };
-  while (start <= text.size()) {
-    const size_t comma = text.find(',', start);
-    const std::string item(text.substr(start, comma - start));
-    if (item.empty()) {
-      throw std::invalid_argument("numerics spec '" + excerpt(text) +
-                                  "': empty item (expected PRESET[,SITE=FORMAT:ROUNDING"
-                                  "[:ACCUMULATION]...][,OPTION=VALUE...][,MITIGATION...])");
-    }
-    if (first) {
-      if (item.find('=') != std::string::npos || item.find(':') != std::string::npos) {
-        throw std::invalid_argument("numerics spec '" + excerpt(text) +
-                                    "' must start with a preset, not '" + excerpt(item) + "'");
-      }
-      spec.preset = item;
-      first = false;
-    } else if (item.rfind("format=", 0) == 0) {
-      once("format", item);
-      spec.format = item.substr(7);
-    } else if (item.find('=') != std::string::npos) {
-      once(item.substr(0, item.find('=')), item);
-      spec.assignments.push_back(item);
-    } else {
-      // hp takes a site: hp:p_cast and hp:o_out are two mitigations.
-      const size_t colon = item.find(':');
-      const std::string name = item.substr(0, colon);
-      once(name == "hp" ? item.substr(0, item.find(':', colon + 1)) : name, item);
-      spec.mitigations.push_back(item);
-    }
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
+  config::read_spec_items(
+      text, "numerics spec",
+      "PRESET[,SITE=FORMAT:ROUNDING[:ACCUMULATION]...][,OPTION=VALUE...][,MITIGATION...]",
+      [](std::string_view item) {
+        if (item.find('=') != std::string_view::npos)
+          return std::string(item.substr(0, item.find('=')));
+        // hp takes a site: hp:p_cast and hp:o_out are two mitigations.
+        const size_t colon = item.find(':');
+        const std::string_view name = item.substr(0, colon);
+        return std::string(name == "hp" ? item.substr(0, item.find(':', colon + 1)) : name);
+      },
+      [&](std::string_view item) {
+        if (item.find('=') != std::string_view::npos || item.find(':') != std::string_view::npos) {
+          throw std::invalid_argument("numerics spec '" + excerpt(text) +
+                                      "' must start with a preset, not '" + excerpt(item) + "'");
+        }
+        spec.preset = item;
+      },
+      [&](std::string_view item) {
+        if (item.rfind("format=", 0) == 0) {
+          spec.format = item.substr(7);
+        } else if (item.find('=') != std::string_view::npos) {
+          spec.assignments.emplace_back(item);
+        } else {
+          spec.mitigations.emplace_back(item);
+        }
+      });
   return spec;
 }
 

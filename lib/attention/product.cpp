@@ -210,7 +210,8 @@ ProductSite::ProductSite(Site site, const SiteSpec& spec, uint64_t seed)
     path_ = Path::kExact;
   } else if (spec.accumulation.rfind("tc:", 0) == 0 && nearest &&
              tensor_core_model(spec.accumulation).accumulator == spec.format &&
-             tensor_core_model(spec.accumulation).input.width() <= 16 &&
+             tensor_core_model(spec.accumulation).input_a.width() <= 16 &&
+             tensor_core_model(spec.accumulation).input_b.width() <= 16 &&
              spec.format == formats::fp32) {
     tensor_core_ = &tensor_core_model(spec.accumulation);
     path_ = Path::kTensorCore;
@@ -328,17 +329,15 @@ void ProductSite::gemm(int64_t m, int64_t n, int64_t k, const double* a, int64_t
   }
 }
 
-// The tile as encodings: A and B in the model's input format, C in fp32; false (and nothing
-// written) when an operand is not exactly representable there.
+// The tile as encodings: A and B in the model's input formats (A's, B's), C in fp32; false (and
+// nothing written) when an operand is not exactly representable there.
 bool ProductSite::gemm_tensor_core(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
                                    const double* b, int64_t ldb, double* c, int64_t ldc,
                                    bool accumulate) const {
-  const Format& in = tensor_core_->input;
   thread_local std::vector<double> values, back;
   thread_local std::vector<uint16_t> abits, bbits;
   thread_local std::vector<uint32_t> cbits;
-  const BulkRounding exact{in, Rounding{}, RandomStream{}, 0, 1};
-  const auto encode = [&](const double* x, int64_t rows, int64_t cols, int64_t ld,
+  const auto encode = [&](const Format& in, const double* x, int64_t rows, int64_t cols, int64_t ld,
                           std::vector<uint16_t>& bits) {
     bits.resize(rows * cols);
     if (in == formats::bf16) {
@@ -360,13 +359,17 @@ bool ProductSite::gemm_tensor_core(int64_t m, int64_t n, int64_t k, const double
       for (int64_t j = 0; j < cols; ++j) values[i * cols + j] = x[i * ld + j];
     }
     back.resize(values.size());
-    round_to_bits<double, uint16_t>(values, bits, exact);
+    round_to_bits<double, uint16_t>(values, bits,
+                                    BulkRounding{in, Rounding{}, RandomStream{}, 0, 1});
     decode_bits<uint16_t, double>(in, bits, back);
     bool ok = true;
     for (size_t i = 0; i < values.size(); ++i) ok &= back[i] == values[i];
     return ok;
   };
-  if (!encode(a, m, k, lda, abits) || !encode(b, k, n, ldb, bbits)) return false;
+  if (!encode(tensor_core_->input_a, a, m, k, lda, abits) ||
+      !encode(tensor_core_->input_b, b, k, n, ldb, bbits)) {
+    return false;
+  }
   cbits.resize(m * n);
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {

@@ -53,8 +53,11 @@ void check_tensor_core_operands(const AttentionConfig& c) {
     if (forward_only && site != Site::kS && site != Site::kPvAcc) continue;
     const std::string& model = c.site(site).accumulation;
     if (model.rfind("tc:", 0) != 0) continue;
-    const Format in = tensor_core_model(model).input;
-    for (const Operand& o : operands) {
+    const TensorCoreModel& tc = tensor_core_model(model);
+    for (size_t i = 0; i < operands.size(); ++i) {
+      // The product's first operand is the instruction's A, the second its B.
+      const Operand& o = operands[i];
+      const Format in = i == 0 ? tc.input_a : tc.input_b;
       if (fits(o.format, in)) continue;
       throw std::invalid_argument(
           std::string(site_name(site)) + "=" + c.site(site).format.name() + ":" +

@@ -35,7 +35,7 @@ std::string alignment_text(const TensorCoreModel& m) {
 }
 
 void list_models() {
-  std::printf("%-28s %-9s %-15s %-7s %-6s %-9s %-6s %-5s %-10s %-8s %s\n", "model", "verified",
+  std::printf("%-28s %-9s %-15s %-11s %-6s %-9s %-6s %-5s %-10s %-8s %s\n", "model", "verified",
               "gpu", "input", "accum", "m,n,k", "block", "kept", "grouping", "rounding",
               "instruction");
   for (const TensorCoreModel& m : tensor_core_models()) {
@@ -45,14 +45,15 @@ void list_models() {
     if (m.block_result_precision < m.accumulator.precision())
       rounding += "/p" + std::to_string(m.block_result_precision);
     if (m.c_entry == CEntry::kSeparateAddition) rounding += "+C(rne)";
-    std::printf("%-28s %-9s %-15s %-7s %-6s %-9s %-6d %-5d %-10s %-8s %s\n", m.name.c_str(),
-                m.verified ? "yes(H100)" : "no", m.gpu.c_str(), m.input.name().c_str(),
+    std::printf("%-28s %-9s %-15s %-11s %-6s %-9s %-6d %-5d %-10s %-8s %s\n", m.name.c_str(),
+                m.verified ? "yes(H100)" : "no", m.gpu.c_str(), m.input_name().c_str(),
                 m.accumulator.name().c_str(), shape.c_str(), m.block_size, m.kept_fraction_bits,
                 m.grouping == KGrouping::kContiguous ? "contiguous" : "pairs", rounding.c_str(),
                 m.instruction.c_str());
   }
   std::printf(
-      "\nblock: products aligned together; kept: fraction bits kept below the alignment exponent "
+      "\ninput: A's and B's format (A.B where they differ); block: products aligned together; "
+      "kept: fraction bits kept below the alignment exponent "
       "(%s); rounding: of each block's sum.\n",
       alignment_text(tensor_core_models().front()).c_str());
 }

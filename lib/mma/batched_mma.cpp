@@ -19,8 +19,8 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return s + (shape.size() == 1 ? ",)" : ")");
 }
 
-// Encodings of `format` from an .npy array of bit patterns (the right width) or of float32
-// values that are exactly representable.
+}  // namespace
+
 std::vector<uint32_t> encodings(const NpyArray& array, const Format& format,
                                 const std::string& what) {
   const bool narrow = format.width() <= 8;
@@ -66,6 +66,8 @@ std::vector<uint32_t> encodings(const NpyArray& array, const Format& format,
   }
   return bits;
 }
+
+namespace {
 
 // Batch dimensions: everything before the last two. An operand without them is shared.
 std::vector<int64_t> batch_of(const std::vector<int64_t>& shape) {
@@ -126,8 +128,8 @@ NpyArray batched_mma(const TensorCoreModel& model, const NpyArray& a, const NpyA
   estimate.add(m * k + k * n, 2 * sizeof(uint32_t)).add(m * n, 2 * sizeof(uint32_t));
   estimate.add(a.size() + b.size(), sizeof(uint32_t));
   limits::check_memory(estimate, memory_limit, "D " + shape_text(d_dims));
-  const std::vector<uint32_t> a_bits = encodings(a, model.input, "A"),
-                              b_bits = encodings(b, model.input, "B");
+  const std::vector<uint32_t> a_bits = encodings(a, model.input_a, "A"),
+                              b_bits = encodings(b, model.input_b, "B");
   const bool a_shared = a.shape.size() == 2, b_shared = b.shape.size() == 2,
              c_shared = c_shape.size() == 2;
   std::vector<uint32_t> d(static_cast<size_t>(batches * m * n));

@@ -29,8 +29,8 @@ void emulate_matmul(const EmulationCall& call, std::vector<plugins::HostTensor>&
   // re-encode a NaN as the canonical one and lose the hardware's NaN bits.
   if (call.model.rfind("tc:", 0) == 0 && !convert) {
     const TensorCoreModel& tc = tensor_core_model(call.model);
-    if (tc.accumulator == output && parse_format(a->format) == tc.input &&
-        parse_format(b->format) == tc.input) {
+    if (tc.accumulator == output && parse_format(a->format) == tc.input_a &&
+        parse_format(b->format) == tc.input_b) {
       const auto bits16 = [](const plugins::HostTensor& t) {
         std::vector<uint16_t> v(static_cast<size_t>(t.element_count()));
         for (size_t i = 0; i < v.size(); ++i)

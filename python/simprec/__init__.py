@@ -172,8 +172,9 @@ def sqrt(a: ArrayLike, format: str, rounding: str = "rne", *, sr_bits: int = 32,
 def matmul(a: ArrayLike, b: ArrayLike, c: Optional[ArrayLike] = None, *,
            model: str = "tc:sm90-mma-bf16", threads: int = 0) -> Array:
     """D = A*B + C as the tensor-core model computes it (`simprec mma`): A (..., M, K) and
-    B (..., K, N) as encodings of the model's input format or float32 values it holds exactly
-    (torch bf16/fp16 tensors too), C float32; D float32 (fp16 accumulators: uint16 encodings)."""
+    B (..., K, N) as encodings of the model's input format for each (A's and B's differ for
+    tc:sm90-wgmma-e5m2-e4m3 and the like) or float32 values it holds exactly (torch bf16/fp16
+    tensors too), C float32; D float32 (fp16 accumulators: uint16 encodings)."""
     operands: list[Optional[np.ndarray]] = []
     for array, name in ((a, "a"), (b, "b"), (c, "c")):
         if array is None:

@@ -1,21 +1,30 @@
 """A whole GEMM as a library kernel computes it around the tensor-core instructions: K split
 between thread blocks and their partial sums reduced in fp32 (split-K), the accumulator promoted
-to an fp32 register every so many elements of K (FP8 without fast accumulation), the scales
-applied in the epilogue and the result cast to the output format. The instructions themselves are
-simprec.matmul's tensor-core models (docs/tensor_cores.md); what this module adds is fp32
-arithmetic between them, which numpy's float32 operations round to nearest even as the GPU's
-FADD and FMUL do.
+to an fp32 register every so many elements of K (FP8 without fast accumulation), the scales and
+the bias applied in the epilogue and the result cast to the output format. The C++ engine
+(lib/gemm, the one `simprec gemm` runs) computes it from a GEMM numerics spec,
+PRESET[,KEY=VALUE...] (docs/gemm.md): gemm(a, b, numerics="scaled-mm-e4m3", scale_a=..., ...).
 
-The parameters that reproduce cuBLAS on an H200 (docs/tensor_cores.md, "GEMMs as cuBLAS and
-_scaled_mm run them") were found from recordings (tests/data/gemm).
+The keyword form of earlier versions, gemm(a, b, model=..., out_format=..., split_k=...,
+promote_every=..., scale_order=...), is turned into the same spec (to_numerics) and runs the same
+engine.
+
+The presets that reproduce cuBLAS and torch._scaled_mm on an H200 were found from recordings
+(tests/data/gemm; docs/gemm.md, "Measured").
 """
+
+from __future__ import annotations
 
 import numpy as np
 
 from simprec._arrays import to_numpy
+from simprec._extension import core as _core
 
 SCALE_ORDERS = ("alpha", "b-then-a")
 OUT_FORMATS = ("fp32", "bf16", "fp16")
+
+__all__ = ["gemm", "to_numerics", "canonical", "numerics_reference", "split_k_length",
+           "SCALE_ORDERS", "OUT_FORMATS"]
 
 
 def _positive(value, name):
@@ -26,52 +35,23 @@ def _positive(value, name):
     return int(value)
 
 
-def _scale(scale, name, length, axis):
-    """A scale as float32, broadcastable against the (M, N) result: a scalar, or `length` values
-    (one per row for scale_a, per column for scale_b)."""
-    if scale is None:
-        return np.float32(1.0)
-    if isinstance(scale, np.generic):  # a numpy scalar, as np.float32(0.7)
-        scale = np.asarray(scale)
-    s = np.asarray(to_numpy(scale, name)[0], dtype=np.float32)
-    if s.size == 1:
-        return s.reshape(())
-    if s.size != length:
-        raise ValueError(f"{name}: {s.size} values; expected 1 (tensor-wise) or {length} "
-                         f"(one per {'row' if axis == 0 else 'column'})")
-    return s.reshape((-1, 1) if axis == 0 else (1, -1))
+def _floats(x, name):
+    """x as a C-contiguous float32 numpy array (None stays None)."""
+    if x is None:
+        return None
+    if isinstance(x, np.generic):  # a numpy scalar, as np.float32(0.7)
+        x = np.asarray(x)
+    return np.ascontiguousarray(np.asarray(to_numpy(x, name)[0], dtype=np.float32))
 
 
-def _promoted(a, b, model, promote_every):
-    """A (M x k) B (k x N) on the tensor-core model from +0, the instruction chain's result
-    added to an fp32 accumulator (starting at +0) every promote_every elements of K."""
-    from simprec import matmul
-    k = a.shape[1]
-    if promote_every is None or promote_every >= k:
-        return matmul(a, b, model=model)
-    acc = np.zeros((a.shape[0], b.shape[1]), dtype=np.float32)
-    for k0 in range(0, k, promote_every):
-        acc += matmul(np.ascontiguousarray(a[:, k0:k0 + promote_every]),
-                      np.ascontiguousarray(b[k0:k0 + promote_every]), model=model)
-    return acc
-
-
-def gemm(a, b, *, model, out_format="fp32", split_k=None, promote_every=None, scale_a=None,
-         scale_b=None, scale_order="alpha"):
-    """D = cast(scales * (A · B)) as a GEMM kernel computes it, float32 values of out_format.
-
-    a (M x K) and b (K x N): encodings of the model's input format (uint16, uint8) or float32
-    values it holds exactly, as simprec.matmul takes them; model a tensor-core model with an fp32
-    accumulator ("tc:sm90-wgmma-e4m3"). split_k: K is cut into consecutive pieces of this many
-    elements (the last shorter), each computed on its own and the partial sums added in fp32 in
-    K order, from +0. promote_every: within a piece, the tensor-core chain restarts from +0 every
-    this many elements and its result is added to an fp32 accumulator (None: one chain over the
-    piece, the accumulator never leaves the tensor core). scale_a (a scalar or one per row) and
-    scale_b (a scalar or one per column), fp32: scale_order "alpha" multiplies the sum by
-    fl(scale_a * scale_b) (cuBLAS's alpha), "b-then-a" by scale_b and then by scale_a, each
-    product rounded to fp32. The result is rounded to nearest even into out_format.
-    """
-    from simprec import round as round_to
+def to_numerics(*, model, out_format="fp32", split_k=None, promote_every=None,
+                scale_order="alpha", scaled=False, row_wise=False):
+    """The GEMM numerics spec of the keyword form: the `chain` preset with the instruction
+    model, the output format, split_k as a piece length, promote_every, and (scaled) the scales'
+    order, tensor-wise or (row_wise) row-wise."""
+    if not isinstance(model, str):
+        raise TypeError(f"model: {model!r}; expected a tensor-core model name such as "
+                        "'tc:sm90-wgmma-e4m3'")
     if out_format not in OUT_FORMATS:
         raise ValueError(f"out_format: {out_format!r}; expected one of {', '.join(OUT_FORMATS)}")
     if scale_order not in SCALE_ORDERS:
@@ -79,24 +59,75 @@ def gemm(a, b, *, model, out_format="fp32", split_k=None, promote_every=None, sc
                          f"{', '.join(SCALE_ORDERS)}")
     split_k = _positive(split_k, "split_k")
     promote_every = _positive(promote_every, "promote_every")
-    a, b = to_numpy(a, "a")[0], to_numpy(b, "b")[0]
-    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
-        raise ValueError(f"a {a.shape} and b {b.shape}: expected M x K and K x N")
-    m, k = a.shape
-    n = b.shape[1]
-    sa, sb = _scale(scale_a, "scale_a", m, 0), _scale(scale_b, "scale_b", n, 1)
-    if split_k is None or split_k >= k:
-        acc = _promoted(a, b, model, promote_every)
+    spec = f"chain,instruction={model},out={out_format}"
+    if split_k:
+        spec += f",split_k=length:{split_k}"
+    if promote_every:
+        spec += f",promote={promote_every}"
+    if scaled:
+        spec += f",scaling={'row' if row_wise else 'tensor'},scale_order={scale_order}"
+    return spec
+
+
+def gemm(a, b, *, numerics=None, scale_a=None, scale_b=None, bias=None, block_scale_a=None,
+         block_scale_b=None, model=None, out_format=None, split_k=None, promote_every=None,
+         scale_order=None, threads=0):
+    """D = cast(scales * (A · B) + bias) as a GEMM kernel computes it, float32 values of the
+    output format.
+
+    a (M x K) and b (K x N): encodings of the instruction's A and B formats (uint8, uint16) or
+    float32 values they hold exactly (torch tensors too). numerics: a GEMM numerics spec or
+    preset ("scaled-mm-e4m3", "cublas-bf16,out=fp32"; simprec.gemm.numerics_reference() lists
+    them). scale_a (1 value, or M with scaling=row) and scale_b (1, or N), fp32; bias (N values),
+    fp32, added after the scales and before the output cast. block_scale_a (M x ceil(K / block))
+    and block_scale_b (ceil(K / block) x N) with block_scales=mxfp8 or nvfp4: uint8 encodings
+    (E8M0, e4m3) as simprec.quantize gives them, or float32 values.
+
+    Or, instead of numerics, the keyword form: model (a tensor-core model with an fp32
+    accumulator), out_format (fp32, bf16, fp16), split_k (elements of K per piece), promote_every
+    (elements of K between promotions), scale_order ("alpha": fl(scale_a * scale_b); "b-then-a");
+    scales of more than one value make it row-wise. Both forms run the same engine.
+    """
+    keywords = dict(model=model, out_format=out_format, split_k=split_k,
+                    promote_every=promote_every, scale_order=scale_order)
+    sa, sb, bias = _floats(scale_a, "scale_a"), _floats(scale_b, "scale_b"), _floats(bias, "bias")
+    if numerics is None:
+        if model is None:
+            raise TypeError("gemm() needs numerics= (a GEMM numerics spec or preset, such as "
+                            "'scaled-mm-e4m3') or model= (the keyword form)")
+        scaled = sa is not None or sb is not None
+        row_wise = any(s is not None and s.size > 1 for s in (sa, sb))
+        numerics = to_numerics(**{k: v for k, v in keywords.items() if v is not None},
+                               scaled=scaled, row_wise=row_wise)
     else:
-        acc = np.zeros((m, n), dtype=np.float32)
-        for k0 in range(0, k, split_k):
-            acc += _promoted(np.ascontiguousarray(a[:, k0:k0 + split_k]),
-                             np.ascontiguousarray(b[k0:k0 + split_k]), model, promote_every)
-    if scale_a is None and scale_b is None:
-        pass
-    elif scale_order == "alpha":
-        acc = acc * np.float32(sa * sb)
-    else:
-        acc = (acc * sb).astype(np.float32) * sa
-    acc = np.asarray(acc, dtype=np.float32)
-    return acc if out_format == "fp32" else round_to(acc, out_format)
+        given = [k for k, v in keywords.items() if v is not None]
+        if given:
+            raise TypeError(f"gemm(): numerics= and {', '.join(given)}= both given; the spec says "
+                            "it all (docs/gemm.md)")
+        if not isinstance(numerics, str):
+            raise TypeError(f"numerics: {numerics!r}; expected a GEMM numerics spec (str)")
+    a_np, b_np = to_numpy(a, "a")[0], to_numpy(b, "b")[0]
+    if a_np.ndim != 2 or b_np.ndim != 2 or a_np.shape[1] != b_np.shape[0]:
+        raise ValueError(f"a {a_np.shape} and b {b_np.shape}: expected M x K and K x N")
+    blocks = [None if x is None else np.ascontiguousarray(to_numpy(x, name)[0])
+              for x, name in ((block_scale_a, "block_scale_a"), (block_scale_b, "block_scale_b"))]
+    return _core.gemm(np.ascontiguousarray(a_np), np.ascontiguousarray(b_np), numerics=numerics,
+                      scale_a=sa, scale_b=sb, bias=bias, block_scale_a=blocks[0],
+                      block_scale_b=blocks[1], threads=threads)
+
+
+def canonical(spec):
+    """A GEMM numerics spec's canonical form: the preset, then each key that differs from it."""
+    return _core.canonical_gemm_numerics(spec)
+
+
+def split_k_length(numerics, m, n, k):
+    """The elements of K per split-K piece the spec gives an M x N x K GEMM (K or more: K is not
+    split), as the engine cuts it."""
+    return _core.gemm_split_k_length(numerics, m, n, k)
+
+
+def numerics_reference():
+    """The GEMM presets (name, doc, numerics), keys (key, doc, values, default) and split-K
+    strategies (name, syntax, doc), as `simprec gemm --list` prints them."""
+    return _core.gemm_numerics_reference()

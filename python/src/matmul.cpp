@@ -23,10 +23,11 @@ void bind_matmul(py::module_& m) {
         } catch (const std::invalid_argument& e) {
           throw py::value_error(std::string("model: ") + e.what());
         }
-        const std::string operand_types =
-            "expected " + tc->input.name() + " encodings (uint16/uint8) or float32 values";
-        const NpyArray an = npy_copy(array_argument(a, "a"), "a", operand_types);
-        const NpyArray bn = npy_copy(array_argument(b, "b"), "b", operand_types);
+        const auto operand_types = [](const Format& f) {
+          return "expected " + f.name() + " encodings (uint16/uint8) or float32 values";
+        };
+        const NpyArray an = npy_copy(array_argument(a, "a"), "a", operand_types(tc->input_a));
+        const NpyArray bn = npy_copy(array_argument(b, "b"), "b", operand_types(tc->input_b));
         std::optional<NpyArray> cn;
         if (!c.is_none()) {
           cn = npy_copy(array_argument(c, "c"), "c",
@@ -47,7 +48,9 @@ void bind_matmul(py::module_& m) {
           d["name"] = t.name;
           d["instruction"] = t.instruction;
           d["gpu"] = t.gpu;
-          d["input"] = t.input.name();
+          d["input"] = t.input_name();
+          d["input_a"] = t.input_a.name();
+          d["input_b"] = t.input_b.name();
           d["accumulator"] = t.accumulator.name();
           d["shape"] = py::make_tuple(t.m, t.n, t.k);
           d["verified"] = t.verified;

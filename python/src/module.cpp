@@ -48,6 +48,7 @@ PYBIND11_MODULE(_simprec, m) {
   simprec::python::bind_rounding(m);
   simprec::python::bind_arithmetic(m);
   simprec::python::bind_matmul(m);
+  simprec::python::bind_gemm(m);
   simprec::python::bind_attention(m);
   simprec::python::bind_experiments(m);
   simprec::python::bind_validation(m);

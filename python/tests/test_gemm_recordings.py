@@ -78,6 +78,27 @@ def test_scaled_mm_promotes_every_128_elements_without_fast_accumulation(scaling
     assert not np.array_equal(emulated_bits(entry, rows, promote_every=64, **settings), want)
 
 
+@pytest.mark.parametrize("name", [
+    "scaled_mm.e5m2-e4m3.tensor.bf16.fast.128x128x256",
+    "scaled_mm.e5m2-e4m3.row.fp32.fast.64x128x4096",
+    "scaled_mm.e5m2-e4m3.tensor.fp32.promoted.128x128x1024",
+    "scaled_mm.e5m2-e4m3.row.bf16.promoted.256x512x2048",
+])
+def test_scaled_mm_with_one_e5m2_operand_runs_the_mixed_wgmma(name):
+    # A e5m2, B e4m3 (uint8 encodings): each decoded in its own format by
+    # tc:sm90-wgmma-e5m2-e4m3, on the e4m3 wgmma's arithmetic. A's encodings read as e4m3 values
+    # (the single-format model) miss the recording.
+    entry, rows, want = recorded(name, 4)
+    sa, sb = gemm_cases.scales(entry, SEED)
+    settings = dict(scale_a=sa if sa.ndim == 0 else sa[rows], scale_b=sb,
+                    scale_order="alpha" if entry["scaling"] == "tensor" else "b-then-a",
+                    promote_every=None if entry["fast_accum"] else 128)
+    np.testing.assert_array_equal(
+        emulated_bits(entry, rows, model="tc:sm90-wgmma-e5m2-e4m3", **settings), want)
+    missed = emulated_bits(entry, rows, model="tc:sm90-wgmma-e4m3", **settings)
+    assert np.mean(missed == want) < 0.1
+
+
 @pytest.mark.parametrize("scaling,order,wrong_order", [("tensor", "alpha", "b-then-a"),
                                                        ("row", "b-then-a", "alpha")])
 def test_scaled_mm_epilogue_order_with_fast_accumulation(scaling, order, wrong_order):

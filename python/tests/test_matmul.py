@@ -46,3 +46,20 @@ def test_matmul_errors():
         simprec.matmul(np.ones((8, 4), dtype=np.float32).T, a.T.copy())
     assert any(m["name"] == "tc:sm90-mma-bf16" and m["verified"]
                for m in simprec.tensor_core_models())
+
+
+def test_matmul_takes_each_operand_in_its_own_format():
+    # tc:sm90-wgmma-e5m2-e4m3: A e5m2, B e4m3. 1024 is an e5m2 value (not e4m3's), 1.125 an e4m3
+    # value (not e5m2's); the sum 1025.125 has the 14 significant bits the fp8 wgmma keeps.
+    a = np.array([[1024.0, 1.0]], dtype=np.float32)
+    b = np.array([[1.0], [1.125]], dtype=np.float32)
+    d = simprec.matmul(a, b, model="tc:sm90-wgmma-e5m2-e4m3")
+    assert d[0, 0] == 1025.125
+    with pytest.raises(ValueError, match=r"A\[0\] = 1024 is not representable in e4m3fn"):
+        simprec.matmul(a, b, model="tc:sm90-wgmma-e4m3-e5m2")
+    with pytest.raises(ValueError, match=r"B\[1\] = 1.125 is not representable in e5m2"):
+        simprec.matmul(np.ones((1, 2), np.float32), b, model="tc:sm90-wgmma-e4m3-e5m2")
+    mixed = next(m for m in simprec.tensor_core_models()
+                 if m["name"] == "tc:sm90-wgmma-e5m2-e4m3")
+    assert (mixed["input_a"], mixed["input_b"], mixed["input"]) == ("e5m2", "e4m3fn",
+                                                                     "e5m2.e4m3fn")

@@ -13,14 +13,17 @@ Two emulations:
   baseline  simprec.matmul as it was before the GEMM model: the wgmma model chained over the whole
             of K, the scales' product applied exactly and the result rounded once (nearest even)
             into the output format.
-  model     simprec.gemm with what the fitting set showed (docs/tensor_cores.md): split-K as
-            cuBLAS dispatched it (split_k_length, from the recorded kernel's name), the FP8
-            accumulator promoted to fp32 every PROMOTE_EVERY elements of K unless fast
-            accumulation is on, tensor-wise scales as fl(scale_a * scale_b) and row-wise ones
-            scale_b first, then scale_a, each product rounded to fp32.
+  model     simprec.gemm with the GEMM preset of the case's settings (docs/gemm.md; numerics()):
+            cuBLAS's matmul presets, _scaled_mm's (FP8 promoted every 128 elements of K unless
+            fast accumulation is on, tensor-wise scales as fl(scale_a * scale_b), row-wise ones
+            scale_b first, then scale_a); where the recorded kernel split K, split_k=length:L
+            with the pieces its launch ran (its recorded grid), or, for a recording without
+            grids, split_k=cublas-sm90 with the kernel's tile and cluster.
 
-Cases with one e5m2 operand (e5m2 x e4m3) have no emulation: the tensor-core models take one
-input format for both operands ("n/a").
+--split-rule compares no outputs: it prints how often cublas-sm90's piece length equals the
+one each recorded split-K launch ran.
+
+Cases with one e5m2 operand (e5m2 x e4m3) run the mixed wgmma model, tc:sm90-wgmma-e5m2-e4m3.
 """
 
 import argparse
@@ -36,14 +39,6 @@ from simprec.recordings.bits import sha256, share_equal
 from simprec.recordings.table import percent, render
 
 DATA = os.path.join("tests", "data", "gemm")
-PROMOTE_EVERY = 128  # elements of K between promotions (FP8, use_fast_accum=False)
-# cuBLAS's split-K on the H200, read off the fitting set: K is split into ceil(K bytes /
-# SPLIT_BYTES) pieces of whole 128-byte K tiles, as even as that allows, unless the pieces times
-# the output tiles exceed what the GPU runs at once (CTAS_AT_ONCE by cluster size).
-SPLIT_BYTES = 2816
-K_TILE_BYTES = 128
-CTAS_AT_ONCE = {1: 132, 2: 132, 4: 132, 8: 112}
-_BYTES = {"bf16": 2, "fp16": 2, "e4m3": 1, "e5m2": 1}
 _NVJET = re.compile(r"nvjet_sm90_[a-z]+_(\d+)x(\d+)_\d+x\d+_(\d+)x(\d+)_")
 
 
@@ -51,38 +46,101 @@ class RecordingError(Exception):
     """A recording that is missing or does not fit the cases drawn again here."""
 
 
-def load(data):
-    """(summary, arrays) of a recording folder."""
+def load(data, arrays_file="gemm.npz", what="GEMM"):
+    """(summary, arrays) of a recording folder: summary.json and the arrays of arrays_file."""
     try:
         with open(os.path.join(data, "summary.json")) as f:
             summary = json.load(f)
-        arrays = dict(np.load(os.path.join(data, "gemm.npz")))
+        arrays = dict(np.load(os.path.join(data, arrays_file)))
     except (OSError, ValueError) as error:
-        raise RecordingError(f"{data}: not a GEMM recording ({error})") from error
+        raise RecordingError(f"{data}: not a {what} recording ({error})") from error
+    for entry in summary.get("cases", {}).values():
+        if "launches" in entry:  # the kernels' names in launch order, grids beside them
+            entry["kernels"] = [name for name, _, _ in entry["launches"]]
     return summary, arrays
 
 
-def split_k_length(entry):
-    """The elements of K per piece when the recorded kernel split K (None when it did not), by
-    the rule above, from the kernel's tile and cluster (nvjet_sm90_..._TNxTM_..._CxC_...:
-    cuBLAS's m is the output's N, as PyTorch passes row-major operands)."""
+def _tile_and_cluster(entry):
+    """(tile_n, tile_m, cluster_n, cluster_m) of the recorded nvjet kernel, read off its name
+    (nvjet_sm90_..._TNxTM_..._CxC_...: cuBLAS's m is the output's N, as PyTorch passes row-major
+    operands)."""
     kernel = entry["kernels"][0]
-    if "splitK" not in kernel:
-        return None
     match = _NVJET.search(kernel)
     if not match:
         raise RecordingError(f"kernel {kernel!r}: splits K but its tile cannot be read")
-    tile_n, tile_m, c1, c2 = (int(x) for x in match.groups())
+    return tuple(int(x) for x in match.groups())
+
+
+def _output_slots(entry):
+    """The thread blocks one piece of K takes: the output tiles, each dimension rounded up to
+    whole clusters (a cluster launches whole, tiles past the output included)."""
+    tile_n, tile_m, c1, c2 = _tile_and_cluster(entry)
+    m, n, _ = entry["shape"]
+    return (math.ceil(math.ceil(n / tile_n) / c1) * c1) * (math.ceil(math.ceil(m / tile_m) / c2)
+                                                           * c2)
+
+
+def launched_pieces(entry):
+    """The pieces of K the recorded launch ran: its grid's thread blocks over the output slots."""
+    _, grid, _ = entry["launches"][0]
+    ctas, slots = grid[0] * grid[1] * grid[2], _output_slots(entry)
+    if ctas % slots:
+        raise RecordingError(f"{entry['shape']}: a grid of {ctas} thread blocks is not a whole "
+                             f"number of pieces of {slots} output slots")
+    return ctas // slots
+
+
+def launched_length(entry):
+    """The elements of K per piece of the recorded launch: whole 128-byte K tiles, as even as the
+    pieces allow (the last piece shorter)."""
+    k = entry["shape"][2]
+    tile = 128 // (2 if entry["family"] == "matmul" else 1)
+    return math.ceil(k / launched_pieces(entry) / tile) * tile
+
+
+def rule_split(entry):
+    """",split_k=cublas-sm90,tile=MxN,cluster=C,problem=MxN" for a recorded split-K kernel (its
+    tile and cluster read off its name; problem: the whole GEMM, since only some rows of it may
+    be emulated)."""
+    tile_n, tile_m, c1, c2 = _tile_and_cluster(entry)
+    m, n, _ = entry["shape"]
+    return f",split_k=cublas-sm90,tile={tile_m}x{tile_n},cluster={c1 * c2},problem={m}x{n}"
+
+
+def kernel_split(entry):
+    """The split_k items of a recorded case: none where its kernel did not split K, the length
+    its launch ran where the recording has the grid, else cublas-sm90's rule (rule_split)."""
+    if "splitK" not in entry["kernels"][0]:
+        return ""
+    if "launches" in entry:
+        return f",split_k=length:{launched_length(entry)}"
+    return rule_split(entry)
+
+
+def numerics(entry, split=None):
+    """The GEMM numerics spec (docs/gemm.md) of a recorded case: the preset of its settings,
+    the output format where it is not the preset's, and the split_k items `split` (default: the
+    kernel's, kernel_split)."""
+    fmt = out_format(entry)
+    if entry["family"] == "matmul":
+        spec = "cublaslt-fp16-sm80" if instruction(entry) == "mma" else f"cublas-{entry['dtype']}"
+    else:
+        a_format, b_format = entry["a_format"], entry["b_format"]
+        spec = "scaled-mm-" + (a_format if a_format == b_format else f"{a_format}-{b_format}")
+        spec += ("-rowwise" if entry["scaling"] == "row" else "") + (
+            "-fast" if entry["fast_accum"] else "")
+        spec += "" if fmt == "bf16" else f",out={fmt}"
+    return spec + (kernel_split(entry) if split is None else split)
+
+
+def split_k_length(entry):
+    """The elements of K per piece when the recorded kernel split K (None when it did not), as
+    the model runs it (kernel_split)."""
+    from simprec.gemm import split_k_length as length
+    if not kernel_split(entry):
+        return None
     m, n, k = entry["shape"]
-    size = _BYTES[entry.get("dtype") or entry["a_format"]]
-    cluster = c1 * c2
-    if cluster not in CTAS_AT_ONCE:
-        raise RecordingError(f"kernel {kernel!r}: clusters of {cluster}, for which no limit "
-                             f"is known ({sorted(CTAS_AT_ONCE)})")
-    tiles = math.ceil(n / tile_n) * math.ceil(m / tile_m)
-    pieces = min(math.ceil(k * size / SPLIT_BYTES), max(1, CTAS_AT_ONCE[cluster] // tiles))
-    tile = K_TILE_BYTES // size
-    return math.ceil(k / pieces / tile) * tile
+    return length(numerics(entry), m, n, k)
 
 
 def instruction(entry):
@@ -107,9 +165,9 @@ def out_format(entry):
     return entry.get("dtype") or entry["out_dtype"]
 
 
-def emulate(entry, seed, emulation, rows):
-    """The emulated output rows `rows` as bit patterns (uint16 bf16/fp16, uint32 fp32), or None
-    where no model applies."""
+def emulate(entry, seed, emulation, rows, split=None):
+    """The emulated output rows `rows` as bit patterns (uint16 bf16/fp16, uint32 fp32); the
+    model with the split_k items `split` (default: the kernel's, kernel_split)."""
     import simprec
     from simprec.gemm import gemm
     a, w = case_inputs(entry, seed)
@@ -119,9 +177,8 @@ def emulate(entry, seed, emulation, rows):
         model = f"tc:sm90-{instruction(entry)}-{entry['dtype']}"
         settings = {}
     else:
-        if entry["a_format"] != entry["b_format"]:
-            return None
-        model = f"tc:sm90-wgmma-{entry['a_format']}"
+        a_format, b_format = entry["a_format"], entry["b_format"]
+        model = f"tc:sm90-wgmma-{a_format}" + ("" if a_format == b_format else f"-{b_format}")
         sa, sb = gemm_cases.scales(entry, seed)
         sa = sa if sa.ndim == 0 else sa[rows]
         settings = {"scale_a": sa, "scale_b": sb}
@@ -132,11 +189,7 @@ def emulate(entry, seed, emulation, rows):
                 settings["scale_b"], np.float64)
         values = d.astype(np.float32) if fmt == "fp32" else simprec.round(d, fmt)
     else:
-        fast = entry.get("fast_accum", True)
-        order = "alpha" if entry.get("scaling", "tensor") == "tensor" else "b-then-a"
-        values = gemm(a, b, model=model, out_format=fmt, split_k=split_k_length(entry),
-                      promote_every=None if fast else PROMOTE_EVERY, scale_order=order,
-                      **settings)
+        values = gemm(a, b, numerics=numerics(entry, split), **settings)
     bits = np.asarray(values, dtype=np.float32).view(np.uint32)
     return bits if fmt == "fp32" else (bits >> 16).astype(np.uint16) if fmt == "bf16" else \
         np.asarray(values, dtype=np.float16).view(np.uint16)
@@ -162,7 +215,7 @@ def compare(data, emulation, only="", whole=False):
         if name not in arrays:
             raise RecordingError(f"{name}: in summary.json but not in gemm.npz")
         m, n, _ = entry["shape"]
-        kept = gemm_cases.kept_rows(m, n)
+        kept = gemm_cases.kept_rows(m, n, summary.get("outputs_kept", gemm_cases.OUTPUTS_KEPT))
         rows = np.arange(m) if whole else kept
         bits = emulate(entry, summary["seed"], emulation, rows)
         share = equal = None
@@ -243,6 +296,25 @@ def table(results, markdown):
     return lines
 
 
+def split_rule_table(data, markdown):
+    """How often cublas-sm90's piece length equals the one each recorded split-K launch ran, per
+    family and set."""
+    from simprec.gemm import split_k_length as length
+    summary, _ = load(data)
+    counts = {}
+    for entry in summary["cases"].values():
+        if "error" in entry or "launches" not in entry or "splitK" not in entry["kernels"][0]:
+            continue
+        m, n, k = entry["shape"]
+        spec = numerics(entry, rule_split(entry))
+        dtype = entry.get("dtype") or f"{entry['a_format']}×{entry['b_format']}"
+        key = (entry["family"], dtype, "held out" if entry["held_out"] else "fit")
+        hit, total = counts.get(key, (0, 0))
+        counts[key] = (hit + (length(spec, m, n, k) == launched_length(entry)), total + 1)
+    rows = [list(key) + [f"{hit}/{total}"] for key, (hit, total) in sorted(counts.items())]
+    return render(["family", "dtype", "set", "rule = launched piece length"], rows, markdown)
+
+
 def main(argv=None, repository="."):
     """The command line (scripts/compare_gemm_recordings.py); DATA defaults to tests/data/gemm
     under `repository`."""
@@ -257,7 +329,16 @@ def main(argv=None, repository="."):
                         help="emulate every output row and check the whole output's recorded "
                              "digest too (slower: FP8 runs the reference path)")
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--split-rule", action="store_true",
+                        help="no emulation: how often split_k=cublas-sm90 gives the piece length "
+                             "each recorded split-K launch ran")
     args = parser.parse_args(argv)
+    if args.split_rule:
+        try:
+            print("\n".join(split_rule_table(args.data, args.markdown)))
+        except RecordingError as error:
+            raise SystemExit(f"compare_gemm: {error}")
+        return 0
     emulations = ("baseline", "model") if args.emulation == "both" else (args.emulation,)
     try:
         by_emulation = {e: compare(args.data, e, args.only, args.whole) for e in emulations}

@@ -155,8 +155,8 @@ def scales(case, seed):
     return sa.reshape(-1, 1), sb.reshape(1, -1)
 
 
-def kept_rows(m, n):
-    """The output rows stored: all when M*N <= OUTPUTS_KEPT, else evenly spread rows (the first
-    and the last among them) whose outputs number at most OUTPUTS_KEPT (at least one row)."""
-    count = max(1, min(m, OUTPUTS_KEPT // n))
+def kept_rows(m, n, limit=OUTPUTS_KEPT):
+    """The output rows stored: all when M*N <= limit, else evenly spread rows (the first and the
+    last among them) whose outputs number at most limit (at least one row)."""
+    count = max(1, min(m, limit // n))
     return np.unique(np.linspace(0, m - 1, count).round().astype(np.int64))

@@ -11,10 +11,10 @@ side draws them again), runs the GEMM twice on the GPU and keeps:
                            the output rows gemm_cases.kept_rows names
     OUT_DIR/summary.json   versions (torch, CUDA, cuBLASLt), the device, the flags' defaults,
                            torch._scaled_mm's schema, and per case its settings, the flags as
-                           PyTorch read them back, the CUDA kernels the profiler saw launched,
-                           the run-to-run agreement (share of bit-identical outputs of the second
-                           run against the first), SHA-256 digests of the whole output and of the
-                           inputs' encodings, or the error
+                           PyTorch read them back, the CUDA kernels the profiler saw launched
+                           with their grids, the run-to-run agreement (share of bit-identical
+                           outputs of the second run against the first), SHA-256 digests of the
+                           whole output and of the inputs' encodings, or the error
 
 A case that fails (an FP8 combination PyTorch refuses, say) keeps its error and the sweep goes
 on. The package's source on PYTHONPATH is enough: no build of simprec's C++ extension.
@@ -24,6 +24,7 @@ import argparse
 import ctypes
 import json
 import os
+import tempfile
 import time
 import traceback
 
@@ -107,20 +108,29 @@ def runner(case, operands, seed):
     return run, (a_bits, w_bits)
 
 
-def launched_kernels(run):
-    """The names of the CUDA kernels one call launches."""
+def launches(run):
+    """[name, grid, block] of every CUDA kernel one call launches, in launch order, from the
+    profiler's trace (kineto records each kernel's grid and block; a split-K kernel's grid
+    counts the pieces of K)."""
     import torch
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         run()
         torch.cuda.synchronize()
-    names = sorted({e.key for e in prof.key_averages() if e.device_type.name == "CUDA"})
-    return [n for n in names if not n.startswith(("Memcpy", "Memset"))]
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "trace.json")
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            events = json.load(f)["traceEvents"]
+    kernels = sorted((e for e in events if e.get("cat") == "kernel"), key=lambda e: e["ts"])
+    return [[e["name"], e.get("args", {}).get("grid"), e.get("args", {}).get("block")]
+            for e in kernels]
 
 
-def record_case(case, operands, seed, arrays):
-    """Records one case into `arrays` (name -> kept rows' bits); returns its summary entry (an
-    error is kept, not raised)."""
+def record_case(case, operands, seed, arrays, outputs_kept=gemm_cases.OUTPUTS_KEPT):
+    """Records one case into `arrays` (name -> the bits of the rows gemm_cases.kept_rows keeps
+    of at most outputs_kept outputs); returns its summary entry (an error is kept, not
+    raised)."""
     import torch
     entry = {k: v for k, v in case.items() if k != "name"}
     started = time.time()
@@ -133,14 +143,15 @@ def record_case(case, operands, seed, arrays):
         second = output_bits(run())
         torch.cuda.synchronize()
         entry["run_to_run"] = float(np.mean(first == second))
-        entry["kernels"] = launched_kernels(run)
+        entry["launches"] = launches(run)
+        entry["kernels"] = [name for name, _, _ in entry["launches"]]
         entry["digest_output"] = sha256(first)
         entry["digest_inputs"] = sha256(*inputs)
         m, n, _ = case["shape"]
-        arrays[case["name"]] = first[gemm_cases.kept_rows(m, n)]
+        arrays[case["name"]] = first[gemm_cases.kept_rows(m, n, outputs_kept)]
         entry["seconds"] = round(time.time() - started, 3)
-        print(f"{case['name']}: ok, run-to-run {entry['run_to_run']:.6f}, "
-              f"{', '.join(k[:60] for k in entry['kernels'])}", flush=True)
+        grids = "; ".join(f"{name[:60]} {grid}" for name, grid, _ in entry["launches"])
+        print(f"{case['name']}: ok, run-to-run {entry['run_to_run']:.6f}, {grids}", flush=True)
     except Exception as error:  # recorded, the sweep goes on
         entry["error"] = f"{type(error).__name__}: {error}"[:2000]
         traceback.print_exc()
@@ -192,29 +203,46 @@ def environment(seed):
     return summary
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def arguments(argv, doc, script, seed=None):
+    """A recorder's command line (OUT, --only, and --seed where it has a default), checked to
+    run where CUDA is."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
     parser.add_argument("out")
-    parser.add_argument("--seed", type=int, default=gemm_cases.SEED)
+    if seed is not None:
+        parser.add_argument("--seed", type=int, default=seed)
     parser.add_argument("--only", default="", help="record the cases whose name holds this")
     args = parser.parse_args(argv)
     import torch
     if not torch.cuda.is_available():
-        raise SystemExit("record_gemm: no CUDA device; the recordings are of a GPU's libraries")
-    os.makedirs(args.out, exist_ok=True)
-    summary = environment(args.seed)
+        raise SystemExit(f"{script}: no CUDA device; the recordings are of a GPU's libraries")
+    return args
+
+
+def main(argv=None):
+    args = arguments(argv, __doc__, "record_gemm", gemm_cases.SEED)
+    return record(args.out, args.seed, gemm_cases.cases(), args.only)
+
+
+def record(out, seed, cases, only="", outputs_kept=gemm_cases.OUTPUTS_KEPT):
+    """Records the cases whose name holds `only` into OUT/gemm.npz and OUT/summary.json (the
+    module's docstring) and puts PyTorch's BLAS settings back as they were; returns 0."""
+    import torch
+    os.makedirs(out, exist_ok=True)
+    summary = environment(seed)
+    summary["outputs_kept"] = outputs_kept
     summary["cases"] = {}
     defaults = {dtype: getattr(torch.backends.cuda.matmul, flag) for dtype, flag in _FLAG.items()}
-    operands = Operands(args.seed)
+    operands = Operands(seed)
     arrays = {}
-    for case in gemm_cases.cases():
-        if args.only in case["name"]:
-            summary["cases"][case["name"]] = record_case(case, operands, args.seed, arrays)
+    for case in cases:
+        if only in case["name"]:
+            summary["cases"][case["name"]] = record_case(case, operands, seed, arrays,
+                                                         outputs_kept)
     torch.backends.cuda.preferred_blas_library("cublas")
     for dtype, value in defaults.items():
         setattr(torch.backends.cuda.matmul, _FLAG[dtype], value)
-    np.savez_compressed(os.path.join(args.out, "gemm.npz"), **arrays)
-    with open(os.path.join(args.out, "summary.json"), "w") as f:
+    np.savez_compressed(os.path.join(out, "gemm.npz"), **arrays)
+    with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
     errors = sum("error" in e for e in summary["cases"].values())
     print(f"recorded {len(arrays)} cases, {errors} errors", flush=True)
