@@ -1,6 +1,7 @@
 """simprec.torch.matmul and simprec.torch.linear: PyTorch's GEMMs through simprec.gemm.gemm, with
 autograd. Each of the three GEMMs of a linear layer (the forward product, dX = dY·W and
-dW = dYᵀ·X) takes its own settings: simprec.gemm.gemm's keywords as a dict.
+dW = dYᵀ·X) takes its own settings: simprec.gemm.gemm's keywords as a dict (a GEMM numerics
+spec, numerics=, or the keyword form).
 
 What PyTorch 2.x does on CUDA, which the defaults follow (aten/src/ATen/native/Linear.cpp and
 cuda/Blas.cpp): F.linear with a bias flattens a contiguous input's leading dimensions into rows
@@ -19,8 +20,10 @@ import simprec.gemm
 from simprec import _checks
 from simprec._arrays import dtype_format, tensor_to_numpy
 
-GEMM_KEYWORDS = ("model", "out_format", "split_k", "promote_every", "scale_a", "scale_b",
-                 "scale_order")
+GEMM_KEYWORDS = ("numerics", "model", "out_format", "split_k", "promote_every", "scale_a",
+                 "scale_b", "scale_order", "threads")
+# The keyword form's numerics, which a spec (numerics=) says instead.
+_KEYWORD_FORM = ("model", "out_format", "split_k", "promote_every", "scale_order")
 # The GEMM models of cuBLAS on an H200 for 16-bit tensors (the recordings' nvjet kernels).
 DEFAULT_MODELS = {"bf16": "tc:sm90-wgmma-bf16", "fp16": "tc:sm90-wgmma-fp16"}
 _DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
@@ -51,25 +54,46 @@ def settings_argument(value, argument, where=None):
     return dict(value)
 
 
-def resolve(settings, tensor, argument):
+def resolve(settings, tensor, argument, where=None):
     """The keywords of one GEMM: `settings` with model and out_format filled in from the
-    tensor's dtype as cuBLAS runs it (bf16, fp16: the sm90 wgmma model, out in the dtype)."""
+    tensor's dtype as cuBLAS runs it (bf16, fp16: the sm90 wgmma model, out in the dtype), or
+    its numerics spec checked and read (its instruction and output format)."""
     resolved = dict(settings or {})
+    if resolved.get("numerics") is not None:
+        given = [k for k in _KEYWORD_FORM if resolved.get(k) is not None]
+        if given:
+            raise TypeError(f"{where or argument}: numerics= and {', '.join(given)}= both given; "
+                            "the spec says it all (docs/gemm.md)")
+        spec = _checks.text(resolved["numerics"], "numerics", "cublas-bf16")
+        resolved["model"], resolved["out_format"] = spec_instruction_and_out(spec)
+        return resolved
     fmt = dtype_format(tensor.dtype)
     if resolved.get("model") is None:
         if fmt not in DEFAULT_MODELS:
             raise ValueError(
                 f"{argument}: no default GEMM model for {tensor.dtype} tensors (cuBLAS runs "
                 "fp32 GEMMs on its FP32 units, which simprec does not model); pass model=, "
-                "e.g. model='tc:sm90-wgmma-bf16' for autocast's bf16 GEMM, or bf16/fp16 tensors")
+                "e.g. model='tc:sm90-wgmma-bf16' for autocast's bf16 GEMM, or numerics=, or "
+                "bf16/fp16 tensors")
         resolved["model"] = DEFAULT_MODELS[fmt]
     if resolved.get("out_format") is None:
         resolved["out_format"] = fmt if fmt in simprec.gemm.OUT_FORMATS else "fp32"
     return resolved
 
 
+def spec_instruction_and_out(spec):
+    """A GEMM numerics spec's instruction model and output format (ValueError, naming the
+    nearest names, for a spec the engine refuses)."""
+    canonical = simprec.gemm.canonical(spec).split(",")
+    presets = {p["name"]: p["assignments"] for p in simprec.gemm.numerics_reference()["presets"]}
+    keys = dict(item.split("=", 1) for item in presets[canonical[0]].split(",") if item)
+    keys.update(item.split("=", 1) for item in canonical[1:])
+    return keys.get("instruction", "tc:sm90-wgmma-bf16"), keys.get("out", "fp32")
+
+
 def without_scales(settings):
-    """A GEMM's settings for another product: scales belong to one pair of operands."""
+    """A GEMM's settings for another product: scales belong to one pair of operands (a spec's
+    scaling stays: the backward GEMMs are then given scales of 1)."""
     return {k: v for k, v in settings.items() if k not in ("scale_a", "scale_b", "scale_order")}
 
 
@@ -115,19 +139,23 @@ def operand(array, fmt):
 
 def gemm_values(a, b, settings, bias=None):
     """A (M x K) · B (K x N), float32 arrays of any values, through simprec.gemm.gemm with
-    `settings` (model and out_format resolved): the operands rounded into the model's input
-    formats, the bias (N values, already in out_format) added to the fp32 sum in fp32 before
-    the cast, as cuBLASLt's bias epilogue. Returns float32 values of out_format."""
+    `settings` (resolved: model and out_format filled in, or a numerics spec read): the operands
+    rounded into the model's input formats, the bias (N values, already in out_format) added by
+    the engine in fp32 after the scales and before the cast, as cuBLASLt's bias epilogue.
+    Returns float32 values of out_format."""
     fa, fb = operand_formats(settings["model"])
     keywords = {k: v for k, v in settings.items() if v is not None}
-    out_format = keywords.pop("out_format")
+    if "numerics" in keywords:
+        keywords.pop("model")
+        out_format = keywords.pop("out_format")
+    else:
+        out_format = keywords["out_format"]
     if 0 in a.shape or 0 in b.shape:  # as PyTorch: no rows or columns, or K = 0 (sums of nothing)
         d = np.zeros((a.shape[0], b.shape[1]), dtype=np.float32)
-    else:
-        d = simprec.gemm.gemm(operand(a, fa), operand(b, fb), out_format="fp32", **keywords)
-    if bias is not None:
-        d = (d + bias).astype(np.float32)
-    return d if out_format == "fp32" else simprec.round(d, out_format)
+        if bias is not None:
+            d = d + bias
+        return d if out_format == "fp32" else simprec.round(d, out_format)
+    return simprec.gemm.gemm(operand(a, fa), operand(b, fb), bias=bias, **keywords)
 
 
 def result_dtype(dtype, out_format):

@@ -78,14 +78,15 @@ def _check_linear(input, weight, bias):
                              f"{tuple(bias.shape)}")
 
 
-def _settings(input, model, out_format, split_k, promote_every, scale_a, scale_b, scale_order,
-              grad_a, grad_b, names):
-    """The forward GEMM's settings and the two backward ones' (None: the forward's model,
-    out_format, split_k and promote_every, without its scales)."""
-    given = dict(model=model, out_format=out_format, split_k=split_k,
+def _settings(input, numerics, model, out_format, split_k, promote_every, scale_a, scale_b,
+              scale_order, threads, grad_a, grad_b, names):
+    """The forward GEMM's settings and the two backward ones' (None: the forward's numerics,
+    without its scales)."""
+    given = dict(numerics=numerics, model=model, out_format=out_format, split_k=split_k,
                  promote_every=promote_every, scale_a=scale_a, scale_b=scale_b,
-                 scale_order=scale_order)
-    settings = resolve(settings_argument(given, names[0], where=names[0]), input, names[1])
+                 scale_order=scale_order, threads=threads)
+    settings = resolve(settings_argument(given, names[0], where=names[0]), input, names[1],
+                       where=names[0])
     grads = []
     for value, argument in ((grad_a, names[2]), (grad_b, names[3])):
         value = settings_argument(value, argument)
@@ -96,19 +97,22 @@ def _settings(input, model, out_format, split_k, promote_every, scale_a, scale_b
 
 @_checks.named_keywords
 def linear(input: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] = None, *,
-           model: Optional[str] = None, out_format: Optional[str] = None,
-           split_k: Optional[int] = None, promote_every: Optional[int] = None, scale_a=None,
-           scale_b=None, scale_order: str = "alpha", grad_input: Optional[dict] = None,
-           grad_weight: Optional[dict] = None) -> torch.Tensor:
+           numerics: Optional[str] = None, model: Optional[str] = None,
+           out_format: Optional[str] = None, split_k: Optional[int] = None,
+           promote_every: Optional[int] = None, scale_a=None, scale_b=None,
+           scale_order: Optional[str] = None, threads: int = 0,
+           grad_input: Optional[dict] = None, grad_weight: Optional[dict] = None) -> torch.Tensor:
     """torch.nn.functional.linear (y = x Wᵀ + b) with its GEMMs through simprec.gemm.gemm, CPU
     tensors, differentiable.
 
     input (..., in_features): its leading dimensions are flattened into the GEMM's rows, as
     PyTorch's addmm path does; weight (out_features, in_features); bias (out_features,) or None.
     The keywords are simprec.gemm.gemm's for the forward GEMM (a = the flattened input, b = Wᵀ;
-    scale_a one per row or a scalar, scale_b one per output feature or a scalar). model=None:
-    what cuBLAS runs for the input's dtype (bf16, fp16: the sm90 wgmma model; fp32 has no
-    default); out_format=None: the input's format (fp32 for wider dtypes). Operands are rounded
+    scale_a one per row or a scalar, scale_b one per output feature or a scalar): a GEMM
+    numerics spec (numerics="cublas-bf16"; docs/gemm.md) or the keyword form. model=None:
+    what cuBLAS runs for the input's dtype (bf16, fp16: the sm90 wgmma model, as the presets
+    cublas-bf16 and cublas-fp16; fp32 has no default); out_format=None: the input's format (fp32
+    for wider dtypes). Operands are rounded
     to nearest even into the model's input format first (a cast, as autocast makes it; nothing
     changes for values of the format). The bias, rounded to out_format, is added to the fp32
     sum in fp32 before the cast (cuBLASLt's bias epilogue, what PyTorch 2 calls for F.linear on
@@ -116,13 +120,13 @@ def linear(input: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tenso
     out_format's dtype.
 
     grad_input (dX = dY·W) and grad_weight (dW = dYᵀ·X): dicts of the same keywords for the
-    backward GEMMs; None takes the forward's model, out_format, split_k and promote_every
-    (never its scales). Gradients come back in their tensors' dtypes; the bias gradient is
+    backward GEMMs; None takes the forward's numerics (never its scales). threads: the engine's
+    (0: all cores; the results do not depend on it). Gradients come back in their tensors' dtypes; the bias gradient is
     torch's fp32 sum of dY's rows (not an emulation of a GPU's reduction).
     """
     _check_linear(input, weight, bias)
-    settings, gi, gw = _settings(input, model, out_format, split_k, promote_every, scale_a,
-                                 scale_b, scale_order, grad_input, grad_weight,
+    settings, gi, gw = _settings(input, numerics, model, out_format, split_k, promote_every,
+                                 scale_a, scale_b, scale_order, threads, grad_input, grad_weight,
                                  ("linear", "input", "grad_input", "grad_weight"))
     return _EmulatedLinear.apply(input, weight, bias, settings, gi, gw)
 
@@ -178,11 +182,11 @@ def _summed(d, batch, t):
 
 
 @_checks.named_keywords
-def matmul(a: torch.Tensor, b: torch.Tensor, *, model: Optional[str] = None,
-           out_format: Optional[str] = None, split_k: Optional[int] = None,
-           promote_every: Optional[int] = None, scale_a=None, scale_b=None,
-           scale_order: str = "alpha", grad_a: Optional[dict] = None,
-           grad_b: Optional[dict] = None) -> torch.Tensor:
+def matmul(a: torch.Tensor, b: torch.Tensor, *, numerics: Optional[str] = None,
+           model: Optional[str] = None, out_format: Optional[str] = None,
+           split_k: Optional[int] = None, promote_every: Optional[int] = None, scale_a=None,
+           scale_b=None, scale_order: Optional[str] = None, threads: int = 0,
+           grad_a: Optional[dict] = None, grad_b: Optional[dict] = None) -> torch.Tensor:
     """torch.matmul for a (..., M, K) and b (..., K, N), leading dimensions broadcast, with each
     matrix product through simprec.gemm.gemm; CPU tensors, differentiable.
 
@@ -203,6 +207,7 @@ def matmul(a: torch.Tensor, b: torch.Tensor, *, model: Optional[str] = None,
     except RuntimeError:
         raise ValueError(f"a {tuple(a.shape)} and b {tuple(b.shape)}: their leading dimensions "
                          "do not broadcast") from None
-    settings, ga, gb = _settings(a, model, out_format, split_k, promote_every, scale_a, scale_b,
-                                 scale_order, grad_a, grad_b, ("matmul", "a", "grad_a", "grad_b"))
+    settings, ga, gb = _settings(a, numerics, model, out_format, split_k, promote_every, scale_a,
+                                 scale_b, scale_order, threads, grad_a, grad_b,
+                                 ("matmul", "a", "grad_a", "grad_b"))
     return _EmulatedMatmul.apply(a, b, settings, ga, gb)

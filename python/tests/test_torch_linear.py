@@ -55,6 +55,25 @@ def test_linear_is_gemm_with_the_bias_added_in_fp32_before_the_cast():
     assert not np.array_equal(expected, simprec.round((x @ w.T + b).numpy(), "bf16"))
 
 
+def test_a_gemm_numerics_spec_is_the_same_engine():
+    torch.manual_seed(4)
+    x, w = torch.randn(32, 512).bfloat16(), torch.randn(16, 512).bfloat16()
+    b = torch.randn(16).bfloat16()
+    assert torch.equal(storch.linear(x, w, b), storch.linear(x, w, b, numerics="cublas-bf16"))
+    split = storch.linear(x, w, b, numerics="cublas-bf16,split_k=length:128")
+    expected = simprec.gemm.gemm(rounded(x, "bf16"), np.ascontiguousarray(rounded(w, "bf16").T),
+                                 model=BF16, out_format="fp32", split_k=128)
+    expected = simprec.round((expected + rounded(b, "bf16")).astype(np.float32), "bf16")
+    assert np.array_equal(split.float().numpy(), expected)
+    # A spec's output format sets the result's dtype; the backward takes the same spec.
+    xr = x.float().requires_grad_(True)
+    y = storch.linear(xr, w.float(), numerics="cublas-bf16,out=fp32")
+    assert y.dtype == torch.float32
+    y.backward(torch.ones_like(y))
+    assert torch.equal(xr.grad, storch.linear(torch.ones(32, 16), w.float().T.contiguous(),
+                                              numerics="cublas-bf16,out=fp32"))
+
+
 def test_backward_gemms_take_their_own_settings():
     torch.manual_seed(1)
     x = torch.randn(32, 48, requires_grad=True)
@@ -170,6 +189,12 @@ def test_matmul_on_exact_data_is_torchs():
     (lambda: storch.linear(torch.ones(2, 4).bfloat16(), torch.ones(3, 4).bfloat16(),
                            grad_weight={"promote": 128}), TypeError,
      r"grad_weight: unexpected keyword argument 'promote' \(did you mean 'promote_every'\?\)"),
+    (lambda: storch.linear(torch.ones(2, 4).bfloat16(), torch.ones(3, 4).bfloat16(),
+                           numerics="cublas-bf61"), ValueError,
+     "unknown GEMM preset 'cublas-bf61'; did you mean 'cublas-bf16'"),
+    (lambda: storch.linear(torch.ones(2, 4).bfloat16(), torch.ones(3, 4).bfloat16(),
+                           numerics="cublas-bf16", promote_every=128), TypeError,
+     "linear: numerics= and promote_every= both given"),
     (lambda: storch.matmul(torch.ones(4).bfloat16(), torch.ones(4, 2).bfloat16()), ValueError,
      r"a: expected at least 2 dimensions, got shape \(4,\)"),
     (lambda: storch.matmul(torch.ones(2, 3, 4).bfloat16(), torch.ones(5, 4, 2).bfloat16()),
