@@ -6,12 +6,12 @@ PyTorch's fp32) and with the linear layers emulated as well (bf16 GEMMs, FP8 del
 and without promotion). The settings are interleaved round by round, so a machine that slows down
 slows all of them; the ratio of medians is the figure (the issue's target: at most 3).
 
-Where the time goes, per setting (one step, the last round): the calls to simprec.matmul (the
-C++ tensor-core model) and their time, the time in simprec.gemm.gemm around them (promotion loop,
-scales, cast), and the rest of the linear layers' Python (rounding operands, the recipe's
-quantization).
+Where the time goes, per setting (one step, the last round): the calls to simprec.gemm.gemm (the
+C++ GEMM engine: the tensor-core model chained along K, promotion, split-K, epilogue), their time
+and their time per product (M·K·N), simprec.attention's time (forward and backward), and the
+rest (PyTorch's own work, the linear layers' Python: rounding operands, FP8 quantization).
 
---threads N runs every simprec.matmul and simprec.torch.attention call on N threads (default:
+--threads N runs every simprec.gemm.gemm and simprec.attention call on N threads (default:
 their own default, 0 = all cores; the results do not depend on it): on a small, busy machine
 starting the threads of each call can cost more than the call's arithmetic.
 
@@ -49,7 +49,7 @@ class Timers:
         def timed(*args, **kwargs):
             if threads is not None:
                 kwargs.setdefault("threads", threads)
-            if label == "simprec.matmul":  # products of the GEMM: M·K·N
+            if label == "simprec.gemm.gemm":  # products of the GEMM: M·K·N
                 a, b = args[0], args[1]
                 self.products += a.shape[-2] * a.shape[-1] * b.shape[-1]
             started = time.perf_counter()
@@ -116,8 +116,7 @@ def main():
     for r in range(args.rounds):
         for name, (model, optimiser, linear) in models.items():
             timers = Timers()
-            timers.wrap(simprec, "matmul", "simprec.matmul", args.threads)
-            timers.wrap(simprec.gemm, "gemm", "simprec.gemm.gemm")
+            timers.wrap(simprec.gemm, "gemm", "simprec.gemm.gemm", args.threads)
             timers.wrap(simprec, "attention", "simprec.attention", args.threads)
             try:
                 times[name].append(step(model, optimiser, data, shape, linear, attention, r))
@@ -128,26 +127,22 @@ def main():
     print(f"model: {shape.layers} layers, width {shape.width}, {shape.batch * shape.seq} tokens; "
           f"{args.rounds} rounds, interleaved; median seconds per training step; threads "
           f"{'default' if args.threads is None else args.threads}")
-    print(f"{'setting':34} {'s/step':>8} {'ratio':>6} | {'last step':>9} {'matmul calls':>12} "
-          f"{'in matmul':>10} {'ns/product':>10} {'gemm rest':>10} {'attention':>10} "
-          f"{'rest':>8}")
+    print(f"{'setting':34} {'s/step':>8} {'ratio':>6} | {'last step':>9} {'GEMM calls':>10} "
+          f"{'in GEMMs':>9} {'ns/product':>10} {'attention':>10} {'rest':>8}")
     for name in settings:
         median = statistics.median(times[name])
         t = profile[name]
-        in_matmul = t.seconds["simprec.matmul"]
-        gemm_rest = t.seconds["simprec.gemm.gemm"] - in_matmul
+        in_gemm = t.seconds["simprec.gemm.gemm"]
         attention_s = t.seconds["simprec.attention"]
         last = times[name][-1]
-        rest = last - attention_s - t.seconds["simprec.gemm.gemm"]
-        per_product = 1e9 * in_matmul / t.products if t.products else 0.0
+        rest = last - attention_s - in_gemm
+        per_product = 1e9 * in_gemm / t.products if t.products else 0.0
         print(f"{name:34} {median:8.3f} {median / base:6.2f} | {last:9.3f} "
-              f"{t.calls['simprec.matmul']:12d} {in_matmul:10.3f} {per_product:10.2f} "
-              f"{gemm_rest:10.3f} {attention_s:10.3f} {rest:8.3f}")
-    print("after |: the last round's step and where its seconds went: simprec.matmul (the C++ "
-          "tensor-core model; its time per product of the GEMMs it ran), simprec.gemm.gemm's own "
-          "Python around it, simprec.attention "
-          "(forward and backward), and the rest (PyTorch's own work, the linear layers' "
-          "rounding and FP8 quantization)")
+              f"{t.calls['simprec.gemm.gemm']:10d} {in_gemm:9.3f} {per_product:10.2f} "
+              f"{attention_s:10.3f} {rest:8.3f}")
+    print("after |: the last round's step and where its seconds went: simprec.gemm.gemm (the C++ "
+          "GEMM engine; its time per product M*K*N), simprec.attention (forward and backward), "
+          "and the rest (PyTorch's own work, the linear layers' rounding and FP8 quantization)")
     return 0
 
 
