@@ -28,7 +28,7 @@ import torch
 
 from paper_training.model import ModelShape, Numerics, load_text
 from paper_training.report import write_report
-from paper_training.runs import Run, Schedule, train
+from paper_training.runs import Run, Schedule, train_all
 
 FULL = dict(shape=ModelShape(layers=2, heads=4, head_dim=16, seq=64, batch=8),
             schedule=Schedule(steps=200, checkpoint_every=25, snapshot_every=10))
@@ -85,6 +85,17 @@ def results_json(runs, states):
     return out
 
 
+def preset_and_schedule(parser, args):
+    """The model preset (--quick or not) and its schedule with --steps applied."""
+    preset = QUICK if args.quick else FULL
+    schedule = preset["schedule"]
+    if args.steps is not None:
+        if not 1 <= args.steps <= 100000:
+            parser.error(f"--steps {args.steps}: expected an integer in [1, 100000]")
+        schedule = Schedule(**{**schedule.__dict__, "steps": args.steps})
+    return preset, schedule
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="out/paper_a_training",
@@ -97,12 +108,7 @@ def main():
                         help="stop each run after this many steps, checkpoint written, as a "
                              "kill would (for testing resumption)")
     args = parser.parse_args()
-    preset = QUICK if args.quick else FULL
-    schedule = preset["schedule"]
-    if args.steps is not None:
-        if not 1 <= args.steps <= 100000:
-            parser.error(f"--steps {args.steps}: expected an integer in [1, 100000]")
-        schedule = Schedule(**{**schedule.__dict__, "steps": args.steps})
+    preset, schedule = preset_and_schedule(parser, args)
     if args.stop_after is not None and args.stop_after < 0:
         parser.error(f"--stop-after {args.stop_after}: expected an integer >= 0")
     runs, references, pairs = runs_and_pairs(args.quick)
@@ -122,14 +128,9 @@ def main():
     out = Path(args.out)
     data = load_text()
     started = time.perf_counter()
-    states = {}
-    for r in runs:
-        state = train(r, preset["shape"], schedule, data, out / "runs" / r.name,
-                      stop_after=args.stop_after)
-        if state is None:
-            print(f"{r.name}: stopped after {args.stop_after} steps (--stop-after)")
-            return 0
-        states[r.name] = state
+    states = train_all(runs, preset["shape"], schedule, data, out, args.stop_after)
+    if states is None:
+        return 0
     shape = preset["shape"]
     setup = [f"model: byte-level GPT, {shape.layers} layers, {shape.heads} heads of "
              f"{shape.head_dim}, width {shape.width}, context {shape.seq}, batch {shape.batch}; "

@@ -1,7 +1,9 @@
 """simprec for PyTorch: emulated attention as a drop-in for
 torch.nn.functional.scaled_dot_product_attention, differentiable through the emulated backward
 pass, so that a model trains with emulated numerics on the CPU; emulate_attention routes
-PyTorch's own attention modules through it."""
+PyTorch's own attention modules through it. linear and matmul run a model's GEMMs (and their
+backward GEMMs) through simprec.gemm.gemm; emulate runs a whole module's linear layers and
+attention through simprec; DelayedScaling is an FP8 training recipe for its linear layers."""
 
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ from simprec._arrays import dtype_format, tensor_to_numpy
 from simprec._checks import named_keywords, string_list, tile_argument
 from simprec._types import Numerics, Tile
 
-__all__ = ["attention", "BackwardCall", "emulate_attention", "NonFiniteInputWarning"]
+__all__ = ["attention", "BackwardCall", "emulate_attention", "NonFiniteInputWarning", "linear",
+           "matmul", "emulate", "DelayedScaling"]
 
 
 class NonFiniteInputWarning(RuntimeWarning):
@@ -171,3 +174,6 @@ def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
 attention.__doc__ = (attention.__doc__ or "") + simprec.numerics_help()
 
 from simprec._torch_modules import emulate_attention  # noqa: E402 (uses attention above)
+from simprec._torch_linear import linear, matmul  # noqa: E402
+from simprec._torch_fp8 import DelayedScaling  # noqa: E402
+from simprec._torch_emulate import emulate  # noqa: E402 (uses emulate_attention)

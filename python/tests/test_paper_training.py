@@ -4,6 +4,7 @@ quick variant, killed and resumed, against an uninterrupted run."""
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 
@@ -95,8 +96,8 @@ def test_weight_distances_are_max_abs_difference_and_wasserstein_1():
         weight_distances(np.zeros(2), np.zeros(3))
 
 
-def _run(out, *extra):
-    r = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--out", str(out), *extra],
+def _run(out, *extra, script=SCRIPT):
+    r = subprocess.run([sys.executable, str(script), "--quick", "--out", str(out), *extra],
                        capture_output=True, text=True, env=dict(os.environ))
     assert r.returncode == 0, r.stderr
     return r.stdout
@@ -220,3 +221,31 @@ def test_the_cumulative_panels_share_one_labelled_scale(tmp_path):
     assert len(limits) == 6 and len(set(limits)) == 1, limits
     assert label == "cumulative delta error (1e-3 nats)", label
     assert (tmp_path / "grid.png").stat().st_size > 1000
+
+
+FP8_SCRIPT = SOURCE_DIR / "examples" / "python" / "fp8_training.py"
+
+
+def _run_fp8(out, *extra):
+    return _run(out, "--fp8-format", "e4m3", "--only", "fp8-e4m3-promoted", *extra,
+                script=FP8_SCRIPT)
+
+
+def test_fp8_training_killed_and_resumed_keeps_its_scaling_state(tmp_path):
+    whole, resumed = tmp_path / "whole", tmp_path / "resumed"
+    _run_fp8(whole)
+    # The fp32 run (first) is taken finished; the FP8 run stops after 5 steps: its checkpoint
+    # at step 3 holds the amax histories and scales the next steps quantize with.
+    shutil.copytree(whole / "runs" / "fp32", resumed / "runs" / "fp32")
+    assert "stopped after 5 steps" in _run_fp8(resumed, "--stop-after", "5")
+    assert "fp8-e4m3-promoted: step 3 of 8" in _run_fp8(resumed)
+    assert (whole / "results.json").read_bytes() == (resumed / "results.json").read_bytes()
+    checkpoint = torch.load(whole / "runs" / "fp8-e4m3-promoted" / "checkpoint.pt")
+    scales = checkpoint["linear"]["blocks.0.qkv.weight"]
+    assert set(scales) == {"input", "weight", "grad_output"}
+    assert all(s["quantizations"] == 8 and s["scale"] != 1.0 for s in scales.values())
+    report = (whole / "report.md").read_text()
+    verdict = report.split("\n## ")[-1]
+    assert verdict.startswith("Verdict\n")
+    assert "**fp8-e4m3-promoted: loss" in verdict and "95% interval" in verdict
+    assert (whole / "loss.png").stat().st_size > 1000

@@ -159,6 +159,30 @@ class GPT(torch.nn.Module):
         return self.head(self.norm(x))
 
 
+# The linear layers' numerics of a run, by name: simprec.torch.emulate's linear= argument.
+# "bf16": autocast's bf16 GEMMs on an H200; "fp8-*": Transformer Engine's delayed scaling (HYBRID:
+# e4m3 forward, e5m2 gradients; E4M3: e4m3 for both) with the accumulator promoted every 128
+# elements of K in all three GEMMs, in none ("fast": fast accumulation), or as TE's default (fprop
+# fast, dgrad and wgrad promoted); outputs in bf16. amax history of 16 steps: TE's default of 1024
+# would hold the first steps' amaxes through the whole of a short run.
+LINEAR_NUMERICS = ("bf16", "fp8-promoted", "fp8-fast", "fp8-te", "fp8-e4m3-promoted",
+                   "fp8-e4m3-fast")
+FP8_HISTORY = 16
+
+
+def linear_numerics(name):
+    """simprec.torch.emulate's linear= for a run (a new recipe, with its own state), or None."""
+    if name is None or name == "bf16":
+        return name
+    if name not in LINEAR_NUMERICS:
+        raise ValueError(f"linear numerics {name!r}: expected one of {LINEAR_NUMERICS}")
+    fmt = "e4m3" if "e4m3" in name else "hybrid"
+    promote = {"promoted": 128, "fast": None,
+               "te": {"fprop": None, "dgrad": 128, "wgrad": 128}}[name.rsplit("-", 1)[1]]
+    return storch.DelayedScaling(fp8_format=fmt, amax_history_len=FP8_HISTORY,
+                                 promote_every=promote)
+
+
 def emulated_attention(numerics, stream, on_backward=None):
     """attend(q, k, v, layer, layer_input) through simprec in the numerics' format: q, k, v are
     cast to the format's torch dtype (bf16, fp16) so that the emulation sees the encodings the

@@ -8,13 +8,16 @@ import json
 import math
 import os
 import time
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
+from typing import Optional
 
 import numpy as np
 import torch
 
 from paper_training.measures import delta_analysis, repeated_maxima
-from paper_training.model import GPT, batch, emulated_attention
+import simprec.torch as storch
+from paper_training.model import GPT, batch, emulated_attention, linear_numerics
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,7 @@ class Run:
     seed: int
     analyse: bool  # paper A's per-step measures (costs an fp64 attention per layer)
     key_block: int = 16  # the flash numerics' key block, for the repeated maxima per block
+    linear: Optional[str] = None  # the linear layers' emulated numerics (model.LINEAR_NUMERICS)
 
 
 def lr_at(step, schedule):
@@ -59,6 +63,9 @@ def train(run, shape, schedule, data, folder, stop_after=None, log=print):
     config = {"run": run.name, "numerics": asdict(run.numerics), "seed": run.seed,
               "text_sha256": hashlib.sha256(data.tobytes()).hexdigest(),
               "shape": asdict(shape), "schedule": asdict(schedule)}
+    linear = linear_numerics(run.linear)
+    if linear is not None:
+        config["linear"] = repr(linear)
     torch.manual_seed(run.seed)
     model = GPT(shape, run.numerics.model_precision)
     optimiser = torch.optim.AdamW(model.parameters(), lr=schedule.peak_lr, betas=(0.9, 0.95),
@@ -74,6 +81,8 @@ def train(run, shape, schedule, data, folder, stop_after=None, log=print):
         model.load_state_dict(saved["model"])
         optimiser.load_state_dict(saved["optimiser"])
         state = saved["state"]
+        if hasattr(linear, "load_state_dict"):
+            linear.load_state_dict(model, saved["linear"])
     else:
         state["snapshots"][0] = _flat_weights(model)
     if state["step"] < schedule.steps:
@@ -105,10 +114,11 @@ def train(run, shape, schedule, data, folder, stop_after=None, log=print):
             group["lr"] = lr_at(step, schedule)
         optimiser.zero_grad()
         attend = emulated_attention(run.numerics, (run.seed << 20) + step, on_backward)
-        logits = model(inputs, attend)
-        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, shape.vocab),
-                                                 targets.reshape(-1))
-        loss.backward()
+        with nullcontext() if linear is None else storch.emulate(model, linear=linear):
+            logits = model(inputs, attend)
+            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, shape.vocab),
+                                                     targets.reshape(-1))
+            loss.backward()
         grad_norm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), schedule.clip))
         optimiser.step()
         state["records"].append({"step": step, "loss": float(loss), "grad_norm": grad_norm,
@@ -118,11 +128,27 @@ def train(run, shape, schedule, data, folder, stop_after=None, log=print):
         if state["step"] % schedule.snapshot_every == 0 or state["step"] == schedule.steps:
             state["snapshots"][state["step"]] = _flat_weights(model)
         if state["step"] % schedule.checkpoint_every == 0 or state["step"] == schedule.steps:
-            _save_atomically({"config": config, "model": model.state_dict(),
-                              "optimiser": optimiser.state_dict(), "state": state}, checkpoint)
+            saved = {"config": config, "model": model.state_dict(),
+                     "optimiser": optimiser.state_dict(), "state": state}
+            if hasattr(linear, "state_dict"):
+                saved["linear"] = linear.state_dict(model)  # the FP8 scaling state
+            _save_atomically(saved, checkpoint)
             log(f"{run.name}: step {state['step']} loss {float(loss):.4f} "
                 f"({state['seconds'] / state['step']:.2f} s/step)")
     return state
+
+
+def train_all(runs, shape, schedule, data, out, stop_after=None):
+    """Trains (or resumes) each run into out/runs/NAME; their states by name, or None when
+    stop_after stopped one (after saying so)."""
+    states = {}
+    for r in runs:
+        state = train(r, shape, schedule, data, out / "runs" / r.name, stop_after=stop_after)
+        if state is None:
+            print(f"{r.name}: stopped after {stop_after} steps (--stop-after)")
+            return None
+        states[r.name] = state
+    return states
 
 
 def _flat_weights(model):
