@@ -45,9 +45,11 @@ sanitize() {
 
 case "${1:-all}" in
   all)
-    # The Python suite runs once, in the package check, against the installed wheel (the same
-    # objects as the build folder's package: the wheel is made from this build).
-    ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" -LE gpu -E '^python_tests$'
+    # The Python suite (the training example's test included) runs once, in the package check,
+    # against the installed wheel (the same objects as the build folder's package: the wheel is
+    # made from this build).
+    ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" -LE gpu \
+      -E '^(python_tests|python_paper_training)$'
     BUILD_DIR=$build_dir scripts/package_check.sh
     sanitize
     ;;
