@@ -2,6 +2,7 @@
 // resuming an interrupted run to the same results as an uninterrupted one, thread-count
 // independence.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -16,8 +17,11 @@ namespace {
 namespace fs = std::filesystem;
 using simprec::testing::run_simprec;
 
+// The process id keeps test runs side by side (two builds' suites, ctest -j) out of each other's
+// folders.
 fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / ("simprec_experiment_" + name);
+  const fs::path dir = fs::path(::testing::TempDir()) /
+                       ("simprec_experiment_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;

@@ -3,6 +3,7 @@
 // .npy files and in Python). The parser is now one pass without recursion; these headers are
 // read or refused with a message, never a crash.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -30,7 +31,8 @@ std::string refusal(Fn&& parse) {
 }
 
 fs::path temp_file(const std::string& name) {
-  return fs::path(::testing::TempDir()) / ("simprec_npy_header_" + name);
+  return fs::path(::testing::TempDir()) /
+         ("simprec_npy_header_" + name + "_" + std::to_string(::getpid()));
 }
 
 TEST(NpyHeader, ReadsWhatNumpyWrites) {

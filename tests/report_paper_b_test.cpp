@@ -3,6 +3,7 @@
 // layout docs/experiments.md describes (written by hand, so the expected text does not come from
 // a run of the code under test).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -41,7 +42,8 @@ nlohmann::json record(int index, const std::string& name, const std::string& num
 }
 
 TEST(PaperBReport, ShowsTheSramTileTheKeyTilesAndTheMaxPerDraw) {
-  const fs::path dir = fs::path(::testing::TempDir()) / "simprec_report_paper_b";
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("simprec_report_paper_b_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   {

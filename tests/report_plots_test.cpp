@@ -3,6 +3,7 @@
 // under test): each plot's data file holds the quantity the verdict quotes, and bar charts have
 // a y range that includes zero.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -95,7 +96,8 @@ class ReportPlots : public ::testing::Test {
     // One folder per test: ctest runs the cases as processes side by side.
     dir_ = fs::path(::testing::TempDir()) /
            ("simprec_report_plots_" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
+            std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     {
