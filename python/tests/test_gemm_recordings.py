@@ -9,6 +9,7 @@ import pytest
 
 from simprec.gemm import gemm
 from simprec.recordings import compare_gemm, gemm_cases
+from simprec.recordings.bits import format_bits
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "gemm")
 SUMMARY, ARRAYS = compare_gemm.load(DATA)
@@ -26,13 +27,8 @@ def recorded(name, rows_kept):
 def emulated_bits(entry, rows, **settings):
     a, w = compare_gemm.case_inputs(entry, SEED)
     fmt = compare_gemm.out_format(entry)
-    values = gemm(np.ascontiguousarray(a[rows]), np.ascontiguousarray(w.T), out_format=fmt,
-                  **settings).astype(np.float32)
-    if fmt == "fp32":
-        return values.view(np.uint32)
-    if fmt == "bf16":
-        return (values.view(np.uint32) >> 16).astype(np.uint16)
-    return values.astype(np.float16).view(np.uint16)
+    return format_bits(gemm(np.ascontiguousarray(a[rows]), np.ascontiguousarray(w.T),
+                            out_format=fmt, **settings), fmt)
 
 
 @pytest.mark.parametrize("name,split_k,wrong_split_k", [

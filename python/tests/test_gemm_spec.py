@@ -11,19 +11,11 @@ from conftest import CLI
 
 from simprec.gemm import canonical, gemm, numerics_reference, split_k_length, to_numerics
 from simprec.recordings import compare_gemm, gemm_cases
+from simprec.recordings.bits import format_bits
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "gemm")
 SUMMARY, ARRAYS = compare_gemm.load(DATA)
 SEED = SUMMARY["seed"]
-
-
-def bits_of(values, fmt):
-    values = np.asarray(values, dtype=np.float32)
-    if fmt == "fp32":
-        return values.view(np.uint32)
-    if fmt == "bf16":
-        return (values.view(np.uint32) >> 16).astype(np.uint16)
-    return values.astype(np.float16).view(np.uint16)
 
 
 # One fitted case per preset family, the spec as the comparison picks it (split-K: the piece
@@ -48,7 +40,7 @@ def test_presets_reproduce_recorded_gemms(name, spec):
         sa, sb = gemm_cases.scales(entry, SEED)
         settings = dict(scale_a=sa if sa.ndim == 0 else sa[rows], scale_b=sb)
     d = gemm(np.ascontiguousarray(a[rows]), np.ascontiguousarray(w.T), numerics=spec, **settings)
-    np.testing.assert_array_equal(bits_of(d, compare_gemm.out_format(entry)),
+    np.testing.assert_array_equal(format_bits(d, compare_gemm.out_format(entry)),
                                   ARRAYS[name][:len(rows)])
 
 
@@ -163,7 +155,7 @@ def test_every_fitted_recording_with_its_preset():
                             scale_b=sb if sb.ndim == 0 else sb[:, cols])
         d = gemm(np.ascontiguousarray(a[rows]), np.ascontiguousarray(w[cols].T),
                  numerics=compare_gemm.numerics(entry), **settings)
-        if not np.array_equal(bits_of(d, compare_gemm.out_format(entry)),
+        if not np.array_equal(format_bits(d, compare_gemm.out_format(entry)),
                               ARRAYS[name][:1, cols]):
             missed.append(name)
     assert not missed

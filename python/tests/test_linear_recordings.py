@@ -11,6 +11,7 @@ import pytest
 import simprec
 from simprec.gemm import gemm
 from simprec.recordings import compare_linear, linear_cases
+from simprec.recordings.bits import format_bits, format_values
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "linear")
 SUMMARY, ARRAYS = compare_linear.load(DATA)
@@ -39,9 +40,9 @@ def test_the_backward_split_k_is_what_the_weight_gradient_rests_on():
     assert "splitK" in launch[0]
     assert compare_linear.split_length(launch, 128, 512, 4096) is not None
     x_bits, _, _, dy_bits = linear_cases.operands(SUMMARY["seed"], entry)
-    x, dy = compare_linear.values(x_bits, "bf16"), compare_linear.values(dy_bits, "bf16")
+    x, dy = format_values(x_bits, "bf16"), format_values(dy_bits, "bf16")
     rows = linear_cases.kept_rows(128, 512)
-    one_chain = compare_linear.out_bits(
+    one_chain = format_bits(
         gemm(np.ascontiguousarray(dy.T[rows]), x, numerics="cublas-bf16"), "bf16")
     want = ARRAYS[f"{name}.dw"]
     assert not np.array_equal(one_chain.reshape(want.shape), want)
@@ -53,10 +54,10 @@ def test_the_bias_is_added_in_fp32_before_the_cast():
     name = "linear.bf16.bias.256x256x256"
     entry = SUMMARY["cases"][name]
     x_bits, w_bits, b_bits, _ = linear_cases.operands(SUMMARY["seed"], entry)
-    x, w, b = (compare_linear.values(bits, "bf16") for bits in (x_bits, w_bits, b_bits))
+    x, w, b = (format_values(bits, "bf16") for bits in (x_bits, w_bits, b_bits))
     rows = linear_cases.kept_rows(256, 256)
     rounded = gemm(np.ascontiguousarray(x[rows]), np.ascontiguousarray(w.T), numerics="cublas-bf16")
-    twice = compare_linear.out_bits(simprec.round(rounded + b, "bf16"), "bf16")
+    twice = format_bits(simprec.round(rounded + b, "bf16"), "bf16")
     want = ARRAYS[f"{name}.y"]
     assert np.mean(twice.reshape(want.shape) == want) < 0.999
 

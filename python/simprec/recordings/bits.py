@@ -47,6 +47,29 @@ def float32_bits(values):
     return np.asarray(values, dtype=np.float64).astype(np.float32).view(np.uint32)
 
 
+def format_bits(values, format):
+    """Encodings of values that `format` holds: uint32 for fp32, uint16 for bf16 (checked:
+    bits_of_bf16_values) and fp16."""
+    if format == "fp32":
+        return float32_bits(values)
+    if format == "bf16":
+        return bits_of_bf16_values(values)
+    if format == "fp16":
+        return np.asarray(values, dtype=np.float32).astype(np.float16).view(np.uint16)
+    raise ValueError(f"format {format!r}: expected fp32, bf16 or fp16")
+
+
+def format_values(bits, format):
+    """float32 values of fp32 (uint32), bf16 or fp16 (uint16) encodings."""
+    if format == "fp32":
+        return np.asarray(bits).astype(np.uint32).view(np.float32)
+    if format == "bf16":
+        return (np.asarray(bits).astype(np.uint32) << 16).view(np.float32)
+    if format == "fp16":
+        return np.asarray(bits).astype(np.uint16).view(np.float16).astype(np.float32)
+    raise ValueError(f"format {format!r}: expected fp32, bf16 or fp16")
+
+
 def tensor_bits(tensor):
     """uint16 bit patterns of a torch bf16 or fp16 tensor, copied to the CPU (C order)."""
     import torch

@@ -35,7 +35,7 @@ import re
 import numpy as np
 
 from simprec.recordings import gemm_cases
-from simprec.recordings.bits import sha256, share_equal
+from simprec.recordings.bits import format_bits, sha256, share_equal
 from simprec.recordings.table import percent, render
 
 DATA = os.path.join("tests", "data", "gemm")
@@ -190,9 +190,7 @@ def emulate(entry, seed, emulation, rows, split=None):
         values = d.astype(np.float32) if fmt == "fp32" else simprec.round(d, fmt)
     else:
         values = gemm(a, b, numerics=numerics(entry, split), **settings)
-    bits = np.asarray(values, dtype=np.float32).view(np.uint32)
-    return bits if fmt == "fp32" else (bits >> 16).astype(np.uint16) if fmt == "bf16" else \
-        np.asarray(values, dtype=np.float16).view(np.uint16)
+    return format_bits(values, fmt)
 
 
 def library(entry):

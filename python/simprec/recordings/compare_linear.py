@@ -23,7 +23,7 @@ import os
 import numpy as np
 
 from simprec.recordings import linear_cases
-from simprec.recordings.bits import sha256, share_equal
+from simprec.recordings.bits import format_bits, format_values, sha256, share_equal
 from simprec.recordings.compare_gemm import _NVJET, RecordingError
 from simprec.recordings.compare_gemm import load as load_recording
 from simprec.recordings.table import percent, render
@@ -61,21 +61,6 @@ def split_length(launch, rows, cols, k):
     return math.ceil(k / (ctas // slots) / K_TILE) * K_TILE
 
 
-def values(bits, fmt):
-    """float32 values of bf16/fp16 encodings."""
-    if fmt == "bf16":
-        return (bits.astype(np.uint32) << 16).view(np.float32)
-    return bits.view(np.float16).astype(np.float32)
-
-
-def out_bits(values_, fmt):
-    """bf16/fp16 encodings of float32 values the format holds."""
-    v = np.asarray(values_, dtype=np.float32)
-    if fmt == "bf16":
-        return (v.view(np.uint32) >> 16).astype(np.uint16)
-    return v.astype(np.float16).view(np.uint16)
-
-
 def emulate(entry, seed):
     """{output: emulated bits of the stored rows} for a case."""
     import simprec
@@ -86,7 +71,7 @@ def emulate(entry, seed):
     inputs = [x_bits, w_bits, dy_bits] + ([] if b_bits is None else [b_bits])
     if sha256(*inputs) != entry["digest_inputs"]:
         raise RecordingError(f"{entry['shape']}: the inputs drawn again differ from the recorded")
-    x, w, dy = (values(b, fmt) for b in (x_bits, w_bits, dy_bits))
+    x, w, dy = (format_values(b, fmt) for b in (x_bits, w_bits, dy_bits))
     spec = f"cublas-{fmt}"
 
     def run(a, b, rows, cols, kk, launch, bias=None):
@@ -100,14 +85,14 @@ def emulate(entry, seed):
     grad_weight = _gemm_launch(entry["launches_backward"], "NT")
     ry, rx, rw = (linear_cases.kept_rows(m, n), linear_cases.kept_rows(m, k),
                   linear_cases.kept_rows(n, k))
-    bias = None if b_bits is None else values(b_bits, fmt)
+    bias = None if b_bits is None else format_values(b_bits, fmt)
     out = {
-        "y": out_bits(run(x[ry], w.T, m, n, k, forward, bias), fmt),
-        "dx": out_bits(run(dy[rx], w, m, k, n, grad_input), fmt),
-        "dw": out_bits(run(dy.T[rw], x, n, k, m, grad_weight), fmt),
+        "y": format_bits(run(x[ry], w.T, m, n, k, forward, bias), fmt),
+        "dx": format_bits(run(dy[rx], w, m, k, n, grad_input), fmt),
+        "dw": format_bits(run(dy.T[rw], x, n, k, m, grad_weight), fmt),
     }
     if b_bits is not None:
-        out["db"] = out_bits(simprec.round(dy.sum(axis=0, dtype=np.float32), fmt), fmt)
+        out["db"] = format_bits(simprec.round(dy.sum(axis=0, dtype=np.float32), fmt), fmt)
     return out
 
 

@@ -14,6 +14,7 @@ import os
 import numpy as np
 
 from simprec.recordings import compare_gemm, compare_linear, gemm_cases, linear_cases
+from simprec.recordings.bits import format_values
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "gemm")
@@ -27,15 +28,6 @@ CASES = (
 )
 
 
-def as_values(bits, out):
-    """float32 values of the recorded output bits."""
-    if out == "fp32":
-        return bits.astype(np.uint32).view(np.float32)
-    if out == "bf16":
-        return (bits.astype(np.uint32) << 16).view(np.float32)
-    return bits.astype(np.uint16).view(np.float16).astype(np.float32)
-
-
 def write(folder, name, prefix):
     summary, arrays = compare_gemm.load(os.path.join(DATA, folder))
     entry = summary["cases"][name]
@@ -43,7 +35,7 @@ def write(folder, name, prefix):
     rows = gemm_cases.kept_rows(m, n, summary.get("outputs_kept", gemm_cases.OUTPUTS_KEPT))
     a, w = compare_gemm.case_inputs(entry, summary["seed"])
     out = {"a": np.ascontiguousarray(a[rows]), "b": np.ascontiguousarray(w.T),
-           "d": as_values(arrays[name], compare_gemm.out_format(entry))}
+           "d": format_values(arrays[name], compare_gemm.out_format(entry))}
     if entry["family"] == "scaled_mm":
         sa, sb = gemm_cases.scales(entry, summary["seed"])
         out["scale_a"] = (sa.reshape(1) if sa.ndim == 0 else sa[rows]).reshape(-1)
@@ -68,8 +60,8 @@ def write_linear(name, prefix):
     rows = linear_cases.kept_rows(m, n)
     fmt = entry["dtype"]
     out = {"a": np.ascontiguousarray(x[rows]), "b": np.ascontiguousarray(w.T),
-           "bias": compare_linear.values(bias, fmt),
-           "d": compare_linear.values(arrays[name + ".y"], fmt)}
+           "bias": format_values(bias, fmt),
+           "d": format_values(arrays[name + ".y"], fmt)}
     for key, value in out.items():
         np.save(os.path.join(HERE, f"{prefix}.{key}.npy"), value)
     return prefix, {"case": name, "recording": "tests/data/linear", "rows": rows.tolist(),
