@@ -28,7 +28,7 @@ import torch
 from paper_a_training import TILE, preset_and_schedule, results_json
 from paper_training.fp8_report import write_report
 from paper_training.model import FP8_HISTORY, Numerics, load_text
-from paper_training.runs import Run, train_all
+from paper_training.runs import Run, only_runs, train_all
 
 
 def runs_for(fp8_format):
@@ -59,12 +59,7 @@ def main():
     preset, schedule = preset_and_schedule(parser, args)
     runs = runs_for(args.fp8_format)
     if args.only:
-        names = set(args.only.split(",")) | {"fp32"}
-        unknown = sorted(names - {r.name for r in runs})
-        if unknown:
-            parser.error(f"--only: unknown runs {unknown}; expected names among "
-                         f"{[r.name for r in runs]}")
-        runs = [r for r in runs if r.name in names]
+        runs = only_runs(parser, runs, set(args.only.split(",")) | {"fp32"})
     torch.set_num_threads(1)  # the model's own arithmetic: one thread, same bits anywhere
     out = Path(args.out)
     data = load_text()

@@ -28,7 +28,7 @@ import torch
 
 from paper_training.model import ModelShape, Numerics, load_text
 from paper_training.report import write_report
-from paper_training.runs import Run, Schedule, train_all
+from paper_training.runs import Run, Schedule, only_runs, train_all
 
 FULL = dict(shape=ModelShape(layers=2, heads=4, head_dim=16, seq=64, batch=8),
             schedule=Schedule(steps=200, checkpoint_every=25, snapshot_every=10))
@@ -115,11 +115,7 @@ def main():
     if args.only:
         names = args.only.split(",")
         names += [references[r.seed] for r in runs if r.name in names]  # the loss's reference
-        unknown = sorted(set(names) - {r.name for r in runs})
-        if unknown:
-            parser.error(f"--only: unknown runs {unknown}; expected names among "
-                         f"{[r.name for r in runs]}")
-        runs = [r for r in runs if r.name in names]
+        runs = only_runs(parser, runs, names)
         pairs = {seed: {label: pair for label, pair in p.items() if set(pair) <= set(names)}
                  for seed, p in pairs.items()}
         pairs = {seed: p for seed, p in pairs.items() if p}

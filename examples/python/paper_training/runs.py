@@ -12,7 +12,6 @@ from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from typing import Optional
 
-import numpy as np
 import torch
 
 from paper_training.measures import delta_analysis, repeated_maxima
@@ -136,6 +135,16 @@ def train(run, shape, schedule, data, folder, stop_after=None, log=print):
             log(f"{run.name}: step {state['step']} loss {float(loss):.4f} "
                 f"({state['seconds'] / state['step']:.2f} s/step)")
     return state
+
+
+def only_runs(parser, runs, names):
+    """The runs named in `names` (--only), in their order; an unknown name is the command line's
+    error (parser.error), listing the known ones."""
+    unknown = sorted(set(names) - {r.name for r in runs})
+    if unknown:
+        parser.error(f"--only: unknown runs {unknown}; expected names among "
+                     f"{[r.name for r in runs]}")
+    return [r for r in runs if r.name in names]
 
 
 def train_all(runs, shape, schedule, data, out, stop_after=None):
