@@ -60,42 +60,64 @@ def load(data, arrays_file="gemm.npz", what="GEMM"):
     return summary, arrays
 
 
-def _tile_and_cluster(entry):
-    """(tile_n, tile_m, cluster_n, cluster_m) of the recorded nvjet kernel, read off its name
+def _kernel_tile_and_cluster(kernel):
+    """(tile_n, tile_m, cluster_n, cluster_m) of an nvjet kernel, read off its name
     (nvjet_sm90_..._TNxTM_..._CxC_...: cuBLAS's m is the output's N, as PyTorch passes row-major
     operands)."""
-    kernel = entry["kernels"][0]
     match = _NVJET.search(kernel)
     if not match:
         raise RecordingError(f"kernel {kernel!r}: splits K but its tile cannot be read")
     return tuple(int(x) for x in match.groups())
 
 
-def _output_slots(entry):
-    """The thread blocks one piece of K takes: the output tiles, each dimension rounded up to
-    whole clusters (a cluster launches whole, tiles past the output included)."""
-    tile_n, tile_m, c1, c2 = _tile_and_cluster(entry)
-    m, n, _ = entry["shape"]
-    return (math.ceil(math.ceil(n / tile_n) / c1) * c1) * (math.ceil(math.ceil(m / tile_m) / c2)
-                                                           * c2)
+def _tile_and_cluster(entry):
+    """_kernel_tile_and_cluster of a recorded case's kernel."""
+    return _kernel_tile_and_cluster(entry["kernels"][0])
 
 
-def launched_pieces(entry):
-    """The pieces of K the recorded launch ran: its grid's thread blocks over the output slots."""
-    _, grid, _ = entry["launches"][0]
-    ctas, slots = grid[0] * grid[1] * grid[2], _output_slots(entry)
+def output_slots(kernel, rows, cols):
+    """The thread blocks one piece of K takes in a launch of `kernel` for a rows x cols output:
+    the output tiles, each dimension rounded up to whole clusters (a cluster launches whole,
+    tiles past the output included)."""
+    tile_n, tile_m, c1, c2 = _kernel_tile_and_cluster(kernel)
+    return (math.ceil(math.ceil(cols / tile_n) / c1) * c1) * (
+        math.ceil(math.ceil(rows / tile_m) / c2) * c2)
+
+
+def pieces_of_launch(kernel, grid, rows, cols):
+    """The pieces of K a launch of `kernel` with `grid` ran for a rows x cols output: its thread
+    blocks over the output slots."""
+    ctas, slots = grid[0] * grid[1] * grid[2], output_slots(kernel, rows, cols)
     if ctas % slots:
-        raise RecordingError(f"{entry['shape']}: a grid of {ctas} thread blocks is not a whole "
+        raise RecordingError(f"{kernel[:60]}: a grid of {ctas} thread blocks is not a whole "
                              f"number of pieces of {slots} output slots")
     return ctas // slots
 
 
+def piece_length(k, pieces, element_bytes):
+    """The elements of K per piece when K is cut into `pieces`: whole 128-byte K tiles, as even as
+    the pieces allow (the last piece shorter)."""
+    tile = 128 // element_bytes
+    return math.ceil(k / pieces / tile) * tile
+
+
+def _output_slots(entry):
+    """output_slots of a recorded case."""
+    m, n, _ = entry["shape"]
+    return output_slots(entry["kernels"][0], m, n)
+
+
+def launched_pieces(entry):
+    """The pieces of K the recorded launch ran (pieces_of_launch of its first kernel)."""
+    name, grid, _ = entry["launches"][0]
+    m, n, _ = entry["shape"]
+    return pieces_of_launch(name, grid, m, n)
+
+
 def launched_length(entry):
-    """The elements of K per piece of the recorded launch: whole 128-byte K tiles, as even as the
-    pieces allow (the last piece shorter)."""
+    """The elements of K per piece of the recorded launch (piece_length)."""
     k = entry["shape"][2]
-    tile = 128 // (2 if entry["family"] == "matmul" else 1)
-    return math.ceil(k / launched_pieces(entry) / tile) * tile
+    return piece_length(k, launched_pieces(entry), 2 if entry["family"] == "matmul" else 1)
 
 
 def rule_split(entry):

@@ -17,19 +17,17 @@ reduce_kernel sums in another order: not an emulation). It prints the share of t
 """
 
 import argparse
-import math
 import os
 
 import numpy as np
 
 from simprec.recordings import linear_cases
 from simprec.recordings.bits import format_bits, format_values, sha256, share_equal
-from simprec.recordings.compare_gemm import _NVJET, RecordingError
+from simprec.recordings.compare_gemm import RecordingError, piece_length, pieces_of_launch
 from simprec.recordings.compare_gemm import load as load_recording
 from simprec.recordings.table import percent, render
 
 DATA = os.path.join("tests", "data", "linear")
-K_TILE = 64  # elements of a 128-byte K tile of bf16 or fp16
 
 
 def load(data):
@@ -47,18 +45,12 @@ def _gemm_launch(launches, layout):
 
 
 def split_length(launch, rows, cols, k):
-    """The elements of K per piece the launch ran (None without split-K): its grid's thread blocks
-    over the output tiles rounded up to whole clusters (cuBLAS's m is the output's columns)."""
+    """The elements of K per piece the launch ran (None without split-K), for a rows x cols
+    output (compare_gemm.pieces_of_launch, piece_length)."""
     name, grid = launch
     if "splitK" not in name:
         return None
-    tile_n, tile_m, c1, c2 = (int(x) for x in _NVJET.search(name).groups())
-    slots = (math.ceil(math.ceil(cols / tile_n) / c1) * c1) * (
-        math.ceil(math.ceil(rows / tile_m) / c2) * c2)
-    ctas = grid[0] * grid[1] * grid[2]
-    if ctas % slots:
-        raise RecordingError(f"{name}: {ctas} thread blocks are not whole pieces of {slots}")
-    return math.ceil(k / (ctas // slots) / K_TILE) * K_TILE
+    return piece_length(k, pieces_of_launch(name, grid, rows, cols), 2)
 
 
 def emulate(entry, seed):
