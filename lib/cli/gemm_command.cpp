@@ -42,15 +42,9 @@ void run_gemm_command(const Options& o) {
     throw UsageError(e.what());
   }
   const NpyArray a = read_npy(o.a), b = read_npy(o.b);
-  const std::optional<NpyArray> sa = read_optional(o.scale_a), sb = read_optional(o.scale_b),
-                                bias = read_optional(o.bias), bsa = read_optional(o.block_scale_a),
-                                bsb = read_optional(o.block_scale_b);
-  gemm::GemmArrayScales scales;
-  scales.scale_a = sa ? &*sa : nullptr;
-  scales.scale_b = sb ? &*sb : nullptr;
-  scales.bias = bias ? &*bias : nullptr;
-  scales.block_scale_a = bsa ? &*bsa : nullptr;
-  scales.block_scale_b = bsb ? &*bsb : nullptr;
+  const gemm::GemmArrayScales scales{read_optional(o.scale_a), read_optional(o.scale_b),
+                                     read_optional(o.bias), read_optional(o.block_scale_a),
+                                     read_optional(o.block_scale_b)};
   NpyArray d;
   try {
     d = gemm::gemm_arrays(numerics, a, b, scales, o.threads);

@@ -20,7 +20,7 @@ std::vector<uint16_t> narrow(const std::vector<uint32_t>& bits) {
   return std::vector<uint16_t>(bits.begin(), bits.end());
 }
 
-std::span<const float> floats(const NpyArray* array, const char* what) {
+std::span<const float> floats(const std::optional<NpyArray>& array, const char* what) {
   if (!array) return {};
   if (array->type != NpyType::kFloat32) {
     throw std::invalid_argument(std::string(what) + ": dtype " + npy_type_name(array->type) +
@@ -31,8 +31,8 @@ std::span<const float> floats(const NpyArray* array, const char* what) {
 
 // Block scales as float values, from encodings of `format` or float32 values of it, checked to
 // be rows x cols.
-std::vector<float> block_scales(const NpyArray* array, const Format& format, const char* what,
-                                int64_t rows, int64_t cols) {
+std::vector<float> block_scales(const std::optional<NpyArray>& array, const Format& format,
+                                const char* what, int64_t rows, int64_t cols) {
   if (!array) return {};
   if (array->shape != std::vector<int64_t>{rows, cols}) {
     throw std::invalid_argument(std::string(what) + " " + shape_text(array->shape) +

@@ -67,17 +67,10 @@ void bind_gemm(py::module_& m) {
             npy_copy(array_argument(a, "a"), "a", operand_types(g.instruction->input_a));
         const NpyArray bn =
             npy_copy(array_argument(b, "b"), "b", operand_types(g.instruction->input_b));
-        const std::optional<NpyArray> sa = optional_floats(scale_a, "scale_a"),
-                                      sb = optional_floats(scale_b, "scale_b"),
-                                      bi = optional_floats(bias, "bias"),
-                                      bsa = optional_block_scales(block_scale_a, "block_scale_a"),
-                                      bsb = optional_block_scales(block_scale_b, "block_scale_b");
-        gemm::GemmArrayScales scales;
-        scales.scale_a = sa ? &*sa : nullptr;
-        scales.scale_b = sb ? &*sb : nullptr;
-        scales.bias = bi ? &*bi : nullptr;
-        scales.block_scale_a = bsa ? &*bsa : nullptr;
-        scales.block_scale_b = bsb ? &*bsb : nullptr;
+        const gemm::GemmArrayScales scales{
+            optional_floats(scale_a, "scale_a"), optional_floats(scale_b, "scale_b"),
+            optional_floats(bias, "bias"), optional_block_scales(block_scale_a, "block_scale_a"),
+            optional_block_scales(block_scale_b, "block_scale_b")};
         return numpy_of(
             interruptible([&] { return gemm::gemm_arrays(g, an, bn, scales, threads.value); }));
       },
