@@ -1,10 +1,13 @@
 #include "lib/gemm/gemm_arrays.hpp"
 
 #include <climits>
+#include <span>
 #include <stdexcept>
 #include <string>
 
 #include "emulation/round.hpp"
+#include "lib/limits/checked_arithmetic.hpp"
+#include "lib/limits/memory_bound.hpp"
 #include "lib/mma/batched_mma.hpp"
 
 namespace simprec::gemm {
@@ -58,6 +61,14 @@ NpyArray gemm_arrays(const GemmNumerics& numerics, const NpyArray& a, const NpyA
     throw std::invalid_argument("A " + shape_text(a.shape) + " and B " + shape_text(b.shape) +
                                 ": M, N and K must each be in [1, 2^31)");
   }
+  // D's size is checked, and the memory of the run (D, a piece's and a chain's M x N results,
+  // their encodings) estimated, before anything is allocated: small A and B can ask for a D of
+  // terabytes.
+  const std::vector<int64_t> d_shape = {m, n};
+  limits::MemoryEstimate estimate;
+  estimate.add(limits::checked_product(std::span<const int64_t>(d_shape), "D (M x N)"),
+               6 * sizeof(float));
+  limits::check_memory(estimate, limits::memory_limit(""), "D " + shape_text(d_shape));
   const TensorCoreModel& tc = *numerics.instruction;
   const std::vector<uint16_t> a_bits = narrow(encodings(a, tc.input_a, "A"));
   const std::vector<uint16_t> b_bits = narrow(encodings(b, tc.input_b, "B"));

@@ -107,6 +107,23 @@ def test_bad_arguments_are_named(kwargs, error, message):
         gemm(a, b, **kwargs)
 
 
+def test_an_output_too_large_for_memory_is_refused_before_it_is_allocated(tmp_path):
+    # A (2^20 x 1) and B (1 x 2^20) are 4 MiB each; D would be 2^40 floats. Both the Python call
+    # and the CLI refuse it with the memory estimate instead of failing to allocate.
+    a = np.ones((1 << 20, 1), np.float32)
+    b = np.ones((1, 1 << 20), np.float32)
+    with pytest.raises(ValueError, match=r"D \(1048576, 1048576\) needs an estimated .* of "
+                                         r"memory, more than"):
+        gemm(a, b, numerics="cublas-bf16")
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    r = subprocess.run([CLI, "gemm", "--numerics", "cublas-bf16", "--a", str(tmp_path / "a.npy"),
+                        "--b", str(tmp_path / "b.npy"), "--out", str(tmp_path / "d.npy")],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "needs an estimated" in r.stderr, r.stderr
+    assert not (tmp_path / "d.npy").exists()
+
+
 def test_cli_runs_the_same_engine(cli, tmp_path):
     entry = SUMMARY["cases"]["scaled_mm.e5m2-e4m3.row.fp32.promoted.128x128x256"]
     a, w = compare_gemm.case_inputs(entry, SEED)
