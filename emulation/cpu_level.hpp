@@ -58,3 +58,9 @@ Fn for_this_cpu(Fn baseline, Fn v3, Fn v4) {
 #else
 #define SIMPREC_AVX512_KERNELS 0
 #endif
+// The same for the kernels written with AVX2 intrinsics (x86-64-v3 clones).
+#if SIMPREC_CPU_CLONES || defined(__AVX2__)
+#define SIMPREC_AVX2_KERNELS 1
+#else
+#define SIMPREC_AVX2_KERNELS 0
+#endif

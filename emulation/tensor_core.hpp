@@ -104,11 +104,16 @@ uint32_t tensor_core_dot(const TensorCoreModel& model, const uint16_t* a, std::p
                          const uint16_t* b, std::ptrdiff_t b_stride, int length, uint32_t c);
 
 // D = A*B + C for row-major A (M x K), B (K x N), C and D (M x N), encodings as above. The fast
-// path (16-bit inputs, fp32 accumulator) vectorises over N; results equal tensor_core_dot's.
+// path (bf16, fp16 or fp8 inputs, fp32 accumulator) vectorises over N; results equal
+// tensor_core_dot's.
 // threads = 0: resolve_threads(0) (parallel.hpp).
 std::vector<uint32_t> tensor_core_gemm(const TensorCoreModel& model, std::span<const uint16_t> a,
                                        std::span<const uint16_t> b, std::span<const uint32_t> c,
                                        int m, int n, int k, unsigned threads = 1);
+
+// Whether tensor_core_gemm computes the model with its vectorised kernels (otherwise the
+// integer reference computes every output; both give the same bits).
+bool tensor_core_gemm_fast_path(const TensorCoreModel& model);
 
 // The same on values held as floats, in place: c (m x n, row stride ldc) becomes A*B + c, where
 // a(i, kk) = a[i * a_row + kk * a_col] and b(kk, j) = b[kk * ldb + j] are values of

@@ -27,29 +27,51 @@ using tensor_core_fast::kCols;
 using tensor_core_fast::kRows;
 using tensor_core_fast::kZeroExponent;
 
-bool fast_path_applies(const TensorCoreModel& m) {
-  return (m.input_a == formats::bf16 || m.input_a == formats::fp16) && m.same_inputs() &&
-         m.accumulator == formats::fp32 && m.c_entry == CEntry::kFirstBlock &&
-         m.grouping == KGrouping::kContiguous && m.alignment == AlignmentExponent::kOperandSum &&
-         m.truncation == TermTruncation::kTowardZero &&
-         m.block_rounding == RoundingMode::kTowardZero && m.block_result_precision == 24 &&
-         !m.datapath_input && m.k % m.block_size == 0 && m.block_size <= 16 &&
-         m.kept_fraction_bits <= 25;
+// The inputs the kernels take: every value a float, every product of two exact in float.
+bool fast_input(const Format& f) {
+  return f == formats::bf16 || f == formats::fp16 || f == formats::e4m3fn || f == formats::e5m2;
 }
 
-// Every encoding of a 16-bit format as a float (exact), built once.
+// The models the kernels compute (tensor_core_gemm_kernels.hpp says why exactly): the block FMA
+// with truncated terms and a truncated block sum, C in the first block, into fp32, with a window
+// of at most 25 bits and blocks whose int32 sums cannot wrap around unseen: at most 16 terms (the
+// AVX-512 kernel's argument), or few enough that the sum stays below 2^31 - 2^26.
+bool fast_path_applies(const TensorCoreModel& m) {
+  const int64_t F = m.kept_fraction_bits, terms = m.block_size;
+  const bool sums_fit = terms <= 16 || terms * (int64_t{4} << F) + (int64_t{2} << F) <
+                                           (int64_t{1} << 31) - (int64_t{1} << 26);
+  return fast_input(m.input_a) && fast_input(m.input_b) && m.accumulator == formats::fp32 &&
+         m.c_entry == CEntry::kFirstBlock && m.grouping == KGrouping::kContiguous &&
+         m.alignment == AlignmentExponent::kOperandSum &&
+         m.truncation == TermTruncation::kTowardZero &&
+         m.block_rounding == RoundingMode::kTowardZero && m.block_result_precision >= 2 &&
+         m.block_result_precision <= 24 && !m.datapath_input && m.block_size > 0 &&
+         m.k % m.block_size == 0 && F >= 0 && F <= 25 && sums_fit;
+}
+
+// Every encoding of an input format (fast_input) as a float (exact), built once; bits above an
+// 8-bit format's are ignored, as tensor_core_dot ignores them.
 const float* value_table(const Format& f) {
   const auto build = [](const Format& format) {
     std::vector<float> table(65536);
+    const uint32_t width_mask = (1u << format.width()) - 1;
     for (uint32_t bits = 0; bits < 65536; ++bits)
-      table[bits] = static_cast<float>(decode(format, static_cast<uint16_t>(bits)));
+      table[bits] = static_cast<float>(decode(format, bits & width_mask));
     return table;
   };
   if (f == formats::bf16) {
     static const std::vector<float> table = build(formats::bf16);
     return table.data();
   }
-  static const std::vector<float> table = build(formats::fp16);  // the fast path's other input
+  if (f == formats::fp16) {
+    static const std::vector<float> table = build(formats::fp16);
+    return table.data();
+  }
+  if (f == formats::e4m3fn) {
+    static const std::vector<float> table = build(formats::e4m3fn);
+    return table.data();
+  }
+  static const std::vector<float> table = build(formats::e5m2);  // the last input format taken
   return table.data();
 }
 
@@ -241,10 +263,10 @@ tensor_core_fast::Packed pack(const TensorCoreModel& model, int m, int n, int k,
   w.b.resize(static_cast<size_t>(panels) * kp * kCols);
   w.b_exp.resize(w.b.size());
   lay(kp, w.a.data(), w.b.data());
-  const int emin = model.input_a.emin();  // the fast path's inputs are one format
-  const Scan sa = exponents_for_cpu(w.a.data(), w.a.size(), emin, tensor_core_fast::kExponentBias,
-                                    w.a_exp.data());
-  const Scan sb = exponents_for_cpu(w.b.data(), w.b.size(), emin, 0, w.b_exp.data());
+  const Scan sa = exponents_for_cpu(w.a.data(), w.a.size(), model.input_a.emin(),
+                                    tensor_core_fast::kExponentBias, w.a_exp.data());
+  const Scan sb =
+      exponents_for_cpu(w.b.data(), w.b.size(), model.input_b.emin(), 0, w.b_exp.data());
   bits_or = sa.bits_or | sb.bits_or;
   w.row_special.assign(m, 0);
   w.col_special.assign(panels, 0);
@@ -271,10 +293,18 @@ tensor_core_fast::Packed pack(const TensorCoreModel& model, int m, int n, int k,
   return packed;
 }
 
-// Runs fn(begin, end) on contiguous ranges of [0, count), one per thread.
+// Products a thread is given at least: waking a thread costs about as much as a few million
+// products on the fast path (more on a busy machine), so small GEMMs run on fewer threads. The
+// results do not depend on the count.
+constexpr int64_t kProductsPerThread = int64_t{1} << 23;
+
+// Runs fn(begin, end) on contiguous ranges of [0, count), one per thread, on at most one
+// thread per kProductsPerThread of the `products` the whole loop computes.
 template <class Fn>
-void parallel_ranges(int count, unsigned threads, Fn&& fn) {
-  const unsigned t = std::min<unsigned>(resolve_threads(threads), std::max(1, count));
+void parallel_ranges(int count, int64_t products, unsigned threads, Fn&& fn) {
+  const int64_t by_work = std::max<int64_t>(1, products / kProductsPerThread);
+  const auto t = static_cast<unsigned>(
+      std::min<int64_t>({resolve_threads(threads), std::max(1, count), by_work}));
   parallel_for(t, t, [&](int64_t part) {
     fn(static_cast<int>(count * part / t), static_cast<int>(count * (part + 1) / t));
   });
@@ -286,11 +316,12 @@ void parallel_ranges(int count, unsigned threads, Fn&& fn) {
 template <class Reference>
 void run_fast(const tensor_core_fast::Packed& o, const uint8_t* row_special,
               const uint32_t* col_special, unsigned threads, Reference&& reference) {
-  const tensor_core_fast::TileKernel kernel = tensor_core_fast::tile_kernel_for_this_cpu();
+  const tensor_core_fast::TileKernel kernel = tensor_core_fast::tile_kernel_for(*o.model);
   const int groups = (o.m + kRows - 1) / kRows, panels = o.panels();
   // 16 groups (64 rows) of A stay in the cache while the panels of B go by.
   constexpr int kGroupsAtOnce = 16;
-  parallel_ranges(groups, threads, [&](int begin, int end) {
+  const int64_t products = int64_t{o.m} * o.n * o.k;
+  parallel_ranges(groups, products, threads, [&](int begin, int end) {
     for (int g0 = begin; g0 < end; g0 += kGroupsAtOnce) {
       const int g1 = std::min(end, g0 + kGroupsAtOnce);
       for (int p = 0; p < panels; ++p)
@@ -324,7 +355,7 @@ void encode_exactly(const Format& format, const std::vector<float>& values,
   round_to_bits<float, uint16_t>(values, bits,
                                  BulkRounding{format, Rounding{}, RandomStream{}, 0, 1});
   std::vector<float> back(values.size());
-  decode_bits<uint16_t, float>(format, bits, back);
+  round_to_values<float>(values, back, BulkRounding{format, Rounding{}, RandomStream{}, 0, 1});
   for (size_t x = 0; x < values.size(); ++x) {
     if (std::bit_cast<uint32_t>(back[x]) != std::bit_cast<uint32_t>(values[x]) &&
         !(back[x] != back[x] && values[x] != values[x])) {
@@ -337,6 +368,10 @@ void encode_exactly(const Format& format, const std::vector<float>& values,
 
 }  // namespace
 
+bool tensor_core_gemm_fast_path(const TensorCoreModel& model) {
+  return fast_path_applies(model);
+}
+
 std::vector<uint32_t> tensor_core_gemm(const TensorCoreModel& model, std::span<const uint16_t> a,
                                        std::span<const uint16_t> b, std::span<const uint32_t> c,
                                        int m, int n, int k, unsigned threads) {
@@ -348,17 +383,19 @@ std::vector<uint32_t> tensor_core_gemm(const TensorCoreModel& model, std::span<c
                         c[static_cast<size_t>(i) * n + j]);
   };
   if (!fast_path_applies(model) || k == 0 || m == 0 || n == 0) {
-    parallel_ranges(m, threads, [&](int begin, int end) {
+    // The reference costs about a hundred times a fast-path product.
+    parallel_ranges(m, int64_t{100} * m * n * k, threads, [&](int begin, int end) {
       for (int i = begin; i < end; ++i)
         for (int j = 0; j < n; ++j) reference(i, j);
     });
     return d;
   }
   Workspace& w = workspace();
-  const float* values = value_table(model.input_a);  // = input_b on the fast path
+  const float* a_values = value_table(model.input_a);
+  const float* b_values = value_table(model.input_b);
   uint32_t bits_or = 0;
-  const auto a_at = [&](int i, int kk) { return values[a[static_cast<size_t>(i) * k + kk]]; };
-  const auto b_at = [&](int kk, int j) { return values[b[static_cast<size_t>(kk) * n + j]]; };
+  const auto a_at = [&](int i, int kk) { return a_values[a[static_cast<size_t>(i) * k + kk]]; };
+  const auto b_at = [&](int kk, int j) { return b_values[b[static_cast<size_t>(kk) * n + j]]; };
   tensor_core_fast::Packed packed = pack(
       model, m, n, k,
       [&](int kp, float* a_out, float* b_out) { lay_out(m, n, k, kp, a_at, b_at, a_out, b_out); },

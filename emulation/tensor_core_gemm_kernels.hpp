@@ -2,14 +2,16 @@
 // that compute one tile of D from them, one kernel per x86-64 level (cpu_level.hpp). Internal to
 // the emulation library.
 //
-// The fast path takes 16-bit inputs (bf16, fp16) into an fp32 accumulator, C in the first block,
-// terms truncated toward zero and the block sum truncated to 24 bits (every sm_90 bf16/fp16
-// preset). Each block is computed where that is exact:
-//   - a 16-bit value is a float, and the product of two has at most 22 significant bits;
-//   - scaled by 2^(F - emax) (emax: the block's alignment exponent, F: the kept fraction bits)
-//     a term's bits below the window are those below 1, which truncation to an integer drops;
+// The fast path takes bf16, fp16, e4m3fn and e5m2 inputs (A's and B's may differ) into an fp32
+// accumulator, C in the first block, terms truncated toward zero and the block sum truncated to
+// P <= 24 bits (every sm_90 bf16/fp16 preset, P = 24, and the fp8 wgmma ones, P = 14). Each
+// block is computed where that is exact:
+//   - an input value is a float, and the product of two has at most 22 significant bits;
+//   - scaled by 2^(F - emax) (emax: the block's alignment exponent, F <= 25: the kept fraction
+//     bits) a term's bits below the window are those below 1, which truncation to an integer
+//     drops;
 //   - the truncated terms are integers below 2^(F+2) and add up exactly;
-//   - the sum times 2^(emax - F), truncated to 24 significant bits, is the block's result as
+//   - the sum times 2^(emax - F), truncated to P significant bits, is the block's result as
 //     long as it is a normal fp32 number.
 // An output whose chain leaves that ground anywhere (NaN or infinity among its operands, an
 // alignment exponent out of the kernel's range, a zero, subnormal or overflowing block result) is
@@ -65,6 +67,7 @@ struct Packed {
 
 // Computes the tile (rows of group g, columns of panel p) of D and its redo bits.
 using TileKernel = void (*)(const Packed&, int group, int panel);
-TileKernel tile_kernel_for_this_cpu();
+// The kernel for this CPU and a model the fast path takes.
+TileKernel tile_kernel_for(const TensorCoreModel& model);
 
 }  // namespace simprec::tensor_core_fast

@@ -200,6 +200,55 @@ TEST(TensorCoreGemm, FastPathEqualsReference) {
   }
 }
 
+// Every preset the vectorised kernels take (the fp8 wgmma ones among them: blocks of 32, a 13-bit
+// window, block sums truncated to 14 bits), on operands of every encoding (fp8: uniform bytes,
+// NaN, zeros and subnormals included; 16-bit formats: exponents over a wide spread), C zero,
+// small, spread or large, and lengths around the block size: each output equals the integer
+// reference's.
+TEST(TensorCoreGemm, FastPathEqualsReferenceOnEveryPresetItTakes) {
+  std::mt19937_64 rng(2026);
+  int taken = 0;
+  bool fp8_wgmma_taken = false;
+  for (const TensorCoreModel& model : tensor_core_models()) {
+    if (!tensor_core_gemm_fast_path(model)) continue;
+    ++taken;
+    fp8_wgmma_taken |= model.name == "tc:sm90-wgmma-e4m3" || model.name == "tc:sm90-wgmma-e5m2";
+    const auto draw = [&](const Format& f) -> uint16_t {
+      const uint64_t r = rng();
+      if (f.width() == 8) return static_cast<uint16_t>(r & 0xff);
+      if (r % 29 == 0) return r & 2 ? 0 : 0x8000;
+      const int spread = f == formats::fp16 ? 12 : 20;
+      const int e = static_cast<int>((r >> 20) % (2 * spread + 1)) - spread;
+      return bits_of(f, std::ldexp(1.0 + static_cast<double>((r >> 32) & 0x3f) / 64.0, e)) ^
+             static_cast<uint16_t>((r & 1) << 15);
+    };
+    for (const int k : {1, 31, 32, 33, 100, 256}) {
+      for (const int c_kind : {0, 1, 2, 3}) {  // zero, small, spread, large
+        const int m = 9, n = 41;
+        std::vector<uint16_t> a(m * k), b(k * n);
+        std::vector<uint32_t> c(m * n);
+        for (auto& x : a) x = draw(model.input_a);
+        for (auto& x : b) x = draw(model.input_b);
+        for (auto& x : c) {
+          const uint64_t r = rng();
+          const int e = c_kind == 1 ? -4 : c_kind == 2 ? static_cast<int>(r % 80) - 40 : 24;
+          const float v = c_kind == 0 ? 0.0f
+                                      : std::ldexp(1.0f + static_cast<float>(r >> 41) * 0x1p-23f,
+                                                   e + static_cast<int>((r >> 8) % 4));
+          x = fp32_bits((r & 1) ? -v : v);
+        }
+        const std::vector<uint32_t> d = tensor_core_gemm(model, a, b, c, m, n, k, c_kind % 2 + 1);
+        for (int i = 0; i < m; ++i)
+          for (int j = 0; j < n; ++j)
+            ASSERT_EQ(d[i * n + j], tensor_core_dot(model, &a[i * k], 1, &b[j], n, k, c[i * n + j]))
+                << model.name << " k=" << k << " C kind " << c_kind << " i=" << i << " j=" << j;
+      }
+    }
+  }
+  EXPECT_GE(taken, 10);
+  EXPECT_TRUE(fp8_wgmma_taken);
+}
+
 // Values held as floats, A read row-wise or column-wise, shapes with partial tiles (rows not a
 // multiple of 4, columns of 32, K of 16), alignment exponents across the kernels' range and
 // specials in some trials: every output equals the integer reference's.

@@ -1,5 +1,6 @@
 #include "lib/mma/batched_mma.hpp"
 
+#include <bit>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -7,6 +8,7 @@
 #include <span>
 #include <stdexcept>
 
+#include "emulation/bulk.hpp"
 #include "emulation/round.hpp"
 #include "lib/limits/checked_arithmetic.hpp"
 
@@ -47,22 +49,23 @@ std::vector<uint32_t> encodings(const NpyArray& array, const Format& format,
                               : "") +
         "float32 values)");
   }
+  // Rounded in bulk (vectorised); a value is the format's when rounding gives it back with the
+  // same bits (a NaN as a NaN).
   const std::span<const float> values = array.as<float>();
+  const BulkRounding nearest{format, Rounding{}, RandomStream{}, 0, 1};
+  round_to_bits<float, uint32_t>(values, bits, nearest);
+  std::vector<float> back(bits.size());
+  round_to_values<float>(values, back, nearest);
   for (size_t i = 0; i < bits.size(); ++i) {
     const float x = values[i];
-    const Unrounded u = unrounded_from_float(x);
-    const auto b = static_cast<uint32_t>(round_to_format(format, u, Rounding{}));
-    const double back = decode(format, b);
-    const bool same =
-        x != x ? back != back
-               : (back == static_cast<double>(x) && std::signbit(back) == std::signbit(x));
+    const bool same = x != x ? back[i] != back[i]
+                             : std::bit_cast<uint32_t>(back[i]) == std::bit_cast<uint32_t>(x);
     if (!same) {
       char text[64];
       std::snprintf(text, sizeof text, "%.9g", static_cast<double>(x));
       throw std::invalid_argument(what + "[" + std::to_string(i) + "] = " + text +
                                   " is not representable in " + format.name());
     }
-    bits[i] = b;
   }
   return bits;
 }
