@@ -6,10 +6,12 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "emulation/cancellation.hpp"
 #include "emulation/parallel.hpp"
@@ -21,7 +23,19 @@ namespace {
 
 constexpr double kTolerance = 1e-12;
 constexpr size_t kRepairsPerMove = 8;  // combinations kept for each refused move
-constexpr size_t kPairCandidates = 8;  // the closest moves paired where no single move helps
+// Moves paired where no single move helps (C(10, 2) = 45 specs), and taken three at a time where
+// no pair helps either (C(10, 3) = 120): items of a kernel that each change a few rows but bring
+// them nearer only together (glibc's exp with the rescale from rounded maxima and the float
+// scale). Each spec costs about one run of every case.
+constexpr size_t kPairCandidates = 10;
+constexpr size_t kTripleCandidates = 10;
+// Pairs of moves that together make the most rows where the spec differs agree (the rest of the
+// kernel's items may each fix only some rows, and break others, alone).
+constexpr size_t kCoveringPairs = 20;
+// A move that changes no output alone (glibc's expf where every argument it misrounds is absent)
+// may change them beside others: the closest single moves and pairs are each tried with every
+// such move.
+constexpr size_t kNearWithTies = 4;
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -250,28 +264,158 @@ std::vector<Evaluated> Searcher::sweep(const Evaluated& base) {
   return run(neighbourhood(base), all_cases());
 }
 
-std::vector<Searcher::Tried> Searcher::pairs(const Evaluated& base,
-                                             const std::vector<Evaluated>& sorted) {
-  // A move that changes no output on any case (a tie) pairs as itself: left out, so that the
-  // closest moves that do change something are paired.
-  std::vector<Evaluated> closest;
-  for (const Evaluated& e : sorted) {
-    bool changes = false;
-    for (size_t i = 0; i < e.cases.size() && !changes; ++i)
-      changes = e.cases[i].fingerprint != base.cases[i].fingerprint;
-    if (changes) closest.push_back(e);
-  }
-  std::vector<Tried> out;
-  std::set<std::string> seen = {base.candidate.spec()};
-  const size_t n = std::min(closest.size(), kPairCandidates);
-  for (size_t i = 0; i < n; ++i) {
-    for (size_t j = i + 1; j < n; ++j) {
-      Move both = closest[i].move;
-      both.insert(both.end(), closest[j].move.begin(), closest[j].move.end());
-      Tried t{apply_move(base.candidate, both), both, ""};
-      if (refusal(t).empty() && seen.insert(t.key).second) out.push_back(std::move(t));
+namespace {
+
+bool changes_an_output(const Evaluated& base, const Evaluated& e) {
+  for (size_t i = 0; i < e.cases.size() && i < base.cases.size(); ++i)
+    if (e.cases[i].fingerprint != base.cases[i].fingerprint) return true;
+  return false;
+}
+
+// What a move does to the rows where the base differs from the kernel: which of them it makes
+// agree (indices into the base's rows, ascending) and how many rows it makes differ that agreed.
+struct RowEffect {
+  std::vector<size_t> fixed;
+  size_t broken = 0;
+};
+using RowKey = std::tuple<size_t, size_t, int64_t, int64_t>;  // case, output, problem, row
+
+std::map<RowKey, size_t> rows_of(const Evaluated& base) {
+  std::map<RowKey, size_t> index;
+  for (size_t ci = 0; ci < base.cases.size(); ++ci)
+    for (size_t oi = 0; oi < base.cases[ci].outputs.size(); ++oi)
+      for (const RowDiff& d : base.cases[ci].outputs[oi].rows)
+        index.emplace(RowKey{ci, oi, d.problem, d.row}, index.size());
+  return index;
+}
+
+RowEffect row_effect(const std::map<RowKey, size_t>& base_rows, const Evaluated& e) {
+  std::vector<bool> still(base_rows.size(), false);
+  RowEffect effect;
+  for (size_t ci = 0; ci < e.cases.size(); ++ci) {
+    for (size_t oi = 0; oi < e.cases[ci].outputs.size(); ++oi) {
+      for (const RowDiff& d : e.cases[ci].outputs[oi].rows) {
+        const auto at = base_rows.find(RowKey{ci, oi, d.problem, d.row});
+        if (at == base_rows.end()) {
+          ++effect.broken;
+        } else {
+          still[at->second] = true;
+        }
+      }
     }
   }
+  for (size_t r = 0; r < still.size(); ++r)
+    if (!still[r]) effect.fixed.push_back(r);
+  return effect;
+}
+
+size_t union_size(const std::vector<size_t>& a, const std::vector<size_t>& b) {
+  size_t common = 0;
+  for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+    if (a[i] == b[j]) {
+      ++common, ++i, ++j;
+    } else if (a[i] < b[j]) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  return a.size() + b.size() - common;
+}
+
+}  // namespace
+
+std::vector<Searcher::Tried> Searcher::tried_together(const Evaluated& base,
+                                                      const std::vector<const Evaluated*>& moves,
+                                                      std::set<std::string>& seen) {
+  Move all;
+  for (const Evaluated* e : moves) all.insert(all.end(), e->move.begin(), e->move.end());
+  Tried t{apply_move(base.candidate, all), all, ""};
+  std::vector<Tried> out;
+  if (refusal(t).empty() && seen.insert(t.key).second) out.push_back(std::move(t));
+  return out;
+}
+
+std::vector<Searcher::Tried> Searcher::combinations(const Evaluated& base,
+                                                    const std::vector<Evaluated>& sorted,
+                                                    size_t size, size_t candidates) {
+  // A move that changes no output on any case (a tie) combines as itself: left out, so that the
+  // closest moves that do change something are combined.
+  std::vector<const Evaluated*> closest;
+  for (const Evaluated& e : sorted)
+    if (closest.size() < candidates && changes_an_output(base, e)) closest.push_back(&e);
+  std::vector<Tried> out;
+  std::set<std::string> seen = {base.candidate.spec()};
+  const size_t n = closest.size();
+  if (size == 0 || size > n) return out;
+  // Every `size` of the n closest, in lexicographic order of their ranks.
+  std::vector<size_t> pick(size);
+  std::iota(pick.begin(), pick.end(), size_t{0});
+  while (true) {
+    std::vector<const Evaluated*> chosen;
+    for (const size_t i : pick) chosen.push_back(closest[i]);
+    for (Tried& t : tried_together(base, chosen, seen)) out.push_back(std::move(t));
+    size_t at = size;
+    while (at > 0 && pick[at - 1] == n - size + at - 1) --at;
+    if (at == 0) break;
+    ++pick[at - 1];
+    for (size_t i = at; i < size; ++i) pick[i] = pick[i - 1] + 1;
+  }
+  return out;
+}
+
+std::vector<Searcher::Tried> Searcher::covering_pairs(const Evaluated& base,
+                                                      const std::vector<Evaluated>& singles) {
+  const std::map<RowKey, size_t> base_rows = rows_of(base);
+  std::vector<std::pair<const Evaluated*, RowEffect>> fixers;
+  for (const Evaluated& e : singles) {
+    if (!changes_an_output(base, e)) continue;
+    RowEffect effect = row_effect(base_rows, e);
+    if (!effect.fixed.empty()) fixers.emplace_back(&e, std::move(effect));
+  }
+  // (rows fixed together, rows broken together, i, j): most fixed, then fewest broken.
+  std::vector<std::tuple<size_t, size_t, size_t, size_t>> ranked;
+  for (size_t i = 0; i < fixers.size(); ++i) {
+    for (size_t j = i + 1; j < fixers.size(); ++j) {
+      ranked.emplace_back(union_size(fixers[i].second.fixed, fixers[j].second.fixed),
+                          fixers[i].second.broken + fixers[j].second.broken, i, j);
+    }
+  }
+  const size_t keep = std::min(ranked.size(), kCoveringPairs);
+  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(keep),
+                    ranked.end(), [](const auto& a, const auto& b) {
+                      if (std::get<0>(a) != std::get<0>(b)) return std::get<0>(a) > std::get<0>(b);
+                      if (std::get<1>(a) != std::get<1>(b)) return std::get<1>(a) < std::get<1>(b);
+                      return std::tie(std::get<2>(a), std::get<3>(a)) <
+                             std::tie(std::get<2>(b), std::get<3>(b));
+                    });
+  std::vector<Tried> out;
+  std::set<std::string> seen = {base.candidate.spec()};
+  for (size_t r = 0; r < keep; ++r) {
+    const auto [fixed, broken, i, j] = ranked[r];
+    for (Tried& t : tried_together(base, {fixers[i].first, fixers[j].first}, seen))
+      out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::vector<Searcher::Tried> Searcher::with_ties(const Evaluated& base,
+                                                 const std::vector<Evaluated>& singles,
+                                                 const std::vector<Evaluated>& pairs) {
+  std::vector<const Evaluated*> ties, near;
+  for (const Evaluated& e : singles) {
+    if (!changes_an_output(base, e)) {
+      ties.push_back(&e);
+    } else if (near.size() < kNearWithTies) {
+      near.push_back(&e);
+    }
+  }
+  for (size_t i = 0; i < pairs.size() && i < kNearWithTies; ++i) near.push_back(&pairs[i]);
+  std::vector<Tried> out;
+  std::set<std::string> seen = {base.candidate.spec()};
+  for (const Evaluated* n : near)
+    for (const Evaluated* tie : ties)
+      for (Tried& t : tried_together(base, {n, tie}, seen)) out.push_back(std::move(t));
   return out;
 }
 
@@ -311,12 +455,29 @@ SearchResult Searcher::climb(const Evaluated& start) {
         how = " (every move on every case)";
       }
       if (full.empty() || !better(full.front().score, base.score)) {
-        std::vector<Evaluated> both = run(pairs(base, full), all);
-        std::sort(both.begin(), both.end(), by_score);
-        if (!both.empty() && better(both.front().score, base.score)) {
-          full = std::move(both);
-          how = " (a pair of moves)";
-        } else {
+        bool helped = false;
+        const auto take_if_better = [&](std::vector<Evaluated> together, const char* text) {
+          std::sort(together.begin(), together.end(), by_score);
+          if (together.empty() || !better(together.front().score, base.score)) return false;
+          full = std::move(together);
+          how = text;
+          return helped = true;
+        };
+        std::vector<Tried> pairs = combinations(base, full, 2, kPairCandidates);
+        for (Tried& t : covering_pairs(base, full)) {
+          const bool known = std::any_of(pairs.begin(), pairs.end(),
+                                         [&](const Tried& p) { return p.key == t.key; });
+          if (!known) pairs.push_back(std::move(t));
+        }
+        std::vector<Evaluated> paired = run(pairs, all);
+        std::sort(paired.begin(), paired.end(), by_score);
+        if (!take_if_better(paired, " (a pair of moves)") &&
+            !take_if_better(run(with_ties(base, full, paired), all),
+                            " (moves with one that alone changes nothing)")) {
+          take_if_better(run(combinations(base, full, 3, kTripleCandidates), all),
+                         " (three moves together)");
+        }
+        if (!helped) {
           if (swept) result.neighbours = std::move(full);
           break;
         }

@@ -1,7 +1,9 @@
 // The search: a steepest-ascent climb on agreement over the moves of search_space.hpp. Each step
 // tries every move on the cheapest cases, the most promising on every case, and takes the best
 // if it agrees with the kernel on more values (then on values nearer in ulps, then with fewer
-// items); where no single move helps, every move on every case, then pairs of the closest.
+// items); where no single move helps, every move on every case, then pairs of the closest and the
+// pairs that together make the most differing rows agree, those and the closest moves with a
+// move that alone changes nothing, then threes.
 // A move a spec check refuses is tried again together with each move of a key its refusal names
 // (a strategy that needs another slot's, a tile that needs a dispatch, a tensor-core product
 // whose operand's cast is wider).
@@ -10,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -76,7 +79,22 @@ class Searcher {
     std::string key;  // canonical spec
   };
   std::vector<Tried> neighbourhood(const Evaluated& base);
-  std::vector<Tried> pairs(const Evaluated& base, const std::vector<Evaluated>& sorted);
+  // Every `size` moves of the `candidates` closest in `sorted` (those that change an output)
+  // applied together, each spec once, refused ones left out.
+  std::vector<Tried> combinations(const Evaluated& base, const std::vector<Evaluated>& sorted,
+                                  size_t size, size_t candidates);
+  // Pairs of single moves (of `singles`) that together make the most rows where the base differs
+  // agree, then break the fewest that agree.
+  std::vector<Tried> covering_pairs(const Evaluated& base, const std::vector<Evaluated>& singles);
+  // The moves applied together to the base, if that spec is runnable and not in `seen` (which
+  // gains it).
+  std::vector<Tried> tried_together(const Evaluated& base,
+                                    const std::vector<const Evaluated*>& moves,
+                                    std::set<std::string>& seen);
+  // The closest single moves (of `singles`, sorted) and pairs (`pairs`, sorted), each with
+  // every move of `singles` that changes no output alone.
+  std::vector<Tried> with_ties(const Evaluated& base, const std::vector<Evaluated>& singles,
+                               const std::vector<Evaluated>& pairs);
   // The candidates on the cases `subset` (indices), in parallel; refused ones are left out.
   std::vector<Evaluated> run(const std::vector<Tried>& tried, const std::vector<size_t>& subset);
   std::vector<size_t> cheap_cases() const;
