@@ -36,6 +36,10 @@ constexpr size_t kCoveringPairs = 20;
 // may change them beside others: the closest single moves and pairs are each tried with every
 // such move.
 constexpr size_t kNearWithTies = 4;
+// A quiet move changes whether at most kQuietRows rows agree (the key blocks walked last to first
+// where one block holds every key): the kQuietMoves closest are each paired with every move.
+constexpr size_t kQuietRows = 2;
+constexpr size_t kQuietMoves = 4;
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -402,20 +406,31 @@ std::vector<Searcher::Tried> Searcher::covering_pairs(const Evaluated& base,
 std::vector<Searcher::Tried> Searcher::with_ties(const Evaluated& base,
                                                  const std::vector<Evaluated>& singles,
                                                  const std::vector<Evaluated>& pairs) {
-  std::vector<const Evaluated*> ties, near;
+  const std::map<RowKey, size_t> base_rows = rows_of(base);
+  std::vector<const Evaluated*> ties, quiet, changing;
   for (const Evaluated& e : singles) {
     if (!changes_an_output(base, e)) {
       ties.push_back(&e);
-    } else if (near.size() < kNearWithTies) {
-      near.push_back(&e);
+      continue;
     }
+    changing.push_back(&e);
+    const RowEffect effect = row_effect(base_rows, e);
+    if (quiet.size() < kQuietMoves && effect.fixed.size() + effect.broken <= kQuietRows)
+      quiet.push_back(&e);
   }
+  std::vector<const Evaluated*> near(
+      changing.begin(),
+      changing.begin() + static_cast<std::ptrdiff_t>(std::min(changing.size(), kNearWithTies)));
   for (size_t i = 0; i < pairs.size() && i < kNearWithTies; ++i) near.push_back(&pairs[i]);
   std::vector<Tried> out;
   std::set<std::string> seen = {base.candidate.spec()};
   for (const Evaluated* n : near)
     for (const Evaluated* tie : ties)
       for (Tried& t : tried_together(base, {n, tie}, seen)) out.push_back(std::move(t));
+  for (const Evaluated* q : quiet)
+    for (const Evaluated* c : changing)
+      if (c != q)
+        for (Tried& t : tried_together(base, {q, c}, seen)) out.push_back(std::move(t));
   return out;
 }
 

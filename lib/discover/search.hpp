@@ -92,7 +92,8 @@ class Searcher {
                                     const std::vector<const Evaluated*>& moves,
                                     std::set<std::string>& seen);
   // The closest single moves (of `singles`, sorted) and pairs (`pairs`, sorted), each with
-  // every move of `singles` that changes no output alone.
+  // every move of `singles` that changes no output alone; and the closest quiet moves (changing
+  // whether a row agrees for very few rows) each with every move of `singles`.
   std::vector<Tried> with_ties(const Evaluated& base, const std::vector<Evaluated>& singles,
                                const std::vector<Evaluated>& pairs);
   // The candidates on the cases `subset` (indices), in parallel; refused ones are left out.
