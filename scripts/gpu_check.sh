@@ -15,7 +15,8 @@
 #      the benchmark beside PyTorch's SDPA backends (flash_bench, scripts/torch_sdpa_bench.py),
 #   6. the Python package (scripts/gpu_python_check.sh): built for the machine's Python with
 #      PyTorch, its pytest suite, and PyTorch's SDPA flash, FlexAttention and the Triton example
-#      validated through simprec.validate,
+#      validated through simprec.validate; then the same GEMM and attention bits at every x86-64
+#      level of the host's CPU (scripts/check_cpu_levels.py: its AVX-512 kernels where it has them),
 #   7. cuBLAS and _scaled_mm GEMMs and F.linear recorded again and checked against the committed
 #      bits of tests/data/gemm and tests/data/linear (scripts/gpu_check_gemm.sh),
 # and write everything plus summary.txt into OUT_DIR (default: gpu_check_out).
@@ -133,6 +134,13 @@ if [[ " $parts " == *" python "* ]]; then
     python_status=1
     note "no python summary (see python.log)"; tail -5 "$out/python.log" | tee -a "$summary"
   fi
+  note "== the same bits at every CPU level of this host (scripts/check_cpu_levels.py)"
+  # The libraries of SIMPREC_DEPS_DEBS, where the package was built against them.
+  deps_lib=$python_build/deps/usr/lib/x86_64-linux-gnu
+  LD_LIBRARY_PATH=$deps_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} PYTHONPATH=$python_build/python \
+    "${PYTHON:-python3}" "$repo/scripts/check_cpu_levels.py" > "$out/cpu_levels.txt" 2>&1 ||
+    python_status=1
+  tee -a "$summary" < "$out/cpu_levels.txt"
 fi
 
 status_gemm=0
