@@ -32,6 +32,7 @@ constexpr size_t kTripleCandidates = 10;
 // Pairs of moves that together make the most rows where the spec differs agree (the rest of the
 // kernel's items may each fix only some rows, and break others, alone).
 constexpr size_t kCoveringPairs = 20;
+constexpr size_t kCoveringFixers = 64;  // the moves whose pairs are ranked so
 // A move that changes no output alone (glibc's expf where every argument it misrounds is absent)
 // may change them beside others: the closest single moves and pairs are each tried with every
 // such move.
@@ -377,6 +378,13 @@ std::vector<Searcher::Tried> Searcher::covering_pairs(const Evaluated& base,
     RowEffect effect = row_effect(base_rows, e);
     if (!effect.fixed.empty()) fixers.emplace_back(&e, std::move(effect));
   }
+  // The pairs among the moves that fix the most rows alone: all pairs of every fixer would be
+  // quadratic in the moves times the rows, and a pair's rows fixed are at most the sum of its
+  // two moves'.
+  std::stable_sort(fixers.begin(), fixers.end(), [](const auto& a, const auto& b) {
+    return a.second.fixed.size() > b.second.fixed.size();
+  });
+  if (fixers.size() > kCoveringFixers) fixers.resize(kCoveringFixers);
   // (rows fixed together, rows broken together, i, j): most fixed, then fewest broken.
   std::vector<std::tuple<size_t, size_t, size_t, size_t>> ranked;
   for (size_t i = 0; i < fixers.size(); ++i) {
