@@ -277,12 +277,6 @@ bool changes_an_output(const Evaluated& base, const Evaluated& e) {
   return false;
 }
 
-// What a move does to the rows where the base differs from the kernel: which of them it makes
-// agree (indices into the base's rows, ascending) and how many rows it makes differ that agreed.
-struct RowEffect {
-  std::vector<size_t> fixed;
-  size_t broken = 0;
-};
 using RowKey = std::tuple<size_t, size_t, int64_t, int64_t>;  // case, output, problem, row
 
 std::map<RowKey, size_t> rows_of(const Evaluated& base) {
@@ -330,6 +324,20 @@ size_t union_size(const std::vector<size_t>& a, const std::vector<size_t>& b) {
 
 }  // namespace
 
+Searcher::RowEffects Searcher::row_effects(const Evaluated& base,
+                                           const std::vector<Evaluated>& singles) {
+  const std::map<RowKey, size_t> base_rows = rows_of(base);
+  RowEffects effects;
+  for (const Evaluated& e : singles) {
+    if (changes_an_output(base, e)) {
+      effects.push_back(row_effect(base_rows, e));
+    } else {
+      effects.push_back(std::nullopt);
+    }
+  }
+  return effects;
+}
+
 std::vector<Searcher::Tried> Searcher::tried_together(const Evaluated& base,
                                                       const std::vector<const Evaluated*>& moves,
                                                       std::set<std::string>& seen) {
@@ -370,27 +378,24 @@ std::vector<Searcher::Tried> Searcher::combinations(const Evaluated& base,
 }
 
 std::vector<Searcher::Tried> Searcher::covering_pairs(const Evaluated& base,
-                                                      const std::vector<Evaluated>& singles) {
-  const std::map<RowKey, size_t> base_rows = rows_of(base);
-  std::vector<std::pair<const Evaluated*, RowEffect>> fixers;
-  for (const Evaluated& e : singles) {
-    if (!changes_an_output(base, e)) continue;
-    RowEffect effect = row_effect(base_rows, e);
-    if (!effect.fixed.empty()) fixers.emplace_back(&e, std::move(effect));
-  }
+                                                      const std::vector<Evaluated>& singles,
+                                                      const RowEffects& effects) {
+  std::vector<std::pair<const Evaluated*, const RowEffect*>> fixers;
+  for (size_t m = 0; m < singles.size(); ++m)
+    if (effects[m] && !effects[m]->fixed.empty()) fixers.emplace_back(&singles[m], &*effects[m]);
   // The pairs among the moves that fix the most rows alone: all pairs of every fixer would be
   // quadratic in the moves times the rows, and a pair's rows fixed are at most the sum of its
   // two moves'.
   std::stable_sort(fixers.begin(), fixers.end(), [](const auto& a, const auto& b) {
-    return a.second.fixed.size() > b.second.fixed.size();
+    return a.second->fixed.size() > b.second->fixed.size();
   });
   if (fixers.size() > kCoveringFixers) fixers.resize(kCoveringFixers);
   // (rows fixed together, rows broken together, i, j): most fixed, then fewest broken.
   std::vector<std::tuple<size_t, size_t, size_t, size_t>> ranked;
   for (size_t i = 0; i < fixers.size(); ++i) {
     for (size_t j = i + 1; j < fixers.size(); ++j) {
-      ranked.emplace_back(union_size(fixers[i].second.fixed, fixers[j].second.fixed),
-                          fixers[i].second.broken + fixers[j].second.broken, i, j);
+      ranked.emplace_back(union_size(fixers[i].second->fixed, fixers[j].second->fixed),
+                          fixers[i].second->broken + fixers[j].second->broken, i, j);
     }
   }
   const size_t keep = std::min(ranked.size(), kCoveringPairs);
@@ -413,18 +418,18 @@ std::vector<Searcher::Tried> Searcher::covering_pairs(const Evaluated& base,
 
 std::vector<Searcher::Tried> Searcher::with_ties(const Evaluated& base,
                                                  const std::vector<Evaluated>& singles,
+                                                 const RowEffects& effects,
                                                  const std::vector<Evaluated>& pairs) {
-  const std::map<RowKey, size_t> base_rows = rows_of(base);
   std::vector<const Evaluated*> ties, quiet, changing;
-  for (const Evaluated& e : singles) {
-    if (!changes_an_output(base, e)) {
-      ties.push_back(&e);
+  for (size_t m = 0; m < singles.size(); ++m) {
+    const Evaluated* e = &singles[m];
+    if (!effects[m]) {
+      ties.push_back(e);
       continue;
     }
-    changing.push_back(&e);
-    const RowEffect effect = row_effect(base_rows, e);
-    if (quiet.size() < kQuietMoves && effect.fixed.size() + effect.broken <= kQuietRows)
-      quiet.push_back(&e);
+    changing.push_back(e);
+    if (quiet.size() < kQuietMoves && effects[m]->fixed.size() + effects[m]->broken <= kQuietRows)
+      quiet.push_back(e);
   }
   std::vector<const Evaluated*> near(
       changing.begin(),
@@ -486,8 +491,10 @@ SearchResult Searcher::climb(const Evaluated& start) {
           how = text;
           return helped = true;
         };
+        // The row effects of every single move, once for the stages that use them.
+        const RowEffects effects = row_effects(base, full);
         std::vector<Tried> pairs = combinations(base, full, 2, kPairCandidates);
-        for (Tried& t : covering_pairs(base, full)) {
+        for (Tried& t : covering_pairs(base, full, effects)) {
           const bool known = std::any_of(pairs.begin(), pairs.end(),
                                          [&](const Tried& p) { return p.key == t.key; });
           if (!known) pairs.push_back(std::move(t));
@@ -495,7 +502,7 @@ SearchResult Searcher::climb(const Evaluated& start) {
         std::vector<Evaluated> paired = run(pairs, all);
         std::sort(paired.begin(), paired.end(), by_score);
         if (!take_if_better(paired, " (a pair of moves)") &&
-            !take_if_better(run(with_ties(base, full, paired), all),
+            !take_if_better(run(with_ties(base, full, effects, paired), all),
                             " (moves with one that alone changes nothing)")) {
           take_if_better(run(combinations(base, full, 3, kTripleCandidates), all),
                          " (three moves together)");

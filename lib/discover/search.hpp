@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -40,6 +41,13 @@ struct Evaluated {
   Move move;                         // how it was reached from the base it was tried against
   std::vector<CaseAgreement> cases;  // one per case of the evidence (or of the subset tried)
   Score score;
+};
+
+// What a move does to the rows where a base spec differs from the kernel: which of them it
+// makes agree (indices into those rows, ascending) and how many agreeing rows it makes differ.
+struct RowEffect {
+  std::vector<size_t> fixed;
+  size_t broken = 0;
 };
 
 struct SearchOptions {
@@ -83,9 +91,13 @@ class Searcher {
   // applied together, each spec once, refused ones left out.
   std::vector<Tried> combinations(const Evaluated& base, const std::vector<Evaluated>& sorted,
                                   size_t size, size_t candidates);
-  // Pairs of single moves (of `singles`) that together make the most rows where the base differs
-  // agree, then break the fewest that agree.
-  std::vector<Tried> covering_pairs(const Evaluated& base, const std::vector<Evaluated>& singles);
+  // One per move of `singles`, none for a move that changes no output (a tie).
+  using RowEffects = std::vector<std::optional<RowEffect>>;
+  static RowEffects row_effects(const Evaluated& base, const std::vector<Evaluated>& singles);
+  // Pairs of single moves (of `singles`, with their `effects`) that together make the most rows
+  // where the base differs agree, then break the fewest that agree.
+  std::vector<Tried> covering_pairs(const Evaluated& base, const std::vector<Evaluated>& singles,
+                                    const RowEffects& effects);
   // The moves applied together to the base, if that spec is runnable and not in `seen` (which
   // gains it).
   std::vector<Tried> tried_together(const Evaluated& base,
@@ -95,7 +107,7 @@ class Searcher {
   // every move of `singles` that changes no output alone; and the closest quiet moves (changing
   // whether a row agrees for very few rows) each with every move of `singles`.
   std::vector<Tried> with_ties(const Evaluated& base, const std::vector<Evaluated>& singles,
-                               const std::vector<Evaluated>& pairs);
+                               const RowEffects& effects, const std::vector<Evaluated>& pairs);
   // The candidates on the cases `subset` (indices), in parallel; refused ones are left out.
   std::vector<Evaluated> run(const std::vector<Tried>& tried, const std::vector<size_t>& subset);
   std::vector<size_t> cheap_cases() const;
