@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <initializer_list>
 #include <string>
 
 #include "tests/cli_support.hpp"
@@ -25,6 +26,22 @@ std::string spec_of(const std::string& output) {
   return output.substr(at + 6, end == std::string::npos ? std::string::npos : end - at - 6);
 }
 
+// The items the spec must hold, each looked for as text.
+void expect_items(const std::string& spec, std::initializer_list<const char*> items) {
+  for (const char* item : items)
+    EXPECT_NE(spec.find(item), std::string::npos) << item << " in " << spec;
+}
+
+// The spec found, checked bit for bit on the plugin's outputs for lengths, head dimensions and
+// seeds the search did not use (`dims`: validate's --dim and --seed options).
+void expect_bit_exact_elsewhere(const std::string& name, const std::string& spec,
+                                const std::string& dims) {
+  const auto v = run_simprec("validate --plugin " + plugin(name) + " --kernel " + name +
+                             " --require-bit-exact --model '" + spec + "' " + dims);
+  EXPECT_EQ(v.exit_code, 0) << v.output;
+  EXPECT_NE(v.output.find("result PASS bit-exact"), std::string::npos) << v.output;
+}
+
 // The first probes only (no confirmation round, so that the test is fast): the validation on
 // other lengths and inputs is what confirms the spec.
 TEST(DiscoverCli, FindsTheSmallStrangerBitExactly) {
@@ -35,15 +52,8 @@ TEST(DiscoverCli, FindsTheSmallStrangerBitExactly) {
   const std::string spec = spec_of(r.output);
   ASSERT_FALSE(spec.empty()) << r.output;
   // small_hidden.c: key blocks of 16, P to bf16 toward zero, O divided by the row sum.
-  EXPECT_NE(spec.find("p_cast=bf16:rtz"), std::string::npos) << spec;
-  EXPECT_NE(spec.find("x16"), std::string::npos) << spec;
-  EXPECT_NE(spec.find("norm=divide"), std::string::npos) << spec;
-  // Inputs and lengths the search did not use.
-  const auto v = run_simprec("validate --plugin " + plugin("small_hidden") +
-                             " --kernel small_hidden --require-bit-exact --model '" + spec +
-                             "' --dim Sq=200 --dim Sk=333 --dim D=12 --seed 9");
-  EXPECT_EQ(v.exit_code, 0) << v.output;
-  EXPECT_NE(v.output.find("result PASS bit-exact"), std::string::npos) << v.output;
+  expect_items(spec, {"p_cast=bf16:rtz", "x16", "norm=divide"});
+  expect_bit_exact_elsewhere("small_hidden", spec, "--dim Sq=200 --dim Sk=333 --dim D=12 --seed 9");
 }
 
 // glibc_fp16.c (issue 29's trial kernel): three of its items change too few rows alone to bring
@@ -57,15 +67,9 @@ TEST(DiscoverCli, FindsItemsThatOnlyHelpTogether) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("(a pair of moves)"), std::string::npos) << r.output;
   const std::string spec = spec_of(r.output);
-  for (const char* item : {"softmax_scale=fp32", "rescale=natural-shift", "device_math=glibc",
-                           "p_cast=fp16:rtz", "x32"}) {
-    EXPECT_NE(spec.find(item), std::string::npos) << item << " in " << spec;
-  }
-  const auto v = run_simprec("validate --plugin " + plugin("glibc_fp16") +
-                             " --kernel glibc_fp16 --require-bit-exact --model '" + spec +
-                             "' --dim Sq=70 --dim Sk=333 --dim D=40 --seed 11");
-  EXPECT_EQ(v.exit_code, 0) << v.output;
-  EXPECT_NE(v.output.find("result PASS bit-exact"), std::string::npos) << v.output;
+  expect_items(spec, {"softmax_scale=fp32", "rescale=natural-shift", "device_math=glibc",
+                      "p_cast=fp16:rtz", "x32"});
+  expect_bit_exact_elsewhere("glibc_fp16", spec, "--dim Sq=70 --dim Sk=333 --dim D=40 --seed 11");
 }
 
 // descending_fp16.c walks its key blocks of 128 last to first: alone, the order changes almost
@@ -76,13 +80,9 @@ TEST(DiscoverCli, FindsAKeyOrderThatShowsOnlyWithItsBlockWidth) {
                              " --kernel descending_fp16 --time-limit 400");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string spec = spec_of(r.output);
-  for (const char* item : {"key_order=descending", "x128", "rescale=exp2-diff", "o_out=fp32:rne"})
-    EXPECT_NE(spec.find(item), std::string::npos) << item << " in " << spec;
-  const auto v = run_simprec("validate --plugin " + plugin("descending_fp16") +
-                             " --kernel descending_fp16 --require-bit-exact --model '" + spec +
-                             "' --dim Sq=70 --dim Sk=333 --dim D=40 --seed 11");
-  EXPECT_EQ(v.exit_code, 0) << v.output;
-  EXPECT_NE(v.output.find("result PASS bit-exact"), std::string::npos) << v.output;
+  expect_items(spec, {"key_order=descending", "x128", "rescale=exp2-diff", "o_out=fp32:rne"});
+  expect_bit_exact_elsewhere("descending_fp16", spec,
+                             "--dim Sq=70 --dim Sk=333 --dim D=40 --seed 11");
 }
 
 TEST(DiscoverCli, TimeLimitStopsWithTheBestSpecSoFar) {
