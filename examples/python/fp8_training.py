@@ -16,19 +16,17 @@ Run: PYTHONPATH=build/python /usr/bin/python3 examples/python/fp8_training.py
 """
 
 import argparse
-import hashlib
 import json
 import shlex
 import sys
 import time
 from pathlib import Path
 
-import torch
 
 from paper_a_training import TILE, preset_and_schedule, results_json
 from paper_training.fp8_report import write_report
-from paper_training.model import FP8_HISTORY, Numerics, load_text
-from paper_training.runs import Run, only_runs, train_all
+from paper_training.model import FP8_HISTORY, Numerics, text_digest
+from paper_training.runs import Run, only_runs, train_on_text
 
 
 def runs_for(fp8_format):
@@ -60,11 +58,9 @@ def main():
     runs = runs_for(args.fp8_format)
     if args.only:
         runs = only_runs(parser, runs, set(args.only.split(",")) | {"fp32"})
-    torch.set_num_threads(1)  # the model's own arithmetic: one thread, same bits anywhere
     out = Path(args.out)
-    data = load_text()
     started = time.perf_counter()
-    states = train_all(runs, preset["shape"], schedule, data, out, args.stop_after)
+    states, data = train_on_text(runs, preset["shape"], schedule, out, args.stop_after)
     if states is None:
         return 0
     shape = preset["shape"]
@@ -74,7 +70,7 @@ def main():
              f"peak lr {schedule.peak_lr}, {schedule.warmup} warm-up steps, cosine decay, clip "
              f"{schedule.clip}; {schedule.steps} steps, seed 0",
              f"text: {data.size} bytes of /usr/share/common-licenses (SHA-256 "
-             f"{hashlib.sha256(data.tobytes()).hexdigest()[:16]}...)",
+             f"{text_digest(data)}...)",
              f"attention: simprec.torch.attention, causal, fa2,{TILE} in bf16 (fp32 run: "
              "fp32 numerics)",
              "linear layers (simprec.torch.emulate(model, linear=...)): bf16 = autocast's GEMMs "

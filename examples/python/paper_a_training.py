@@ -24,11 +24,10 @@ import sys
 import time
 from pathlib import Path
 
-import torch
 
-from paper_training.model import ModelShape, Numerics, load_text
+from paper_training.model import ModelShape, Numerics, text_digest
 from paper_training.report import write_report
-from paper_training.runs import Run, Schedule, only_runs, train_all
+from paper_training.runs import Run, Schedule, only_runs, train_on_text
 
 FULL = dict(shape=ModelShape(layers=2, heads=4, head_dim=16, seq=64, batch=8),
             schedule=Schedule(steps=200, checkpoint_every=25, snapshot_every=10))
@@ -120,11 +119,9 @@ def main():
                  for seed, p in pairs.items()}
         pairs = {seed: p for seed, p in pairs.items() if p}
 
-    torch.set_num_threads(1)  # the model's own arithmetic: one thread, same bits anywhere
     out = Path(args.out)
-    data = load_text()
     started = time.perf_counter()
-    states = train_all(runs, preset["shape"], schedule, data, out, args.stop_after)
+    states, data = train_on_text(runs, preset["shape"], schedule, out, args.stop_after)
     if states is None:
         return 0
     shape = preset["shape"]
@@ -134,7 +131,7 @@ def main():
              f"{schedule.warmup} warm-up steps, cosine decay to a tenth, gradient clip "
              f"{schedule.clip}; {schedule.steps} steps",
              f"text: the {data.size} bytes of /usr/share/common-licenses (SHA-256 "
-             f"{hashlib.sha256(data.tobytes()).hexdigest()[:16]}...); batches from (seed, step)",
+             f"{text_digest(data)}...); batches from (seed, step)",
              "attention: simprec.torch.attention, causal, its inputs cast to the format "
              f"(bf16/fp16 tensors) first; flash numerics with {TILE}",
              "fp16 model: every linear layer's operands and results rounded to fp16, fp32 "

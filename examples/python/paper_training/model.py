@@ -1,6 +1,7 @@
 """A small byte-level GPT whose attention goes through simprec's emulation, the text it learns
 and the fp16 "autocast" linear layers of the low-precision training runs."""
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,6 +52,11 @@ def load_text(directory=TEXT_DIR, minimum=1 << 16):
     if data.size < minimum:
         raise SystemExit(f"text: {directory} holds {data.size} bytes; expected at least {minimum}")
     return data
+
+
+def text_digest(data):
+    """The first 16 hexadecimal digits of the text's SHA-256, as the reports quote it."""
+    return hashlib.sha256(data.tobytes()).hexdigest()[:16]
 
 
 def batch(data, shape, seed, step):

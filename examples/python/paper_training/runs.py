@@ -16,7 +16,7 @@ import torch
 
 from paper_training.measures import delta_analysis, repeated_maxima
 import simprec.torch as storch
-from paper_training.model import GPT, batch, emulated_attention, linear_numerics
+from paper_training.model import GPT, batch, emulated_attention, linear_numerics, load_text
 
 
 @dataclass(frozen=True)
@@ -158,6 +158,15 @@ def train_all(runs, shape, schedule, data, out, stop_after=None):
             return None
         states[r.name] = state
     return states
+
+
+def train_on_text(runs, shape, schedule, out, stop_after=None):
+    """Every run trained (or resumed, train_all) on the licence texts (load_text), PyTorch on one
+    thread so that the model's own arithmetic gives the same bits anywhere: (the states by name,
+    or None where stop_after stopped a run; the text)."""
+    torch.set_num_threads(1)
+    data = load_text()
+    return train_all(runs, shape, schedule, data, out, stop_after), data
 
 
 def _flat_weights(model):
