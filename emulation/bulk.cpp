@@ -1,6 +1,7 @@
 #include "emulation/bulk.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #if defined(__SSE2__)
 #include <immintrin.h>
@@ -243,6 +244,18 @@ void round_to_values(std::span<const In> in, std::span<In> out, const BulkRoundi
     round_range_for_cpu<In, In>(in.subspan(begin, end - begin), out.subspan(begin, end - begin),
                                 spec, begin);
   });
+}
+
+size_t first_value_not_held(const Format& format, std::span<const float> values) {
+  std::vector<float> back(values.size());
+  round_to_values<float>(values, back, BulkRounding{format, Rounding{}, RandomStream{}, 0, 1});
+  for (size_t i = 0; i < values.size(); ++i) {
+    const bool held = values[i] != values[i]
+                          ? back[i] != back[i]
+                          : std::bit_cast<uint32_t>(back[i]) == std::bit_cast<uint32_t>(values[i]);
+    if (!held) return i;
+  }
+  return values.size();
 }
 
 #define SIMPREC_INSTANTIATE_BITS(IN, BITS)                                    \

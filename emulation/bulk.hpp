@@ -4,6 +4,7 @@
 // thread count.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -34,5 +35,10 @@ void round_to_values(std::span<const In> in, std::span<In> out, const BulkRoundi
 // Decoding encodings back to values.
 template <class Bits, class Out>
 void decode_bits(const Format& format, std::span<const Bits> in, std::span<Out> out);
+
+// The index of the first of `values` that `format` does not hold (rounding it to nearest even
+// changes its bits; a NaN is held where it rounds to a NaN), or values.size() where it holds
+// every one. Rounded in bulk, one thread.
+size_t first_value_not_held(const Format& format, std::span<const float> values);
 
 }  // namespace simprec

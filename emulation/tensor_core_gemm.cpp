@@ -351,19 +351,15 @@ void check_sizes(const char* function, int m, int n, int k, size_t a, size_t b, 
 // is not one of the format's.
 void encode_exactly(const Format& format, const std::vector<float>& values,
                     std::vector<uint16_t>& bits, const char* what) {
+  const size_t x = first_value_not_held(format, values);
+  if (x < values.size()) {
+    throw std::invalid_argument(std::string("tensor_core_gemm_in_place: ") + what + " value " +
+                                std::to_string(values[x]) + " is not a " + format.name() +
+                                " value");
+  }
   bits.resize(values.size());
   round_to_bits<float, uint16_t>(values, bits,
                                  BulkRounding{format, Rounding{}, RandomStream{}, 0, 1});
-  std::vector<float> back(values.size());
-  round_to_values<float>(values, back, BulkRounding{format, Rounding{}, RandomStream{}, 0, 1});
-  for (size_t x = 0; x < values.size(); ++x) {
-    if (std::bit_cast<uint32_t>(back[x]) != std::bit_cast<uint32_t>(values[x]) &&
-        !(back[x] != back[x] && values[x] != values[x])) {
-      throw std::invalid_argument(std::string("tensor_core_gemm_in_place: ") + what + " value " +
-                                  std::to_string(values[x]) + " is not a " + format.name() +
-                                  " value");
-    }
-  }
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
 #include "lib/mma/batched_mma.hpp"
 
-#include <bit>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -49,24 +48,16 @@ std::vector<uint32_t> encodings(const NpyArray& array, const Format& format,
                               : "") +
         "float32 values)");
   }
-  // Rounded in bulk (vectorised); a value is the format's when rounding gives it back with the
-  // same bits (a NaN as a NaN).
   const std::span<const float> values = array.as<float>();
-  const BulkRounding nearest{format, Rounding{}, RandomStream{}, 0, 1};
-  round_to_bits<float, uint32_t>(values, bits, nearest);
-  std::vector<float> back(bits.size());
-  round_to_values<float>(values, back, nearest);
-  for (size_t i = 0; i < bits.size(); ++i) {
-    const float x = values[i];
-    const bool same = x != x ? back[i] != back[i]
-                             : std::bit_cast<uint32_t>(back[i]) == std::bit_cast<uint32_t>(x);
-    if (!same) {
-      char text[64];
-      std::snprintf(text, sizeof text, "%.9g", static_cast<double>(x));
-      throw std::invalid_argument(what + "[" + std::to_string(i) + "] = " + text +
-                                  " is not representable in " + format.name());
-    }
+  const size_t i = first_value_not_held(format, values);
+  if (i < values.size()) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.9g", static_cast<double>(values[i]));
+    throw std::invalid_argument(what + "[" + std::to_string(i) + "] = " + text +
+                                " is not representable in " + format.name());
   }
+  round_to_bits<float, uint32_t>(values, bits,
+                                 BulkRounding{format, Rounding{}, RandomStream{}, 0, 1});
   return bits;
 }
 
