@@ -99,20 +99,21 @@ bool same_fingerprints(const Evaluated& a, const Evaluated& b) {
 
 std::vector<RemainingRow> remaining_rows(const Evaluated& best,
                                          const std::vector<Evaluated>& neighbours) {
+  // Row `index` of best's differing rows, numbered as row_effects numbers them.
+  const RowEffects effects = row_effects(best, neighbours);
   std::vector<RemainingRow> out;
+  size_t index = 0;
   for (size_t ci = 0; ci < best.cases.size(); ++ci) {
-    for (size_t oi = 0; oi < best.cases[ci].outputs.size(); ++oi) {
-      const OutputAgreement& o = best.cases[ci].outputs[oi];
+    for (const OutputAgreement& o : best.cases[ci].outputs) {
       for (const RowDiff& row : o.rows) {
         RemainingRow r{ci, o.name, row, {}};
-        for (const Evaluated& n : neighbours) {
-          const auto& rows = n.cases[ci].outputs[oi].rows;
-          const bool differs = std::any_of(rows.begin(), rows.end(), [&](const RowDiff& d) {
-            return d.problem == row.problem && d.row == row.row;
-          });
-          if (!differs && r.agrees_with.size() < 3) r.agrees_with.push_back(move_text(n.move));
+        for (size_t m = 0; m < neighbours.size() && r.agrees_with.size() < 3; ++m) {
+          if (effects[m] &&
+              std::binary_search(effects[m]->fixed.begin(), effects[m]->fixed.end(), index))
+            r.agrees_with.push_back(move_text(neighbours[m].move));
         }
         out.push_back(std::move(r));
+        ++index;
       }
     }
   }

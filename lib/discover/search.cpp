@@ -324,11 +324,10 @@ size_t union_size(const std::vector<size_t>& a, const std::vector<size_t>& b) {
 
 }  // namespace
 
-Searcher::RowEffects Searcher::row_effects(const Evaluated& base,
-                                           const std::vector<Evaluated>& singles) {
+RowEffects row_effects(const Evaluated& base, const std::vector<Evaluated>& moves) {
   const std::map<RowKey, size_t> base_rows = rows_of(base);
   RowEffects effects;
-  for (const Evaluated& e : singles) {
+  for (const Evaluated& e : moves) {
     if (changes_an_output(base, e)) {
       effects.push_back(row_effect(base_rows, e));
     } else {

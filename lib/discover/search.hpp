@@ -49,6 +49,10 @@ struct RowEffect {
   std::vector<size_t> fixed;
   size_t broken = 0;
 };
+// One per move of `moves` (each evaluated on the cases `base` was), none for a move that changes
+// no output (a tie). The rows are numbered in order: case, output, then the output's rows.
+using RowEffects = std::vector<std::optional<RowEffect>>;
+RowEffects row_effects(const Evaluated& base, const std::vector<Evaluated>& moves);
 
 struct SearchOptions {
   unsigned threads = 0;  // candidates tried at once (0: every core)
@@ -91,9 +95,6 @@ class Searcher {
   // applied together, each spec once, refused ones left out.
   std::vector<Tried> combinations(const Evaluated& base, const std::vector<Evaluated>& sorted,
                                   size_t size, size_t candidates);
-  // One per move of `singles`, none for a move that changes no output (a tie).
-  using RowEffects = std::vector<std::optional<RowEffect>>;
-  static RowEffects row_effects(const Evaluated& base, const std::vector<Evaluated>& singles);
   // Pairs of single moves (of `singles`, with their `effects`) that together make the most rows
   // where the base differs agree, then break the fewest that agree.
   std::vector<Tried> covering_pairs(const Evaluated& base, const std::vector<Evaluated>& singles,
