@@ -67,6 +67,9 @@ uint64_t log_of(RoundingContext& ctx, double x) {
 uint64_t log2_of(RoundingContext& ctx, double x) {
   return round_via_interval(ctx, x, std::log2(x), mpfr_log2);
 }
+uint64_t tanh_of(RoundingContext& ctx, double x) {
+  return round_via_interval(ctx, x, std::tanh(x), mpfr_tanh);
+}
 
 namespace {
 

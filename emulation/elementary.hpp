@@ -1,4 +1,4 @@
-// exp, exp2 and log (and log2 of a double), correctly rounded in every mode.
+// exp, exp2 and log (and log2 and tanh of a double), correctly rounded in every mode.
 //
 // How: the double result of the C library (glibc documents these within 1 ulp of double) is
 // widened to an interval of +-4 ulps of double; when both ends round to the same encoding with
@@ -25,6 +25,7 @@ uint64_t exp_of(RoundingContext& ctx, double x);
 uint64_t exp2_of(RoundingContext& ctx, double x);
 uint64_t log_of(RoundingContext& ctx, double x);
 uint64_t log2_of(RoundingContext& ctx, double x);
+uint64_t tanh_of(RoundingContext& ctx, double x);
 
 // exp of a float correctly rounded to fp32 with round-to-nearest-even (what exp_of gives in that
 // format and mode), fast: the C library's double exp rounded to float, unless that double lies

@@ -108,7 +108,8 @@ AttentionAnalysis analyse_attention(const AttentionInputs& inputs, const Attenti
 
   progress_stage("fp64 reference");
   const AttentionInputs rounded = round_inputs_for_reference(inputs, config);
-  a.reference = reference_attention(rounded, a.scale, config.causal, config.threads);
+  a.reference =
+      reference_attention(rounded, a.scale, config.causal, config.threads, config.masking);
   const int64_t draws = inputs.shape.batch;
   a.metrics = metrics_of(a.outputs, *a.reference, draws, config);
   if (config.flash() && options.baseline) {

@@ -16,6 +16,7 @@
 #include "lib/attention/float_flash.hpp"
 #include "lib/attention/head.hpp"
 #include "lib/attention/input_quantization.hpp"
+#include "lib/attention/kv_heads.hpp"
 #include "lib/attention/row_probe.hpp"
 #include "lib/limits/strict_parse.hpp"
 
@@ -59,9 +60,70 @@ AttentionInputs round_inputs_for_reference(const AttentionInputs& inputs,
   return rounded;
 }
 
+namespace {
+
+// Grouped-query attention (kv_heads.hpp). dK and dV of the expanded run summed over each group (kv_heads.hpp): in fp32 for formats of 16
+// bits or fewer (at::sum's accumulator), else in the output format, each addition rounded, and
+// the sum rounded at grad_out.
+AttentionOutputs sum_group_gradients(const AttentionInputs& inputs, const AttentionConfig& config,
+                                     AttentionOutputs out) {
+  const SiteSpec& grad_out = config.site(Site::kGradOut);
+  const SiteSpec sum_spec{grad_out.format.width() <= 16 ? formats::fp32 : grad_out.format};
+  const SiteRounder sum(sum_spec, config.seed, Site::kGradOut);
+  const SiteRounder cast(SiteSpec{grad_out.format}, config.seed, Site::kGradOut);
+  const auto add = [&](double a, double b) {
+    const double hi = a + b;  // TwoSum: the exact sum hi + lo, rounded once
+    const double bb = hi - a;
+    return sum.round_exact(hi, (a - (hi - bb)) + (b - bb));
+  };
+  const auto finish = [&](double x) { return cast(x); };
+  const AttentionShape& s = inputs.shape;
+  out.dk = summed_over_groups(out.dk, s, s.nk, s.d, add, finish);
+  out.dv = summed_over_groups(out.dv, s, s.nk, s.dv, add, finish);
+  return out;
+}
+
+AttentionOutputs run_grouped(const AttentionInputs& inputs, const AttentionConfig& config,
+                             const RunOptions& options) {
+  const AttentionShape& s = inputs.shape;
+  AttentionInputs expanded = with_kv_heads_expanded(inputs);
+  // One query against grouped heads: FlashAttention-2's forward runs each group's query heads as
+  // the rows of its key/value head's problem (flash_api.cpp: seqlen_q == 1, no window, a head
+  // dimension that 8 divides); the backward pass then takes that O and LSE.
+  if (s.nq == 1 && !inputs.has_forward() && config.dispatch->swaps_query_groups() &&
+      !config.masking.active() && s.d % 8 == 0 && !options.probe && !options.only_problem) {
+    AttentionInputs swapped;
+    swapped.shape = s;
+    swapped.shape.heads = s.kv_heads();
+    swapped.shape.heads_kv = 0;
+    swapped.shape.nq = s.heads / s.kv_heads();
+    swapped.q = inputs.q;  // [B, H, 1, d] is [B, Hkv, G, d]
+    swapped.k = inputs.k;
+    swapped.v = inputs.v;
+    // The whole problem's batch x heads as the dispatch weighs it: the key/value heads.
+    AttentionConfig swapped_config = config;
+    swapped_config.batch_heads = config.batch_heads / static_cast<int>(swapped.shape.nq);
+    AttentionOutputs forward = run_attention(swapped, swapped_config, options);
+    if (!inputs.has_grad()) return forward;
+    expanded.o = forward.o;
+    expanded.lse = forward.lse;
+    AttentionOutputs out = run_attention(expanded, config, options);
+    out.row_sum = forward.row_sum;
+    out.traces = forward.traces;
+    return sum_group_gradients(inputs, config, std::move(out));
+  }
+  AttentionOutputs out = run_attention(expanded, config, options);
+  if (!inputs.has_grad()) return out;
+  return sum_group_gradients(inputs, config, std::move(out));
+}
+
+}  // namespace
+
 AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const AttentionConfig& given,
                                const RunOptions& options) {
   raw_inputs.validate();
+  if (raw_inputs.shape.grouped()) return run_grouped(raw_inputs, given, options);
+  given.masking.check(raw_inputs.shape);
   // The tiles and splits made concrete for this shape (dispatch.hpp).
   const AttentionConfig config = resolve_for_shape(given, raw_inputs.shape);
   if (config.block_rows < 1 || config.block_cols < 1) {

@@ -107,6 +107,7 @@ nlohmann::json to_json(const AttentionConfig& config) {
     }
   }
   if (config.scale) j["scale"] = *config.scale;
+  if (config.masking.active()) j["masking"] = config.masking.describe(config.causal);
   if (config.tiled_random) j["tiled_random"] = true;
   if (const std::string library = config.device_math->library(); !library.empty())
     j["device_math_library"] = library;

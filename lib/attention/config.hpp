@@ -31,6 +31,7 @@
 #include "lib/attention/strategies/rowsum_block.hpp"
 #include "lib/attention/strategies/rowsum_rescale.hpp"
 #include "lib/attention/strategies/softmax_scale.hpp"
+#include "lib/attention/masking.hpp"
 #include "lib/attention/strategies/tiling.hpp"
 #include "lib/attention/strategy.hpp"
 
@@ -151,6 +152,8 @@ struct AttentionConfig {
   int batch_heads = 0;
   int sms = 132;
   bool causal = false;
+  // Masks, biases and score modifications beyond the top-left causal mask (masking.hpp).
+  Masking masking;
   std::optional<double> scale;  // default 1/sqrt(d)
   BetaRowmax beta_rowmax;
   std::vector<std::string> mitigations;  // as given, for reports

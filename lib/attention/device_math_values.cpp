@@ -14,12 +14,13 @@ std::optional<float> device_math_value(const DeviceMath& math, std::string_view 
   if (function == "log2") return math.log2(x);
   if (function == "rcp") return math.rcp(x);
   if (function == "div") return math.div(x, y);
+  if (function == "tanh") return math.tanh(x);
   throw std::invalid_argument("unknown device function '" + std::string(function) +
                               "' (known: " + std::string(device_math_function_names()) + ")");
 }
 
 std::string_view device_math_function_names() {
-  return "exp2, exp, log, fast_log, log2, rcp, div";
+  return "exp2, exp, log, fast_log, log2, rcp, div, tanh";
 }
 
 }  // namespace simprec::attention

@@ -13,6 +13,7 @@ namespace simprec::attention {
 Engine::Engine(const AttentionConfig& config, const AttentionShape& s) : cfg(config), shape(s) {
   check_structure(config);
   scale = config.softmax_scale->scale(softmax_scale(config, s));
+  grad_scale = scale;
   lanes = config.rowsum_block->lanes(config);
   bwd_exp_impl = &config.backward_exp();
   device_exp2 = config.device_tables[static_cast<int>(DeviceFn::kExp2)] &&
@@ -29,6 +30,14 @@ Engine::Engine(const AttentionConfig& config, const AttentionShape& s) : cfg(con
       product_index[i] = static_cast<int>(products.size());
       products.emplace_back(site, config.site(site), config.seed);
     }
+  }
+  // Modified scores are scaled (rounded at s) and modified before the softmax, which then takes
+  // them with scale 1, as the kernels that add a bias or apply a score_mod do.
+  if (config.masking.modifies_scores()) {
+    prescaled_scores = true;
+    score_scale = rd(Site::kS, scale);
+    if (config.masking.softcap > 0) softcap_rcp = rd(Site::kS, 1.0 / config.masking.softcap);
+    scale = 1.0;
   }
   scale_log2 = rd(Site::kExpArg, scale * std::numbers::log2e);
   scale_rounded = rd(Site::kExpArg, scale);
@@ -50,6 +59,8 @@ Engine::Engine(const AttentionConfig& config, const AttentionShape& s) : cfg(con
 void Engine::for_quantized_problem(const InputScales& s, int64_t p) {
   scales = &s;
   if (!cfg.quant.quantizes_qk()) return;
+  if (prescaled_scores)
+    throw std::invalid_argument("quantised Q and K with a bias or a score modification: not modelled");
   if (cfg.quant.qk_scale == QuantScale::kBlock) {
     scale_log2 = 1.0;
     scale = std::numbers::ln2;

@@ -17,7 +17,15 @@ namespace simprec::attention {
 struct Engine {
   const AttentionConfig& cfg;
   AttentionShape shape;
+  // The softmax scale of the exponent arguments: 1 where the scores are modified (masking.hpp),
+  // since Head::scores then gives them scaled.
   double scale;
+  // The softmax scale the gradients of the scores are multiplied by (grad_scale): the scale.
+  double grad_scale;
+  // Where the scores are modified: the scale they are multiplied by (rounded at s) before the
+  // modification, and a soft-cap's 1/cap (rounded at s); 1 otherwise.
+  double score_scale = 1.0, softcap_rcp = 1.0;
+  bool prescaled_scores = false;
   double scale_log2;           // c = scale*log2(e) rounded at exp_arg
   double log2e;                // log2(e) rounded at exp_arg
   double scale_rounded;        // the softmax scale rounded at exp_arg (exp2-scaled's SM_SCALE)

@@ -40,12 +40,13 @@ void Head::backward_flash() {
     for (int64_t i = 0; i < nq; ++i) delta_[i] = delta_from_output(i);
   } else {
     std::fill(delta_, delta_ + nq, 0.0);
+    const BlockGrid grid = backward_grid();
     int64_t tile = 0;
     for (int64_t j0 = 0; j0 < nk; j0 += bc_max, ++tile) {
       const int64_t j1 = std::min(nk, j0 + bc_max), bc = j1 - j0;
       for (int64_t i0 = 0; i0 < nq; i0 += br_max) {
         const int64_t i1 = std::min(nq, i0 + br_max), br = i1 - i0;
-        if (e_.cfg.causal && j0 > i1 - 1) continue;
+        if (!grid.visible(i0 / br_max, tile)) continue;
         recompute_p(i0, i1, j0, j1, s.data(), p.data(), shift, tile);
         e_.product(Site::kDp).gemm(br, bc, dv, do_ + i0 * dv, dv, vt.data() + j0, nk, dp.data(), bc,
                                    false, e_.imap(p_, i0, j0, 0), nullptr);
@@ -84,7 +85,8 @@ void Head::backward_flash() {
       for (int64_t i = 0; i < br; ++i) {
         for (int64_t j = 0; j < bc; ++j) {
           const double x = dscore(cast_p ? pc_t[j * br + i] : p[i * bc + j], dp[i * bc + j],
-                                  delta_[i0 + i], e_.idx(p_, i0 + i, j0 + j, 0));
+                                  delta_[i0 + i], e_.idx(p_, i0 + i, j0 + j, 0),
+                                  softcap_tanh(i * bc + j));
           ds[i * bc + j] = x;
           ds_t[j * br + i] = x;
         }
@@ -167,7 +169,7 @@ void Head::recompute_p(int64_t i0, int64_t i1, int64_t j0, int64_t j1, double* s
 
 BlockGrid Head::backward_grid() const {
   const auto [rows, cols] = backward_tile(e_.cfg);
-  return {s_.nq, s_.nk, rows, cols, e_.cfg.causal, s_.d};
+  return {s_.nq, s_.nk, rows, cols, e_.cfg.causal, s_.d, &visible_};
 }
 
 std::vector<std::pair<int64_t, int64_t>> Head::backward_schedule() const {

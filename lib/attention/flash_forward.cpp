@@ -206,7 +206,7 @@ void Head::combine_splits(int64_t gi, int64_t splits, const double* o_part, int6
 }
 
 BlockGrid Head::forward_grid() const {
-  return {s_.nq, s_.nk, e_.cfg.block_rows, e_.cfg.block_cols, e_.cfg.causal, s_.d};
+  return {s_.nq, s_.nk, e_.cfg.block_rows, e_.cfg.block_cols, e_.cfg.causal, s_.d, &visible_};
 }
 
 }  // namespace simprec::attention

@@ -19,6 +19,7 @@ void Head::forward_flash_normalised() {
   std::vector<double> s(br_max * bc_max), pt(br_max * bc_max), pv(br_max * dv);
   std::vector<double> m(br_max), l(br_max), o(br_max * dv), m_tile(br_max), l_tile(br_max);
   std::vector<RowShift> shift(br_max), shift_tile(br_max);
+  const BlockGrid grid = forward_grid();
   // exp(x - y) of two row shifts: their difference rounded at exp_arg (in double for exact),
   // then exp or exp2 rounded at o_rescale.
   const auto exp_of_difference = [&](const RowShift& x, const RowShift& y, int64_t gi, int64_t col,
@@ -37,7 +38,7 @@ void Head::forward_flash_normalised() {
     int64_t tile = 0;
     for (int64_t j0 = 0; j0 < nk; j0 += bc_max, ++tile) {
       const int64_t j1 = std::min(nk, j0 + bc_max), bc = j1 - j0;
-      if (e_.cfg.causal && j0 > i1 - 1) break;
+      if (!grid.visible(i0 / br_max, tile)) continue;
       scores(i0, i1, j0, j1, s.data(), tile);
       for (int64_t i = 0; i < br; ++i) {
         const int64_t gi = i0 + i;

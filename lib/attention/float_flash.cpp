@@ -496,7 +496,7 @@ struct Problem {
 }  // namespace
 
 bool float_flash_applies(const AttentionConfig& config) {
-  return numerics_of(config).has_value();
+  return !config.masking.active() && numerics_of(config).has_value();
 }
 
 namespace {

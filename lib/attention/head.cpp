@@ -5,7 +5,9 @@ namespace simprec::attention {
 Head::Head(const Engine& e, const AttentionInputs& in, AttentionOutputs& out, int64_t p,
            std::array<tracing::SiteTrace, kSiteCount>* traces, DeviceMisses* misses,
            RowProbe* probe)
-    : SiteArithmetic(e, p, traces, misses, probe), s_(e.shape) {
+    : SiteArithmetic(e, p, traces, misses, probe),
+      s_(e.shape),
+      visible_(e.cfg.masking, e.cfg.causal, e.shape, p) {
   q_ = in.q.data() + p * s_.nq * s_.d;
   k_ = in.k.data() + p * s_.nk * s_.d;
   v_ = in.v.data() + p * s_.nk * s_.dv;
@@ -60,24 +62,53 @@ void Head::scores(int64_t i0, int64_t i1, int64_t j0, int64_t j1, double* out, i
   // Q's scale carries the exponent constant).
   const bool dequantize =
       e_.scales && e_.cfg.quant.quantizes_qk() && e_.cfg.quant.qk_scale == QuantScale::kBlock;
+  const bool softcap = e_.cfg.masking.softcap > 0;
+  if (softcap) softcap_tanh_.resize(br * bc);
+  double unused = 0;
   for (int64_t i = 0; i < br; ++i) {
     for (int64_t j = 0; j < bc; ++j) {
       double& x = out[i * bc + j];
+      const uint64_t index = e_.idx(p_, i0 + i, j0 + j, tile * (s_.d + 1) + s_.d);
       if (dequantize) {
-        const uint64_t index = e_.idx(p_, i0 + i, j0 + j, tile * (s_.d + 1) + s_.d);
         const double descale =
             e_.rd(Site::kS, e_.scales->q_scale(p_, i0 + i) * e_.scales->k_scale(p_, j0 + j));
         x = mul_at(Site::kS, x, descale, index);
+      }
+      if (e_.prescaled_scores) {
+        x = modified_score(x, i0 + i, j0 + j, index, softcap ? softcap_tanh_[i * bc + j] : unused);
       }
       if (masked(i0 + i, j0 + j)) x = -kInf;
     }
   }
 }
 
-double Head::dscore(double p, double dp, double d, uint64_t index) const {
+double Head::modified_score(double x, int64_t i, int64_t j, uint64_t index, double& t) const {
+  const Masking& m = e_.cfg.masking;
+  x = mul_at(Site::kS, x, e_.score_scale, index + 1);
+  if (m.softcap > 0) {
+    t = tanh_at(Site::kS, mul_at(Site::kS, x, e_.softcap_rcp, index + 2), index + 3);
+    x = mul_at(Site::kS, t, m.softcap, index + 4);
+  }
+  if (!m.alibi_slopes.empty()) {
+    const double slope = m.alibi_slopes[static_cast<size_t>(p_ % s_.heads)];
+    x = fma_at(Site::kS, slope, static_cast<double>(j - i), x, index + 5);
+  }
+  if (m.bias) x = add_at(Site::kS, x, m.bias->at(p_ / s_.heads, p_ % s_.heads, i, j), index + 6);
+  return x;
+}
+
+double Head::dscore(double p, double dp, double d, uint64_t index, double t) const {
   if (p == 0) return 0.0;
   const double diff = add_at(Site::kDs, dp, -d, index);
-  const double ds = e_.cfg.grad_scale->ds(*this, mul_at(Site::kDs, p, diff, index + 1), index);
+  double ds = mul_at(Site::kDs, p, diff, index + 1);
+  if (const double cap = e_.cfg.masking.softcap; cap > 0) {
+    // d/dx cap tanh(x / cap) = 1 - t^2: Inductor's ((dS cap) (1 - t t)) (1/cap), with 1 - t t
+    // contracted into an fma.
+    const double one_minus = fma_at(Site::kDs, -t, t, 1.0, index + 3);
+    ds = mul_at(Site::kDs, mul_at(Site::kDs, ds, cap, index + 4), one_minus, index + 5);
+    ds = mul_at(Site::kDs, ds, e_.softcap_rcp, index + 6);
+  }
+  ds = e_.cfg.grad_scale->ds(*this, ds, index);
   return at(Site::kDsCast, ds, index);
 }
 

@@ -53,13 +53,23 @@ class Head : private SiteArithmetic {
   static const float* f32(const std::vector<float>& v, int64_t offset) {
     return v.empty() ? nullptr : v.data() + offset;
   }
-  bool masked(int64_t i, int64_t j) const { return e_.cfg.causal && j > i; }
+  bool masked(int64_t i, int64_t j) const { return !visible_(i, j); }
 
-  // Scores of rows [i0, i1) against keys [j0, j1), causal mask applied.
+  // Scores of rows [i0, i1) against keys [j0, j1), masks applied. Where the masking modifies
+  // scores (Engine::prescaled_scores) they are scaled and modified first (modified_score); a
+  // soft-cap's tanh of each is kept in softcap_tanh_ (for dscore).
   void scores(int64_t i0, int64_t i1, int64_t j0, int64_t j1, double* out, int64_t tile) const;
-  // dS = P o (dP - D), rounded at ds (the difference, then the product, then what grad_scale
-  // does to dS), then cast at ds_cast.
-  double dscore(double p, double dp, double d, uint64_t index) const;
+  // The score x of query i and key j scaled (rounded at s) and modified as masking says, each
+  // step rounded at s: the soft-cap cap tanh(x / cap) as FlexAttention compiles it (x times
+  // fp32(1/cap), tanh, times cap; the tanh into `t`), ALiBi's fma(slope, j - i, x), the bias
+  // added.
+  double modified_score(double x, int64_t i, int64_t j, uint64_t index, double& t) const;
+  // dS = P o (dP - D), rounded at ds (the difference, then the product, then, with a soft-cap,
+  // its derivative as FlexAttention's backward compiles it from the score's tanh t, then what
+  // grad_scale does to dS), then cast at ds_cast.
+  double dscore(double p, double dp, double d, uint64_t index, double t = 0.0) const;
+  // The soft-cap's tanh of element x of the last scores() block (0 without a soft-cap).
+  double softcap_tanh(int64_t x) const { return softcap_tanh_.empty() ? 0.0 : softcap_tanh_[x]; }
   // dQ or dK from its accumulator (at site `acc`) as grad_scale says.
   double scaled_grad(Site acc, double value, uint64_t index) const {
     return e_.cfg.grad_scale->grad(*this, acc, value, index);
@@ -113,6 +123,8 @@ class Head : private SiteArithmetic {
   void backward_standard();
 
   AttentionShape s_;
+  Visibility visible_;
+  mutable std::vector<double> softcap_tanh_;
   const double *q_, *k_, *v_, *do_ = nullptr;
   double *o_, *lse_, *row_sum_ = nullptr, *dq_ = nullptr, *dk_ = nullptr, *dv_ = nullptr,
                      *delta_ = nullptr;

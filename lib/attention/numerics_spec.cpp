@@ -52,7 +52,8 @@ NumericsSpec read_toml_spec(const std::string& path) {
 nlohmann::json numerics_of(const AttentionConfig& c) {
   nlohmann::json j = to_json(c);
   for (const char* key :
-       {"overrides", "mitigations", "causal", "scale", "seed", "numerics", "device_math_library"}) {
+       {"overrides", "mitigations", "causal", "masking", "scale", "seed", "numerics",
+        "device_math_library"}) {
     j.erase(key);
   }
   for (const DeviceFn fn : kDeviceFns) j.erase(std::string(device_fn_name(fn)) + "_table_size");

@@ -8,6 +8,7 @@
 
 #include "emulation/parallel.hpp"
 #include "lib/attention/attention.hpp"
+#include "lib/attention/kv_heads.hpp"
 #include "lib/attention/product.hpp"
 
 namespace simprec::attention {
@@ -52,9 +53,22 @@ std::vector<double> transposed(const double* x, int64_t rows, int64_t cols) {
 }  // namespace
 
 AttentionOutputs reference_attention(const AttentionInputs& inputs, double scale, bool causal,
-                                     unsigned threads) {
+                                     unsigned threads, const Masking& masking) {
   inputs.validate();
+  if (inputs.shape.grouped()) {
+    AttentionOutputs out =
+        reference_attention(with_kv_heads_expanded(inputs), scale, causal, threads, masking);
+    if (!inputs.has_grad()) return out;
+    const auto add = [](double a, double b) { return a + b; };
+    const auto same = [](double x) { return x; };
+    const AttentionShape& g = inputs.shape;
+    out.dk = summed_over_groups(out.dk, g, g.nk, g.d, add, same);
+    out.dv = summed_over_groups(out.dv, g, g.nk, g.dv, add, same);
+    return out;
+  }
+  masking.check(inputs.shape);
   const AttentionShape& s = inputs.shape;
+  const bool modified = masking.modifies_scores();
   AttentionOutputs out;
   out.o.assign(s.problems() * s.nq * s.dv, 0.0);
   out.lse.assign(s.problems() * s.nq, 0.0);
@@ -77,21 +91,37 @@ AttentionOutputs reference_attention(const AttentionInputs& inputs, double scale
       gemm_dot2(nq, nk, d, q, d, kt.data(), nk, prob.data(), nk);
     }
     static const double kOne = 1.0;
+    const Visibility visible(masking, causal, s, p);
+    // With a soft-cap, the derivative of each modified score (1 - tanh^2 of the scaled score).
+    std::vector<double> softcap_slope(masking.softcap > 0 ? nq * nk : 0);
     for (int64_t i = 0; i < nq; ++i) {
       double* prow = prob.data() + i * nk;
       double m = -kInf;
       for (int64_t j = 0; j < nk; ++j) {
-        if (causal && j > i) prow[j] = -kInf;
+        if (modified) {  // scaled and modified: the softmax then takes them with scale 1
+          double x = scale * prow[j];
+          if (masking.softcap > 0) {
+            const double t = std::tanh(x / masking.softcap);
+            softcap_slope[i * nk + j] = 1.0 - t * t;
+            x = masking.softcap * t;
+          }
+          if (!masking.alibi_slopes.empty())
+            x += masking.alibi_slopes[static_cast<size_t>(p % s.heads)] * static_cast<double>(j - i);
+          if (masking.bias) x += masking.bias->at(p / s.heads, p % s.heads, i, j);
+          prow[j] = x;
+        }
+        if (!visible(i, j)) prow[j] = -kInf;
         m = std::max(m, prow[j]);
       }
+      const double row_scale = modified ? 1.0 : scale;
       // exp(scale*(s - m)) with the difference taken before scaling (exact for close scores).
       for (int64_t j = 0; j < nk; ++j)
-        prow[j] = prow[j] == -kInf ? 0.0 : std::exp(scale * (prow[j] - m));
+        prow[j] = prow[j] == -kInf ? 0.0 : std::exp(row_scale * (prow[j] - m));
       double lh, ll;
       dot2(prow, 1, &kOne, 0, nk, 0.0, lh, ll);
       const double l = lh + ll;
       for (int64_t j = 0; j < nk; ++j) prow[j] /= l;
-      out.lse[p * nq + i] = m * scale + std::log(l);
+      out.lse[p * nq + i] = m * row_scale + std::log(l);
     }
     gemm_dot2(nq, dv, nk, prob.data(), nk, v, dv, o, dv);
     if (!grad) return;
@@ -106,7 +136,10 @@ AttentionOutputs reference_attention(const AttentionInputs& inputs, double scale
       dot2(dout + i * dv, 1, o + i * dv, 1, dv, 0.0, hi, lo);
       const double delta = hi + lo;
       out.delta[p * nq + i] = delta;
-      for (int64_t j = 0; j < nk; ++j) ds[i * nk + j] = prob[i * nk + j] * (ds[i * nk + j] - delta);
+      for (int64_t j = 0; j < nk; ++j) {
+        ds[i * nk + j] = prob[i * nk + j] * (ds[i * nk + j] - delta);
+        if (!softcap_slope.empty()) ds[i * nk + j] *= softcap_slope[i * nk + j];
+      }
     }
     double* dq = out.dq.data() + p * nq * d;
     double* dk = out.dk.data() + p * nk * d;

@@ -89,6 +89,21 @@ double SiteArithmetic::expf_at(Site site, double arg, uint64_t index) const {
   return exp_rounded(site, arg, index, /*base2=*/false);
 }
 
+double SiteArithmetic::tanh_at(Site site, double x, uint64_t index) const {
+  const std::optional<float> f = exact_float(x);
+  if (f && device_at(site)) {
+    if (const std::optional<float> y = e_.cfg.device_math->tanh(*f))
+      return traced(site, formats::fp32, std::tanh(x), *y);
+  }
+  const SiteRounder& r = e_.r[static_cast<int>(site)];
+  RoundingContext ctx(r.format(), r.rounding(), r.stream(), index);
+  const double y = decode(ctx.format(), tanh_of(ctx, x));
+  if (traces_) (*traces_)[static_cast<int>(site)].record(ctx.format(), std::tanh(x), 0, y);
+  if (probe_) [[unlikely]]
+    probe_->rounded(site, std::tanh(x), y);
+  return y;
+}
+
 // The logarithms' device values are returned as the device gives them, untraced (the probe
 // records them); the fallback rounds log(l) in double at the site.
 double SiteArithmetic::logf_at(Site site, double l, uint64_t index) const {

@@ -115,6 +115,8 @@ class SiteArithmetic {
   double logf_at(Site site, double l, uint64_t index) const;
   double log_at(Site site, double l, uint64_t index) const;
   double log2_at(Site site, double l, uint64_t index) const;
+  // tanhf(x) at `site` (device_math's tanh, else correctly rounded).
+  double tanh_at(Site site, double x, uint64_t index) const;
   // The kernel's 1.0f / x and x / y at `site`.
   double rcpf_at(Site site, double x, uint64_t index) const;
   double divf_at(Site site, double x, double y, uint64_t index) const;

@@ -28,6 +28,11 @@ void check_shape(const AttentionShape& s) {
                                   std::to_string(kMaxDimension) + "]");
     }
   }
+  if (s.heads_kv < 0 || s.heads_kv > s.heads || s.heads % s.kv_heads() != 0) {
+    throw std::invalid_argument("attention shape: " + std::to_string(s.heads_kv) +
+                                " key/value heads for " + std::to_string(s.heads) +
+                                " query heads (expected a divisor of the query heads)");
+  }
   // Each tensor's size in bytes (as doubles) must fit in 64 bits, and so must a problem's
   // Nq x Nk scores.
   const std::string what = "attention tensor (elements x 8 bytes)";
@@ -44,8 +49,8 @@ void AttentionInputs::validate() const {
   const AttentionShape& s = shape;
   check_shape(s);
   check_size(q, s.problems() * s.nq * s.d, "Q");
-  check_size(k, s.problems() * s.nk * s.d, "K");
-  check_size(v, s.problems() * s.nk * s.dv, "V");
+  check_size(k, s.kv_problems() * s.nk * s.d, "K");
+  check_size(v, s.kv_problems() * s.nk * s.dv, "V");
   if (!d_out.empty()) check_size(d_out, s.problems() * s.nq * s.dv, "dO");
   if (has_forward()) {
     if (d_out.empty()) {

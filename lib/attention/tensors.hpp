@@ -12,19 +12,25 @@
 
 namespace simprec::attention {
 
-// Tensors are C-order (batch, heads, N, d); batch x heads independent problems.
+// Tensors are C-order (batch, heads, N, d); batch x heads independent problems. K and V may
+// have fewer heads (grouped-query attention): query head h reads key/value head
+// h / (heads / kv_heads()).
 struct AttentionShape {
   int64_t batch = 1, heads = 1;
   int64_t nq = 0, nk = 0;  // query and key/value sequence lengths
   int64_t d = 0;           // query/key head dimension
   int64_t dv = 0;          // value head dimension
+  int64_t heads_kv = 0;    // key/value heads, a divisor of heads; 0: heads
   int64_t problems() const { return batch * heads; }
+  int64_t kv_heads() const { return heads_kv > 0 ? heads_kv : heads; }
+  int64_t kv_problems() const { return batch * kv_heads(); }
+  bool grouped() const { return kv_heads() != heads; }
   bool operator==(const AttentionShape&) const = default;
 };
 
 struct AttentionInputs {
   AttentionShape shape;
-  std::vector<double> q, k, v;  // (B,H,nq,d), (B,H,nk,d), (B,H,nk,dv)
+  std::vector<double> q, k, v;  // (B,H,nq,d), (B,Hkv,nk,d), (B,Hkv,nk,dv)
   std::vector<double> d_out;    // (B,H,nq,dv); empty: forward only
   // A given forward pass, as a backward kernel receives it: O (B,H,nq,dv) and LSE (B,H,nq),
   // both or neither, only with d_out. When given, run_attention does not run the forward pass:
@@ -41,7 +47,7 @@ struct AttentionInputs {
 struct AttentionOutputs {
   std::vector<double> o;           // (B,H,nq,dv), values in the o_out format
   std::vector<double> lse;         // (B,H,nq), natural-log log-sum-exp of the scaled scores
-  std::vector<double> dq, dk, dv;  // with d_out
+  std::vector<double> dq, dk, dv;  // with d_out; dK and dV (B,Hkv,nk,d|dv)
   std::vector<double> delta;       // D per query row (backward only)
   // (B,H,nq): the forward pass's final row sum l of each query row (before the output is
   // normalised by it; flash_state=normalised: the last l written back). 0 where every exp

@@ -295,14 +295,19 @@ AttentionInputs inputs_from_arrays(const LabelledArray& qa, const LabelledArray&
                k = load_one(*ka.array, ka.label, bits_format, non_finite),
                v = load_one(*va.array, va.label, bits_format, non_finite);
   const size_t rank = q.shape.size();
-  const auto leading = [](const std::vector<int64_t>& s) {
-    return std::vector<int64_t>(s.begin(), s.end() - 2);
+  // The dimensions before the heads must agree; K and V may have fewer heads than Q, a divisor
+  // of Q's (grouped-query attention).
+  const auto batch_dims = [](const std::vector<int64_t>& s) {
+    return std::vector<int64_t>(s.begin(), s.end() - std::min<size_t>(s.size(), 3));
   };
-  if (k.shape.size() != rank || v.shape.size() != rank || leading(k.shape) != leading(q.shape) ||
-      leading(v.shape) != leading(q.shape)) {
+  const auto heads_of = [&](const std::vector<int64_t>& s) { return rank >= 3 ? s[rank - 3] : 1; };
+  if (k.shape.size() != rank || v.shape.size() != rank || batch_dims(k.shape) != batch_dims(q.shape) ||
+      batch_dims(v.shape) != batch_dims(q.shape) || heads_of(k.shape) != heads_of(v.shape) ||
+      heads_of(k.shape) < 1 || heads_of(q.shape) % heads_of(k.shape) != 0) {
     throw std::invalid_argument("shape mismatch: Q " + shape_text(q.shape) + ", K " +
                                 shape_text(k.shape) + ", V " + shape_text(v.shape) +
-                                " (leading dimensions must agree)");
+                                " (leading dimensions must agree; K and V may have fewer heads "
+                                "than Q, a divisor of Q's)");
   }
   if (k.shape[rank - 1] != q.shape[rank - 1]) {
     throw std::invalid_argument("shape mismatch: Q " + shape_text(q.shape) + " and K " +
@@ -322,6 +327,7 @@ AttentionInputs inputs_from_arrays(const LabelledArray& qa, const LabelledArray&
   s.d = q.shape[rank - 1];
   s.nk = k.shape[rank - 2];
   s.dv = v.shape[rank - 1];
+  if (heads_of(k.shape) != s.heads) s.heads_kv = heads_of(k.shape);
   in.q = q.values;
   in.k = k.values;
   in.v = v.values;

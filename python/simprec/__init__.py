@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -275,10 +275,16 @@ def attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, do: Optional[ArrayLike] 
               reference: bool = True, baseline: bool = True, attribute: bool = False,
               attribute_target: str = "o", o: Optional[np.ndarray] = None,
               lse: Optional[np.ndarray] = None, max_memory: Optional[MemorySize] = None,
-              device_functions: Optional[DeviceFunctions] = None) -> AttentionResult:
+              device_functions: Optional[DeviceFunctions] = None,
+              mask: Optional[ArrayLike] = None, bias: Optional[ArrayLike] = None,
+              causal_align: str = "top-left", window: Optional[Tuple[int, int]] = None,
+              alibi_slopes: Optional[ArrayLike] = None,
+              softcap: Optional[float] = None) -> AttentionResult:
     """Emulated attention as `simprec attention` runs it: forward, and backward with dO.
 
     q (..., Nq, d), k (..., Nk, d), v (..., Nk, dv), do (..., Nq, dv): float32/float64 values,
+    k and v may have fewer heads than q, a divisor of q's (grouped-query attention: dk and dv
+    come back with k's heads, each the sum over its group of query heads);
     or encodings of input_format (uint16/uint8), or torch tensors (bf16/fp16 ones as their
     encodings). numerics is a numerics spec ("fa2", "torch-math,p_cast=bf16:rne", a .toml
     file; docs/attention.md, docs/kernel_models.md) and format the low-precision format when
@@ -294,8 +300,14 @@ def attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, do: Optional[ArrayLike] 
     divisor) and returning float32 values, called once per function and pass with every
     argument the emulation meets at an fp32 round-to-nearest-even site (docs/python.md). Ctrl-C
     stops the call at the next head. NaN and infinite inputs go through as the emulated
-    arithmetic takes them; AttentionResult.nonfinite_inputs counts them. Returns an
-    AttentionResult.
+    arithmetic takes them; AttentionResult.nonfinite_inputs counts them. Masks and score
+    modifications (docs/attention_variants.md): mask, a boolean array (..., Nq, Nk) broadcast
+    over q's leading dimensions (False: masked); bias, an additive float array likewise (-inf
+    masks); causal_align, "top-left" (key j visible to query i when j <= i) or "bottom-right"
+    (j <= i + Nk - Nq) for causal=True; window=(left, right), keys within left before and right
+    after the (aligned) diagonal (-1: unbounded); alibi_slopes, one per head, adding
+    slope * (j - i); softcap, cap * tanh(score / cap) on the scaled score as FlexAttention
+    compiles it. Returns an AttentionResult.
     """
     numerics = _checks.numerics_spec(numerics)
     _checks.optional_str(format, "format", "bf16")
@@ -316,8 +328,40 @@ def attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, do: Optional[ArrayLike] 
                           attribute=_checks.flag(attribute, "attribute"),
                           attribute_target=_checks.text(attribute_target, "attribute_target", "dq"),
                           o=o, lse=lse,
-                          max_memory=max_memory, device_functions=device_functions)
+                          max_memory=max_memory, device_functions=device_functions,
+                          mask=_mask_argument(mask, "mask", bool),
+                          bias=_mask_argument(bias, "bias", float),
+                          causal_align=_checks.text(causal_align, "causal_align", "bottom-right"),
+                          window=_window_argument(window),
+                          alibi_slopes=_mask_argument(alibi_slopes, "alibi_slopes", float),
+                          softcap=0.0 if softcap is None else
+                          _checks.number(softcap, "softcap", "a positive number"))
     return AttentionResult(raw)
+
+
+def _mask_argument(value, name, kind):
+    """A mask, bias or slope array as float64 numpy (torch tensors converted); None as is."""
+    if value is None:
+        return None
+    if hasattr(value, "detach"):  # a torch tensor
+        value = value.detach().cpu()
+        value = value.numpy() if kind is bool else value.double().numpy()
+    array = np.asarray(value)
+    if kind is bool and array.dtype != np.bool_:
+        raise TypeError(f"{name}: expected a boolean array (True: attend), got {array.dtype}")
+    if kind is float and not np.issubdtype(array.dtype, np.floating):
+        raise TypeError(f"{name}: expected a floating-point array, got {array.dtype}")
+    return array.astype(np.float64)
+
+
+def _window_argument(window):
+    if window is None:
+        return None
+    if (not isinstance(window, (tuple, list)) or len(window) != 2
+            or not all(isinstance(w, int) and not isinstance(w, bool) for w in window)):
+        raise TypeError(f"window: expected (left, right), two integers (-1: unbounded), "
+                        f"got {window!r}")
+    return (int(window[0]), int(window[1]))
 
 
 @_checks.named_keywords

@@ -18,7 +18,8 @@ from simprec._checks import named_keywords, string_list, tile_argument
 from simprec._types import Numerics, Tile
 
 __all__ = ["attention", "BackwardCall", "emulate_attention", "NonFiniteInputWarning", "linear",
-           "matmul", "emulate", "DelayedScaling"]
+           "matmul", "emulate", "DelayedScaling", "flex_attention", "SoftCap", "Alibi",
+           "causal_lower_right", "CausalMask"]
 
 
 class NonFiniteInputWarning(RuntimeWarning):
@@ -86,6 +87,9 @@ def _emulation_inputs(tensors, names):
 
 
 class _EmulatedAttention(torch.autograd.Function):
+    """O and the LSE (float32, natural log) of the emulated forward pass; the gradients of the
+    emulated backward pass (the LSE's own gradient is not modelled)."""
+
     @staticmethod
     def forward(ctx, query, key, value, options, on_backward):
         arrays, fmt = _emulation_inputs((query, key, value), ("query", "key", "value"))
@@ -96,10 +100,14 @@ class _EmulatedAttention(torch.autograd.Function):
         ctx.options = options
         ctx.on_backward = on_backward
         ctx.o, ctx.lse = result.o, result.lse
-        return _as_torch(result.o, query.dtype)
+        return _as_torch(result.o, query.dtype), torch.from_numpy(result.lse).float()
 
     @staticmethod
-    def backward(ctx, grad_out):
+    def backward(ctx, grad_out, grad_lse=None):
+        if grad_lse is not None and bool(torch.any(grad_lse != 0)):
+            raise NotImplementedError(
+                "simprec.torch: a gradient through the returned LSE is not emulated; use the "
+                "LSE for analysis only (detach it)")
         if torch.is_grad_enabled():
             # create_graph=True: the gradients would need a graph of their own, and the emulated
             # backward pass is not differentiable. Without this, torch would get gradients that
@@ -130,6 +138,87 @@ def _default_format(query, format):
     return fmt
 
 
+class _CausalVariant:
+    def __init__(self, name):
+        self.name = name
+
+
+class CausalMask:
+    """A causal attn_mask for simprec.torch.attention where PyTorch has no
+    torch.nn.attention.bias.CausalBias (before 2.3); it reads the same as one."""
+
+    def __init__(self, variant: str, seq_len_q: int, seq_len_kv: int) -> None:
+        self.variant = _CausalVariant(variant)
+        self.seq_len_q, self.seq_len_kv = seq_len_q, seq_len_kv
+
+
+def causal_lower_right(seq_len_q: int, seq_len_kv: int):
+    """PyTorch's causal_lower_right(seq_len_q, seq_len_kv) (the diagonal aligned at the bottom
+    right: query i sees keys j <= i + Sk - Sq), or its stand-in CausalMask where PyTorch has
+    none; either is an attn_mask for simprec.torch.attention, the first for SDPA too."""
+    try:
+        from torch.nn.attention.bias import causal_lower_right as torch_lower_right
+    except ImportError:
+        return CausalMask("LOWER_RIGHT", seq_len_q, seq_len_kv)
+    return torch_lower_right(seq_len_q, seq_len_kv)
+
+
+def _check_heads(query, key, value, enable_gqa):
+    """SDPA's rule for key/value heads: equal to query's, or with enable_gqa a divisor of it."""
+    if query.dim() < 2:
+        raise ValueError(f"query: expected shape (..., L, E), got {tuple(query.shape)}")
+    if query.dim() < 3 or key.shape[-3] == query.shape[-3]:
+        return
+    if not enable_gqa:
+        raise ValueError(f"key has {key.shape[-3]} heads and query {query.shape[-3]}: pass "
+                         "enable_gqa=True for grouped-query attention")
+    if key.shape[-3] < 1 or query.shape[-3] % key.shape[-3] or value.shape[-3] != key.shape[-3]:
+        raise ValueError(f"enable_gqa=True: query's {query.shape[-3]} heads must be a multiple "
+                         f"of key's and value's ({key.shape[-3]}, {value.shape[-3]})")
+
+
+def _mask_options(attn_mask, is_causal, query, key):
+    """simprec.attention's masking arguments for SDPA's attn_mask and is_causal."""
+    if attn_mask is None:
+        return dict(causal=bool(is_causal))
+    if is_causal:
+        raise ValueError("attn_mask and is_causal=True together: SDPA refuses them; give one")
+    variant = getattr(getattr(attn_mask, "variant", None), "name", None)
+    if variant in ("LOWER_RIGHT", "UPPER_LEFT"):  # torch.nn.attention.bias.CausalBias
+        for length, name, tensor in ((attn_mask.seq_len_q, "queries", query),
+                                     (attn_mask.seq_len_kv, "keys", key)):
+            if length != tensor.shape[-2]:
+                raise ValueError(f"attn_mask: a causal mask for {length} {name}, the "
+                                 f"tensors have {tensor.shape[-2]}")
+        return dict(causal=True,
+                    causal_align="bottom-right" if variant == "LOWER_RIGHT" else "top-left")
+    if not isinstance(attn_mask, torch.Tensor):
+        raise TypeError(f"attn_mask: expected a boolean or floating-point tensor (or a "
+                        f"CausalBias), got {type(attn_mask).__name__}")
+    if attn_mask.dtype != torch.bool and not attn_mask.is_floating_point():
+        raise TypeError(f"attn_mask: expected a boolean or floating-point tensor, got "
+                        f"{attn_mask.dtype}")
+    lengths = (query.shape[-2], key.shape[-2])
+    try:  # SDPA broadcasts a mask over every dimension, (L, S) included
+        attn_mask = attn_mask.expand(*attn_mask.shape[:-2], *lengths)
+    except RuntimeError:
+        raise ValueError(f"attn_mask: shape {tuple(attn_mask.shape)} does not broadcast to "
+                         f"(..., {lengths[0]}, {lengths[1]})") from None
+    if attn_mask.dtype == torch.bool:
+        return dict(mask=attn_mask)
+    # The kernels receive the bias in the inputs' dtype (SDPA converts it); its values then.
+    return dict(bias=attn_mask.to(query.dtype))
+
+
+def _options(query, format, set, mitigations, tile, scale, seed, threads, numerics, **masking):
+    options = dict(numerics=numerics, format=_default_format(query, format),
+                   set=string_list(set, "set", "s=fp32:rne"),
+                   mitigations=string_list(mitigations, "mitigations", "beta-rowmax:2"),
+                   tile=tile_argument(tile), scale=scale, seed=seed, threads=threads)
+    options.update(masking)
+    return options
+
+
 @named_keywords
 def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
               attn_mask: Optional[torch.Tensor] = None, dropout_p: float = 0.0,
@@ -144,31 +233,27 @@ def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     values are those of the numerics' output format. Its gradient is the emulated backward
     pass; double backward (create_graph=True) raises NotImplementedError. on_backward, when
     given, is called with a BackwardCall after each emulated backward pass (what an analysis
-    of the gradients needs: dO, the emulated delta). attn_mask, dropout and grouped-query
-    attention are not emulated: anything but their defaults raises ValueError. numerics is a
-    numerics spec, as for simprec.attention; format, the low-precision format where the spec
-    names none, is by default query's dtype's (fp16 tensors emulate fp16, float32 fp32).
-    NaN and infinite inputs go through as the emulated arithmetic takes them, with a
-    NonFiniteInputWarning that counts them.
+    of the gradients needs: dO, the emulated delta). attn_mask as SDPA takes it: a boolean
+    tensor (True: attend), a float tensor added to the scaled scores (in query's dtype, as the
+    kernels receive it), or a CausalBias (torch.nn.attention.bias: causal_lower_right aligns
+    the diagonal at the bottom right); enable_gqa=True lets key and value have fewer heads than
+    query (a divisor); scale, the softmax scale (default 1/sqrt(E)). Dropout is not emulated:
+    dropout_p other than 0 raises ValueError. numerics is a numerics spec, as for
+    simprec.attention; format, the low-precision format where the spec names none, is by
+    default query's dtype's (fp16 tensors emulate fp16, float32 fp32). NaN and infinite inputs
+    go through as the emulated arithmetic takes them, with a NonFiniteInputWarning that counts
+    them.
     """
     for tensor, argument in ((query, "query"), (key, "key"), (value, "value")):
         _check_tensor(tensor, argument)
-    if attn_mask is not None:
-        raise ValueError("attn_mask: not emulated; use is_causal=True for a causal mask")
     if dropout_p != 0.0:
         raise ValueError(f"dropout_p={dropout_p}: dropout is not emulated; expected 0.0")
-    if enable_gqa:
-        raise ValueError("enable_gqa=True: grouped-query attention is not emulated")
-    if query.dim() < 2:
-        raise ValueError(f"query: expected shape (..., L, E), got {tuple(query.shape)}")
-    options = dict(numerics=numerics, format=_default_format(query, format),
-                   set=string_list(set, "set", "s=fp32:rne"),
-                   mitigations=string_list(mitigations, "mitigations", "beta-rowmax:2"),
-                   tile=tile_argument(tile), causal=bool(is_causal), scale=scale, seed=seed,
-                   threads=threads)
+    _check_heads(query, key, value, enable_gqa)
+    options = _options(query, format, set, mitigations, tile, scale, seed, threads, numerics,
+                       **_mask_options(attn_mask, is_causal, query, key))
     if on_backward is not None and not callable(on_backward):
         raise TypeError(f"on_backward: expected a callable, got {type(on_backward).__name__}")
-    return _EmulatedAttention.apply(query, key, value, options, on_backward)
+    return _EmulatedAttention.apply(query, key, value, options, on_backward)[0]
 
 
 attention.__doc__ = (attention.__doc__ or "") + simprec.numerics_help()
@@ -176,4 +261,5 @@ attention.__doc__ = (attention.__doc__ or "") + simprec.numerics_help()
 from simprec._torch_modules import emulate_attention  # noqa: E402 (uses attention above)
 from simprec._torch_linear import linear, matmul  # noqa: E402
 from simprec._torch_fp8 import DelayedScaling  # noqa: E402
+from simprec._torch_flex import Alibi, SoftCap, flex_attention  # noqa: E402
 from simprec._torch_emulate import emulate  # noqa: E402 (uses emulate_attention)

@@ -16,6 +16,7 @@
 #include "python/src/device_functions.hpp"
 #include "python/src/integer_arguments.hpp"
 #include "python/src/interruptible.hpp"
+#include "python/src/masking_arguments.hpp"
 
 namespace py = pybind11;
 
@@ -31,7 +32,7 @@ py::dict run_attention_call(const py::object& q, const py::object& k, const py::
                             const py::object& d_out, const ConfigChoices& choices,
                             const std::optional<std::string>& input_format, const py::object& o,
                             const py::object& lse, const attention::AnalysisOptions& options,
-                            const py::object& max_memory) {
+                            const py::object& max_memory, const MaskingArguments& masking) {
   const limits::MemoryLimit memory_limit = memory_limit_argument(max_memory);
   std::vector<int64_t> leading;
   attention::AttentionInputs in = attention_inputs(q, k, v, d_out, input_format, leading);
@@ -43,7 +44,11 @@ py::dict run_attention_call(const py::object& q, const py::object& k, const py::
     in.o = values_argument(o, "o", with(leading, {s.nq, s.dv}));
     in.lse = values_argument(lse, "lse", with(leading, {s.nq}));
   }
-  const attention::AttentionConfig config = attention_config(choices);
+  attention::AttentionConfig config = attention_config(choices);
+  config.masking = masking_argument(masking, s, leading);
+  // dK and dV have K's leading dimensions (fewer heads with grouped-query attention).
+  std::vector<int64_t> kv_leading = leading;
+  if (!kv_leading.empty()) kv_leading.back() = s.kv_heads();
   check_memory_argument(attention::estimate_analysis_memory(s, config, options, in.has_grad()),
                         memory_limit, "attention on shape " + attention::shape_text(s));
   attention::AttentionAnalysis a =
@@ -53,8 +58,8 @@ py::dict run_attention_call(const py::object& q, const py::object& k, const py::
   r["lse"] = numpy_of(std::move(a.outputs.lse), with(leading, {s.nq}));
   if (in.has_grad()) {
     r["dq"] = numpy_of(std::move(a.outputs.dq), with(leading, {s.nq, s.d}));
-    r["dk"] = numpy_of(std::move(a.outputs.dk), with(leading, {s.nk, s.d}));
-    r["dv"] = numpy_of(std::move(a.outputs.dv), with(leading, {s.nk, s.dv}));
+    r["dk"] = numpy_of(std::move(a.outputs.dk), with(kv_leading, {s.nk, s.d}));
+    r["dv"] = numpy_of(std::move(a.outputs.dv), with(kv_leading, {s.nk, s.dv}));
     r["delta"] = numpy_of(std::move(a.outputs.delta), with(leading, {s.nq}));
   }
   // The parts of the CLI's stats.json, as JSON text (the Python side parses it).
@@ -92,7 +97,10 @@ void bind_attention(py::module_& m) {
          const std::optional<double>& scale, Seed seed, ThreadCount threads,
          const std::optional<std::string>& input_format, bool trace, bool reference, bool baseline,
          bool attribute, const std::string& attribute_target, const py::object& o,
-         const py::object& lse, const py::object& max_memory, const py::object& device_functions) {
+         const py::object& lse, const py::object& max_memory, const py::object& device_functions,
+         const py::object& mask, const py::object& bias, const std::string& causal_align,
+         const std::optional<std::pair<int64_t, int64_t>>& window, const py::object& alibi_slopes,
+         double softcap) {
         const ConfigChoices choices{numerics, format, sets,       mitigations,   tile,
                                     causal,   scale,  seed.value, threads.value, trace};
         attention::AnalysisOptions options;
@@ -102,8 +110,9 @@ void bind_attention(py::module_& m) {
         options.attribute_target = attribute_target;
         options.device_functions = device_functions_argument(device_functions);
         if (attribute && !reference) throw py::value_error("attribute=True needs reference=True");
+        const MaskingArguments masking{mask, bias, causal_align, window, alibi_slopes, softcap};
         return run_attention_call(q, k, v, d_out, choices, input_format, o, lse, options,
-                                  max_memory);
+                                  max_memory, masking);
       },
       py::arg("q"), py::arg("k"), py::arg("v"), py::arg("do") = py::none(), py::kw_only(),
       py::arg("numerics") = "fa2", py::arg("format") = "bf16",
@@ -113,7 +122,10 @@ void bind_attention(py::module_& m) {
       py::arg("threads") = 0, py::arg("input_format") = py::none(), py::arg("trace") = false,
       py::arg("reference") = true, py::arg("baseline") = true, py::arg("attribute") = false,
       py::arg("attribute_target") = "o", py::arg("o") = py::none(), py::arg("lse") = py::none(),
-      py::arg("max_memory") = py::none(), py::arg("device_functions") = py::none());
+      py::arg("max_memory") = py::none(), py::arg("device_functions") = py::none(),
+      py::arg("mask") = py::none(), py::arg("bias") = py::none(),
+      py::arg("causal_align") = "top-left", py::arg("window") = py::none(),
+      py::arg("alibi_slopes") = py::none(), py::arg("softcap") = 0.0);
   m.def(
       "generate",
       [](const std::string& kind, const std::vector<int64_t>& shape, Seed seed, bool backward,

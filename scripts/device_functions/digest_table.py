@@ -29,10 +29,12 @@ MEASURED = {
     "cu_exp": ("sm90", "exp"), "cu_log": ("sm90", "log"), "cu_log2": ("sm90", "log2"),
     "cu_exp2": ("ptx", "ex2.approx.f32"), "cu_rcp": ("ieee", "rcp"), "cu_div": ("ieee", "div"),
     "np_exp2": ("numpy", "exp2"), "np_log2": ("numpy", "log2"),
+    "cu_tanh": ("sm90", "tanh"), "tr_tanh": ("triton-sm90", "tanh"),
 }
 HEADER = """\
 # fp32 functions measured over every argument on an NVIDIA H200 (sm_90; CUDA 13.0's nvcc,
-# Triton 3.6.0) and its host CPU (numpy 2.5.2, AVX512_SPR) by scripts/device_functions/measure.py,
+# Triton 3.6.0) and its host CPU (numpy 2.5.2, AVX512_SPR) by scripts/device_functions/measure.py
+# (tanh: measure_tanh.py, cu_tanh and tr_tanh),
 # as digests (tests/device_function_digests.hpp): chunk c holds the arguments c * 2^16 + i
 # (division: the pairs c * 2^16 + i), its digest the sum modulo 2^64 of mix64(key << 32 | result).
 # Written by scripts/device_functions/digest_table.py; read by device_math_measured_test and
@@ -60,6 +62,8 @@ def main():
     tool = os.path.join(os.path.dirname(__file__), "../../build/bin/device_function_digests")
     lines = [HEADER]
     for name, (strategy, function) in MEASURED.items():
+        if name not in digests:  # measured by another run (measure.py, measure_tanh.py)
+            continue
         n, k = (256, 1) if function == "div" else (65536, step)
         path = os.path.join(work, f"{name}_{k}.bin")
         if not os.path.exists(path):

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "lib/attention/masking.hpp"
 #include "lib/attention/strategy.hpp"
 
 namespace simprec::attention {
@@ -20,11 +21,19 @@ struct BlockGrid {
   int64_t nq, nk, rows, cols;
   bool causal;
   int64_t d;
+  // The problem's masks where they are more than a top-left causal mask (masking.hpp); nullptr:
+  // none.
+  const Visibility* visibility = nullptr;
   int64_t query_tiles() const { return (nq + rows - 1) / rows; }
   int64_t key_tiles() const { return (nk + cols - 1) / cols; }
+  bool masked_beyond_causal() const { return visibility && !visibility->plain(); }
   // Whether key tile `tile` is visible to some query of query tile `qtile` (causal: at or before
   // the diagonal).
   bool visible(int64_t qtile, int64_t tile) const {
+    if (masked_beyond_causal()) {
+      return visibility->any(qtile * rows, std::min(nq, (qtile + 1) * rows), tile * cols,
+                             std::min(nk, (tile + 1) * cols));
+    }
     return !causal || tile * cols <= std::min(nq, (qtile + 1) * rows) - 1;
   }
   // The query tiles key tile `tile` is visible to, in increasing order.

@@ -1,5 +1,5 @@
-// Slot device_math: the functions a kernel calls for exp2, exp, log, log2, the reciprocal and the
-// division. Each fp32 function is asked for fp32 arguments at a site that rounds to fp32
+// Slot device_math: the functions a kernel calls for exp2, exp, log, log2, the reciprocal, the
+// division and tanh. Each fp32 function is asked for fp32 arguments at a site that rounds to fp32
 // nearest-even, each fp64 one for a double at a site that keeps doubles (fp64 nearest-even); a
 // function without a value there (std::nullopt) leaves the correctly rounded result rounded at
 // the site, as it is everywhere else. One file per strategy in device_math/.
@@ -15,7 +15,7 @@ namespace simprec::attention {
 class DeviceMath : public Strategy {
  public:
   static constexpr SlotInfo kSlot{"device_math",
-                                  "the functions for exp2, exp, log, 1/x and x/y of fp32 (and "
+                                  "the functions for exp2, exp, log, 1/x, x/y and tanh of fp32 (and "
                                   "exp, log of fp64) values (elsewhere each is correctly rounded "
                                   "at its site)",
                                   "correctly-rounded", SlotScope::kAll};
@@ -28,6 +28,7 @@ class DeviceMath : public Strategy {
   virtual std::optional<float> log2(float x) const { return std::nullopt; }          // log2f
   virtual std::optional<float> rcp(float x) const { return std::nullopt; }           // 1.0f / x
   virtual std::optional<float> div(float x, float y) const { return std::nullopt; }  // x / y
+  virtual std::optional<float> tanh(float x) const { return std::nullopt; }           // tanhf
   // The double functions exp2, exp, log and log2 (log also where the kernel's fp32 code says
   // __logf).
   virtual std::optional<double> exp2_f64(double x) const { return std::nullopt; }

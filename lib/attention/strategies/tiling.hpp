@@ -29,6 +29,10 @@ class Dispatch : public Strategy {
   virtual bool splits_keys(const AttentionConfig& c, const AttentionShape& s) const { return true; }
   // Whether the selection fills in tile=auto; resolve refuses it where not.
   virtual bool fills_auto_tile() const { return true; }
+  // Whether the forward pass of single-query grouped-query attention runs each key/value head's
+  // group of query heads as the rows of one problem (FlashAttention-2's seqlenq_ngroups_swapped,
+  // which PyTorch's flash backend inherits), so that the dispatch sees those rows.
+  virtual bool swaps_query_groups() const { return false; }
 };
 
 class TileRule : public Strategy {

@@ -17,6 +17,7 @@ class TorchFlash final : public Dispatch {
                   .doc = "PyTorch's flash backend: tiles by head dimension and split-KV by "
                          "FlashAttention-2's num_splits_heuristic (flash_api.cpp)"}) {}
 
+  bool swaps_query_groups() const override { return true; }
   void resolve(AttentionConfig& c, const AttentionShape& s) const override {
     fill_automatic(c, s, name(), [&](int64_t hd) {
       const int64_t block_n = hd <= 64 ? 256 : 128;

@@ -15,7 +15,7 @@ class Static final : public FlexCompile {
                             "blocks and, for a length not a multiple of 128, everywhere"}) {}
   bool unfused(const AttentionConfig& c, const BlockGrid& g, int64_t i0,
                int64_t j0) const override {
-    if (c.causal && c.block_mask->partial(g, i0, j0)) return true;
+    if ((c.causal || g.masked_beyond_causal()) && c.block_mask->partial(g, i0, j0)) return true;
     return g.nq % kSparseBlock != 0 || g.nk % kSparseBlock != 0;
   }
 };

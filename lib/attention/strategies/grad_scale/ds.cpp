@@ -15,7 +15,7 @@ class ScaleDs final : public GradScale {
                              {"grad_out", "(row, column, 0 for dQ, 1 for dK)"}}}) {}
 
   double ds(const SiteArithmetic& a, double ds, uint64_t index) const override {
-    return a.mul_at(Site::kDs, ds, a.engine().scale, index + 2);
+    return a.mul_at(Site::kDs, ds, a.engine().grad_scale, index + 2);
   }
   double grad(const SiteArithmetic& a, Site, double value, uint64_t index) const override {
     return a.at(Site::kGradOut, value, index);

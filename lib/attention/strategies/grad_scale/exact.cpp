@@ -12,7 +12,7 @@ class Exact final : public GradScale {
                    .draws = {{"grad_out", "(row, column, 0 for dQ, 1 for dK)"}}}) {}
 
   double grad(const SiteArithmetic& a, Site, double value, uint64_t index) const override {
-    return a.mul_at(Site::kGradOut, value, a.engine().scale, index);
+    return a.mul_at(Site::kGradOut, value, a.engine().grad_scale, index);
   }
 };
 

@@ -14,7 +14,7 @@ class Fp32ThenCast final : public GradScale {
                    .draws = {{"dq_acc, dk_acc, grad_out", "(row, column, 0 for dQ, 1 for dK)"}}}) {}
 
   double grad(const SiteArithmetic& a, Site acc, double value, uint64_t index) const override {
-    return a.at(Site::kGradOut, a.mul_at(acc, value, a.engine().scale, index), index);
+    return a.at(Site::kGradOut, a.mul_at(acc, value, a.engine().grad_scale, index), index);
   }
 };
 

@@ -27,9 +27,16 @@ class SplitKeys final : public QueryOrder {
     }
     std::vector<SplitStep> steps;
     for (int64_t tile = 0; tile < g.key_tiles(); ++tile) {
-      std::vector<int64_t> visible = g.visible_query_tiles(tile);
+      std::vector<int64_t> visible;
       if (!g.causal) {
-        std::rotate(visible.begin(), visible.begin() + tile % g.query_tiles(), visible.end());
+        // Every query block from block `tile` on, wrapping around; those a mask hides from the
+        // key block add nothing and are left out.
+        for (int64_t at = 0; at < g.query_tiles(); ++at) {
+          const int64_t qtile = (tile + at) % g.query_tiles();
+          if (g.visible(qtile, tile)) visible.push_back(qtile);
+        }
+      } else {
+        visible = g.visible_query_tiles(tile);
       }
       for (size_t at = 0; at < visible.size(); ++at) {
         steps.push_back({static_cast<int64_t>(at), tile, visible[at]});

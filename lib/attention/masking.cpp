@@ -1,0 +1,104 @@
+#include "lib/attention/masking.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "lib/attention/tensors.hpp"
+#include "lib/limits/strict_parse.hpp"
+
+namespace simprec::attention {
+
+const char* causal_align_name(CausalAlign a) {
+  return a == CausalAlign::kTopLeft ? "top-left" : "bottom-right";
+}
+
+void BroadcastTensor::check(const AttentionShape& s, const char* what) const {
+  const auto text = [](int64_t b, int64_t h, int64_t q, int64_t k) {
+    return "(" + std::to_string(b) + ", " + std::to_string(h) + ", " + std::to_string(q) + ", " +
+           std::to_string(k) + ")";
+  };
+  if ((batch != 1 && batch != s.batch) || (heads != 1 && heads != s.heads) || nq != s.nq ||
+      nk != s.nk) {
+    throw std::invalid_argument(std::string(what) + ": shape " + text(batch, heads, nq, nk) +
+                                " does not broadcast over the run's " +
+                                text(s.batch, s.heads, s.nq, s.nk) +
+                                " (batch and heads may be 1; Sq and Sk must match)");
+  }
+  if (values.size() != static_cast<size_t>(batch * heads * nq * nk)) {
+    throw std::invalid_argument(std::string(what) + ": " + std::to_string(values.size()) +
+                                " values for shape " + text(batch, heads, nq, nk));
+  }
+}
+
+void Masking::check(const AttentionShape& s) const {
+  if (window_left < -1 || window_right < -1) {
+    throw std::invalid_argument("window: sizes must be >= 0 (or -1, unbounded), got " +
+                                std::to_string(window_left) + " and " +
+                                std::to_string(window_right));
+  }
+  if (mask) mask->check(s, "mask");
+  if (bias) {
+    bias->check(s, "bias");
+    for (const double x : bias->values) {
+      if (std::isnan(x) || x == HUGE_VAL) {
+        throw std::invalid_argument("bias: holds " + limits::shortest_text(x) +
+                                    "; expected finite values or -inf (masked)");
+      }
+    }
+  }
+  if (!alibi_slopes.empty() && static_cast<int64_t>(alibi_slopes.size()) != s.heads) {
+    throw std::invalid_argument("alibi: " + std::to_string(alibi_slopes.size()) +
+                                " slopes for " + std::to_string(s.heads) + " heads");
+  }
+  for (const double x : alibi_slopes) {
+    if (!std::isfinite(x))
+      throw std::invalid_argument("alibi: slope " + limits::shortest_text(x) + " is not finite");
+  }
+  if (!(softcap >= 0) || std::isinf(softcap)) {
+    throw std::invalid_argument("softcap: " + limits::shortest_text(softcap) +
+                                " (expected a finite cap > 0, or 0 for none)");
+  }
+}
+
+std::string Masking::describe(bool causal) const {
+  std::string out;
+  const auto add = [&](const std::string& x) { out += (out.empty() ? "" : ", ") + x; };
+  if (causal) add(std::string(causal_align_name(causal_align)) + " causal");
+  if (has_window()) add("window " + std::to_string(window_left) + "/" + std::to_string(window_right));
+  if (mask) add("mask " + std::to_string(mask->batch) + "x" + std::to_string(mask->heads));
+  if (bias) add("bias " + std::to_string(bias->batch) + "x" + std::to_string(bias->heads));
+  if (!alibi_slopes.empty()) add("alibi");
+  if (softcap > 0) add("softcap " + limits::shortest_text(softcap));
+  return out;
+}
+
+Visibility::Visibility(const Masking& m, bool causal, const AttentionShape& s, int64_t problem)
+    : causal_(causal),
+      offset_(m.causal_align == CausalAlign::kBottomRight ? s.nk - s.nq : 0),
+      left_(m.window_left),
+      right_(causal && m.has_window() ? 0 : m.window_right),
+      mask_(m.mask.get()),
+      b_(problem / s.heads),
+      h_(problem % s.heads) {
+  plain_ = offset_ == 0 && left_ < 0 && right_ < 0 && !mask_;
+}
+
+bool Visibility::any(int64_t i0, int64_t i1, int64_t j0, int64_t j1) const {
+  for (int64_t i = i0; i < i1; ++i) {
+    for (int64_t j = j0; j < j1; ++j) {
+      if ((*this)(i, j)) return true;
+    }
+  }
+  return false;
+}
+
+bool Visibility::all(int64_t i0, int64_t i1, int64_t j0, int64_t j1) const {
+  for (int64_t i = i0; i < i1; ++i) {
+    for (int64_t j = j0; j < j1; ++j) {
+      if (!(*this)(i, j)) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace simprec::attention
