@@ -61,6 +61,16 @@ RECORDED = {
                        ["n256_d64", "n256_d64_causal"],
                        ["n512_d128", "n512_d64_repmax", "n512_d64_repmax_causal", "n1024_d64"]),
 }
+VARIANTS = "tests/data/torch_variants"
+_CUDNN_S = ["cudnn_plain_b1h2_n512_d64", "cudnn_plain_b1h2_n1024_d128",
+            "cudnn_causal_b1h2_n1024_d128"]
+_CUDNN_H = ["cudnn_causal_b1h2_n768_d64_heldout", "cudnn_plain_b2h4_n1000_d128_heldout"]
+RECORDED["torch-cudnn"] = ("H200 recordings, forward",
+                           lambda names: [dc.variant_case(VARIANTS, n, gradients=False)
+                                          for n in names], _CUDNN_S, _CUDNN_H)
+RECORDED["torch-cudnn-backward"] = ("H200 recordings, forward and backward",
+                                    lambda names: [dc.variant_case(VARIANTS, n) for n in names],
+                                    _CUDNN_S, _CUDNN_H)
 # numpy strangers: (function name, input format)
 NUMPY = {
     "numpy-flash-fp16": ("flash_fp16", "fp16"),

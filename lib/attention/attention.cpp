@@ -83,6 +83,18 @@ AttentionOutputs sum_group_gradients(const AttentionInputs& inputs, const Attent
   return out;
 }
 
+AttentionOutputs run_problems(const AttentionInputs& raw_inputs, const AttentionConfig& given,
+                              const RunOptions& options, int64_t chain);
+
+// The last query head's dK and dV of each group (kv_group_sum=chained: it holds the group's).
+AttentionOutputs last_of_groups(const AttentionShape& s, AttentionOutputs out) {
+  const auto last = [](double, double b) { return b; };
+  const auto same = [](double x) { return x; };
+  out.dk = summed_over_groups(out.dk, s, s.nk, s.d, last, same);
+  out.dv = summed_over_groups(out.dv, s, s.nk, s.dv, last, same);
+  return out;
+}
+
 AttentionOutputs run_grouped(const AttentionInputs& inputs, const AttentionConfig& config,
                              const RunOptions& options) {
   const AttentionShape& s = inputs.shape;
@@ -112,17 +124,29 @@ AttentionOutputs run_grouped(const AttentionInputs& inputs, const AttentionConfi
     out.traces = forward.traces;
     return sum_group_gradients(inputs, config, std::move(out));
   }
+  if (inputs.has_grad() && config.kv_group_sum->chained()) {
+    if (!config.flash()) {
+      throw std::invalid_argument(
+          "kv_group_sum=chained carries a flash backward pass's accumulators from head to head; "
+          "algorithm=" + std::string(config.algorithm.name()) + " has none");
+    }
+    if (options.only_problem) {
+      throw std::invalid_argument(
+          "kv_group_sum=chained computes a group's heads together: one problem alone is not "
+          "computed");
+    }
+    return last_of_groups(s, run_problems(expanded, config, options, s.heads / s.kv_heads()));
+  }
   AttentionOutputs out = run_attention(expanded, config, options);
   if (!inputs.has_grad()) return out;
   return sum_group_gradients(inputs, config, std::move(out));
 }
 
-}  // namespace
-
-AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const AttentionConfig& given,
-                               const RunOptions& options) {
-  raw_inputs.validate();
-  if (raw_inputs.shape.grouped()) return run_grouped(raw_inputs, given, options);
+// The problems of an ungrouped run; with chain > 1, each `chain` consecutive problems (the query
+// heads of a key/value head) continue one another's dK and dV accumulators (kv_group_sum=
+// chained) and the last of them holds the result.
+AttentionOutputs run_problems(const AttentionInputs& raw_inputs, const AttentionConfig& given,
+                              const RunOptions& options, int64_t chain) {
   given.masking.check(raw_inputs.shape);
   // The tiles and splits made concrete for this shape (dispatch.hpp).
   const AttentionConfig config = resolve_for_shape(given, raw_inputs.shape);
@@ -161,8 +185,8 @@ AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const Attentio
   }
   std::vector<std::array<tracing::SiteTrace, kSiteCount>> traces(config.trace ? s.problems() : 0);
   std::vector<DeviceMisses> misses(s.problems());
-  const bool float_flash =
-      options.fast_path == FastPath::kAllowed && !quantized && float_flash_applies(config);
+  const bool float_flash = options.fast_path == FastPath::kAllowed && !quantized &&
+                           chain == 1 && float_flash_applies(config);
   if (options.only_problem &&
       (*options.only_problem < 0 || *options.only_problem >= s.problems())) {
     throw std::invalid_argument("problem " + std::to_string(*options.only_problem) +
@@ -180,8 +204,10 @@ AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const Attentio
   const auto slice = [](std::vector<double>& v, int64_t p, int64_t n) {
     return std::span<double>(v.data() + p * n, static_cast<size_t>(n));
   };
-  parallel_for(s.problems(), config.threads, [&](int64_t p) {
-    if (options.only_problem && p != *options.only_problem) return;
+  parallel_for(s.problems() / chain, config.threads, [&](int64_t unit) {
+   std::vector<double> dk_chain, dv_chain;
+   for (int64_t p = unit * chain; p < (unit + 1) * chain; ++p) {
+    if (options.only_problem && p != *options.only_problem) continue;
     RowProbe* const probed = probe && probe->problem == p ? probe : nullptr;
     if (float_flash && !probed && run_float_flash(config, inputs, out, p)) {
       // The site-by-site engine is the reference for special values: a problem whose outputs
@@ -197,7 +223,7 @@ AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const Attentio
         all_finite = all_finite && finite(slice(out.dq, p, s.nq * s.d)) &&
                      finite(slice(out.dk, p, s.nk * s.d)) && finite(slice(out.dv, p, s.nk * s.dv));
       }
-      if (all_finite) return;
+      if (all_finite) continue;
       if (inputs.has_forward()) {
         std::copy_n(inputs.o.begin() + p * s.nq * s.dv, s.nq * s.dv,
                     out.o.begin() + p * s.nq * s.dv);
@@ -218,12 +244,14 @@ AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const Attentio
     if (quantized) own.emplace(config, s).for_quantized_problem(scales, p);
     Head head(own ? *own : engine, inputs, out, p, config.trace ? &traces[p] : nullptr, &misses[p],
               probed);
+    if (chain > 1) head.chain_gradients(&dk_chain, &dv_chain, p + 1 == (unit + 1) * chain);
     if (!inputs.has_forward()) head.forward();
     if (inputs.has_grad()) head.backward();
     for (auto& m : misses[p]) {
       std::sort(m.begin(), m.end());
       m.erase(std::unique(m.begin(), m.end()), m.end());
     }
+   }
   });
   // Merged in problem order, so the sums do not depend on the thread count.
   for (const auto& t : traces) {
@@ -236,6 +264,15 @@ AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const Attentio
     all.erase(std::unique(all.begin(), all.end()), all.end());
   }
   return out;
+}
+
+}  // namespace
+
+AttentionOutputs run_attention(const AttentionInputs& raw_inputs, const AttentionConfig& given,
+                               const RunOptions& options) {
+  raw_inputs.validate();
+  if (raw_inputs.shape.grouped()) return run_grouped(raw_inputs, given, options);
+  return run_problems(raw_inputs, given, options, 1);
 }
 
 namespace {

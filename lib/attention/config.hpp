@@ -14,6 +14,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "lib/attention/device_function.hpp"
+#include "lib/attention/masking.hpp"
 #include "lib/attention/site.hpp"
 #include "lib/attention/strategies/backward.hpp"
 #include "lib/attention/strategies/block_mask.hpp"
@@ -22,6 +23,7 @@
 #include "lib/attention/strategies/exp_impl.hpp"
 #include "lib/attention/strategies/flex_compile.hpp"
 #include "lib/attention/strategies/grad_scale.hpp"
+#include "lib/attention/strategies/kv_group_sum.hpp"
 #include "lib/attention/strategies/key_order.hpp"
 #include "lib/attention/strategies/lse_impl.hpp"
 #include "lib/attention/strategies/norm.hpp"
@@ -31,7 +33,6 @@
 #include "lib/attention/strategies/rowsum_block.hpp"
 #include "lib/attention/strategies/rowsum_rescale.hpp"
 #include "lib/attention/strategies/softmax_scale.hpp"
-#include "lib/attention/masking.hpp"
 #include "lib/attention/strategies/tiling.hpp"
 #include "lib/attention/strategy.hpp"
 
@@ -93,6 +94,7 @@ struct AttentionConfig {
   Choice<SplitTies> split_ties;
   Choice<DqMode> dq;
   Choice<GradScale> grad_scale;
+  Choice<KvGroupSum> kv_group_sum;
   Choice<DsProb> ds_p;
   Choice<LseLog2e> lse_log2e;
   Choice<DeviceMath> device_math;

@@ -60,6 +60,10 @@ void Head::backward_flash() {
   }
   dk_acc.assign(nk * d, 0.0);
   dv_acc.assign(nk * dv, 0.0);
+  if (dk_chain_ && !dk_chain_->empty()) {  // the previous head of the group's accumulators
+    dk_acc = *dk_chain_;
+    dv_acc = *dv_chain_;
+  }
   const bool dq_partials = e_.cfg.dq->block_partials();
   std::vector<double> dq_part(dq_partials ? br_max * d : 0);
   for (const auto& [tile, qtile] : backward_schedule()) {
@@ -110,11 +114,16 @@ void Head::backward_flash() {
                 f32(q32_, i0 * d));
     }
   }
-  for (int64_t x = 0; x < nk * d; ++x) {
-    dk_[x] = scaled_grad(Site::kDkAcc, dk_acc[x], e_.idx(p_, x / d, x % d, 1));
-  }
-  for (int64_t x = 0; x < nk * dv; ++x) {
-    dv_[x] = at(Site::kGradOut, dv_acc[x], e_.idx(p_, x / dv, x % dv, 2));
+  if (dk_chain_ && !last_in_chain_) {  // the next head of the group goes on from here
+    *dk_chain_ = std::move(dk_acc);
+    *dv_chain_ = std::move(dv_acc);
+  } else {
+    for (int64_t x = 0; x < nk * d; ++x) {
+      dk_[x] = scaled_grad(Site::kDkAcc, dk_acc[x], e_.idx(p_, x / d, x % d, 1));
+    }
+    for (int64_t x = 0; x < nk * dv; ++x) {
+      dv_[x] = at(Site::kGradOut, dv_acc[x], e_.idx(p_, x / dv, x % dv, 2));
+    }
   }
   for (int64_t x = 0; x < nq * d; ++x) {
     dq_[x] = scaled_grad(Site::kDqAcc, dq_acc[x], e_.idx(p_, x / d, x % d, 0));

@@ -38,6 +38,14 @@ class Head : private SiteArithmetic {
       probe_->recorded = true;
     }
   }
+  // kv_group_sum=chained: the backward pass's dK and dV accumulators start from *dk and *dv (empty:
+  // zero) and end there; only the group's last head (last) scales and casts them into its dK
+  // and dV.
+  void chain_gradients(std::vector<double>* dk, std::vector<double>* dv, bool last) {
+    dk_chain_ = dk;
+    dv_chain_ = dv;
+    last_in_chain_ = last;
+  }
   void backward() {
     if (e_.cfg.flash()) {
       backward_flash();
@@ -125,6 +133,8 @@ class Head : private SiteArithmetic {
   AttentionShape s_;
   Visibility visible_;
   mutable std::vector<double> softcap_tanh_;
+  std::vector<double>*dk_chain_ = nullptr, *dv_chain_ = nullptr;
+  bool last_in_chain_ = true;
   const double *q_, *k_, *v_, *do_ = nullptr;
   double *o_, *lse_, *row_sum_ = nullptr, *dq_ = nullptr, *dk_ = nullptr, *dv_ = nullptr,
                      *delta_ = nullptr;

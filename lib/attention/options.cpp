@@ -186,6 +186,7 @@ std::vector<StructuralOption> make_structural_options() {
   t.push_back(slot_option(&AttentionConfig::split_ties));
   t.push_back(slot_option(&AttentionConfig::dq));
   t.push_back(slot_option(&AttentionConfig::grad_scale));
+  t.push_back(slot_option(&AttentionConfig::kv_group_sum));
   t.push_back(slot_option(&AttentionConfig::ds_p));
   t.push_back(slot_option(&AttentionConfig::lse_log2e));
   t.push_back(slot_option(&AttentionConfig::delta));

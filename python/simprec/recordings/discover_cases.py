@@ -6,6 +6,7 @@ rows the recording kept. The facts of the call that a one-head emulation needs (
 the dispatch weighs, the SM count, the lengths a FlexAttention graph was first compiled for) are
 the case's `given` items, which the search never moves."""
 
+import json
 import math
 import os
 
@@ -81,3 +82,39 @@ def stranger_triton_case(data, name, variant="exp"):
     return dict(label=f"triton-stranger-{variant}/{name}", q=q, k=k, v=v, input_format="fp16",
                 output_format="fp16", causal=causal, scale=scale,
                 outputs={"O": recorded["o"], "LSE": recorded["lse"].astype(np.float32)})
+
+
+def variant_case(data, name, gradients=True):
+    """Case `name` of the attention-variant recordings in folder `data` (tests/data/torch_variants,
+    variants.py) as a discovery case: the recorded head (batch B-1, query head H-1; K, V of its
+    key/value head) as bf16 or fp16 encodings [1, 1, S, d], its kept rows, its LSE. Only for
+    cases without a mask or score modification beyond is_causal and without grouped heads (one
+    head then is the whole computation of that head)."""
+    from simprec.recordings import variants
+    case = variants.CASES[name]
+    if case.mask not in (None, "causal") or case.score_mod or case.heads_kv != case.heads:
+        raise RecordingError(f"{name}: a discovery case needs a plain or causal recording")
+    recorded = np.load(os.path.join(data, "cases", name + ".npz"))
+    with open(os.path.join(data, layout.SUMMARY)) as f:
+        summary = json.load(f)
+    b, h = case.batch - 1, case.heads - 1
+    q, do = variants.head_draw(case, b, h, 0)
+    k, v = variants.head_draw(case, b, h, 1)
+    import torch
+
+    from simprec.recordings.bits import tensor_bits
+    dtype = variants.torch_dtype(case)
+    bits = [tensor_bits(torch.from_numpy(x).to(dtype)).reshape(1, 1, -1, case.d)
+            for x in (q, k, v, do)]
+    scale = case.scale if case.scale is not None else variants.default_scale(case.d)
+    outputs = {"O": recorded["o"], "LSE": recorded["lse"].astype(np.float32)}
+    result = dict(label=name, q=bits[0], k=bits[1], v=bits[2], input_format=case.dtype,
+                  output_format=case.dtype, causal=case.mask == "causal",
+                  scale=float(np.float32(scale)), rows=recorded["o_rows"],
+                  key_rows=recorded["k_rows"], outputs=outputs,
+                  given=[f"batch_heads={case.batch * case.heads}",
+                         f"sms={summary['multiprocessors']}"])
+    if gradients:
+        result["do"] = bits[3]
+        outputs.update(dQ=recorded["dq"], dK=recorded["dk"], dV=recorded["dv"])
+    return result

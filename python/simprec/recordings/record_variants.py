@@ -2,6 +2,7 @@
 
     PYTHONPATH=python python3 scripts/record_attention_variants.py OUT_DIR
         [--cases NAME,...] [--backends flash,efficient,flex,cudnn] [--repeats 3]
+        [--full NAME,...]
 
 Per case it runs the forward and the backward pass (SDPA with the case's backend forced, or
 FlexAttention compiled for the case's shape, torch.compile(dynamic=False)) and keeps, in
@@ -114,8 +115,9 @@ def agreement(first, runs):
     return worst
 
 
-def write_case(out, case, o, lse, dq, dk, dv, digest_inputs):
-    """OUT/cases/NAME.npz: query head (B-1, H-1)'s outputs and key/value head (B-1, Hkv-1)'s."""
+def write_case(out, case, o, lse, dq, dk, dv, digest_inputs, full=False):
+    """OUT/cases/NAME.npz: query head (B-1, H-1)'s outputs and key/value head (B-1, Hkv-1)'s
+    (with `full`, also every row of them: full_o, full_dq, full_dk, full_dv)."""
     b, h, hk = case.batch - 1, case.heads - 1, case.heads_kv - 1
     o_h, dq_h = tensor_bits(o[b, h]), tensor_bits(dq[b, h])
     dk_h, dv_h = tensor_bits(dk[b, hk]), tensor_bits(dv[b, hk])
@@ -126,11 +128,13 @@ def write_case(out, case, o, lse, dq, dk, dv, digest_inputs):
                   digest_inputs=digest_inputs)
     if lse is not None:
         fields["lse"] = lse[b, h].cpu().numpy().astype(np.float32)
+    if full:
+        fields.update(full_o=o_h, full_dq=dq_h, full_dk=dk_h, full_dv=dv_h)
     os.makedirs(os.path.join(out, "cases"), exist_ok=True)
     np.savez_compressed(os.path.join(out, "cases", case.name + ".npz"), **fields)
 
 
-def record_case(run, case, repeats, out):
+def record_case(run, case, repeats, out, full=False):
     import torch
     record = {"settings": {k: v for k, v in dataclasses.asdict(case).items() if k != "extra"}}
     started = time.time()
@@ -144,7 +148,7 @@ def record_case(run, case, repeats, out):
             first, [run(case, *inputs) for _ in range(repeats - 1)])
         record["dispatch"] = run.dispatch(case, inputs)
         record["lse"] = "kernel" if first[1] is not None else "none"
-        write_case(out, case, *first, digest_inputs)
+        write_case(out, case, *first, digest_inputs, full)
         record["seconds"] = round(time.time() - started, 2)
         print(f"{case.name}: ok {record['seconds']} s {record['run_to_run_agreement']}",
               flush=True)
@@ -161,6 +165,7 @@ def main(argv=None):
     parser.add_argument("--cases", default="")
     parser.add_argument("--backends", default="flash,efficient,flex,cudnn")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--full", default="", help="cases whose heads are kept whole")
     args = parser.parse_args(argv)
     names = [n for n in args.cases.split(",") if n] or list(variants.CASES)
     unknown = [n for n in names if n not in variants.CASES]
@@ -180,7 +185,8 @@ def main(argv=None):
         case = variants.CASES[name]
         if case.backend not in backends:
             continue
-        summary["cases"][name] = record_case(run, case, args.repeats, args.out)
+        summary["cases"][name] = record_case(run, case, args.repeats, args.out,
+                                             name in args.full.split(","))
         with open(os.path.join(args.out, layout.SUMMARY), "w") as f:
             json.dump(summary, f, indent=1)
     return 0

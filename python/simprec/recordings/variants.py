@@ -114,6 +114,20 @@ def _cases():
         c("cudnn", "causal", 1, 2, 2, 768, 768, 64, mask="causal", held_out=True),
         c("cudnn", "plain", 2, 4, 4, 1000, 1000, 128, held_out=True),
         c("cudnn", "gqa", 1, 8, 2, 512, 512, 128),
+        # Held out in a second recording, after the models were fitted to the cases above.
+        c("flash", "decode-gqa", 3, 16, 4, 1, 3000, 64, held_out=True),
+        c("flash", "gqa", 2, 6, 2, 900, 900, 128, mask="causal", held_out=True),
+        c("flash", "scale", 1, 3, 3, 333, 777, 96, scale=0.05, held_out=True),
+        c("efficient", "padding", 2, 2, 2, 640, 640, 64, mask="padding", held_out=True),
+        c("efficient", "alibi-bias", 1, 8, 8, 384, 384, 128, mask="alibi-bias", held_out=True),
+        c("flex", "window", 1, 2, 2, 700, 700, 64, mask="window", window=100, held_out=True),
+        c("flex", "document", 1, 4, 2, 1024, 1024, 128, mask="document", held_out=True),
+        c("flex", "alibi", 1, 8, 8, 384, 384, 64, score_mod="alibi", held_out=True),
+        c("flex", "softcap", 1, 4, 1, 512, 512, 64, score_mod="softcap", softcap=2.0,
+          held_out=True),
+        c("cudnn", "plain", 1, 2, 2, 2048, 2048, 64, held_out=True),
+        c("cudnn", "causal", 2, 2, 2, 512, 512, 128, mask="causal", held_out=True),
+        c("cudnn", "gqa", 1, 8, 2, 777, 777, 64, held_out=True),
     ]
 
 
