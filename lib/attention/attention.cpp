@@ -124,12 +124,8 @@ AttentionOutputs run_grouped(const AttentionInputs& inputs, const AttentionConfi
     out.traces = forward.traces;
     return sum_group_gradients(inputs, config, std::move(out));
   }
-  if (inputs.has_grad() && config.kv_group_sum->chained()) {
-    if (!config.flash()) {
-      throw std::invalid_argument(
-          "kv_group_sum=chained carries a flash backward pass's accumulators from head to head; "
-          "algorithm=" + std::string(config.algorithm.name()) + " has none");
-    }
+  // Standard attention has no accumulators to carry (its baseline runs sum cast gradients).
+  if (inputs.has_grad() && config.kv_group_sum->chained() && config.flash()) {
     if (options.only_problem) {
       throw std::invalid_argument(
           "kv_group_sum=chained computes a group's heads together: one problem alone is not "

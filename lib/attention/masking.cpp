@@ -30,6 +30,41 @@ void BroadcastTensor::check(const AttentionShape& s, const char* what) const {
   }
 }
 
+BroadcastTensor broadcast_tensor(const std::vector<int64_t>& dims, std::vector<double> values,
+                                 const AttentionShape& s, const std::vector<int64_t>& leading,
+                                 const std::string& what) {
+  std::string text = "(";
+  for (size_t i = 0; i < dims.size(); ++i) text += (i ? ", " : "") + std::to_string(dims[i]);
+  text += dims.size() == 1 ? ",)" : ")";
+  const auto fail = [&](const std::string& why) {
+    throw std::invalid_argument(what + ": shape " + text + " " + why);
+  };
+  const size_t rank = dims.size();
+  if (rank < 2 || rank > 2 + leading.size())
+    fail("does not broadcast over the queries' leading dimensions and (Sq, Sk)");
+  if (dims[rank - 2] != s.nq || dims[rank - 1] != s.nk)
+    fail("expected (..., " + std::to_string(s.nq) + ", " + std::to_string(s.nk) + ") (Sq, Sk)");
+  BroadcastTensor t;
+  const size_t lead = rank - 2;
+  for (size_t i = 0; i < lead; ++i) {
+    const int64_t size = dims[i], run = leading[leading.size() - lead + i];
+    if (size != 1 && size != run) fail("does not broadcast over the queries' leading dimensions");
+    if (size == 1) continue;
+    if (i + 1 == lead) {
+      t.heads = size;
+    } else {
+      t.batch *= size;
+    }
+  }
+  if (t.batch != 1 && t.batch != s.batch)
+    fail("broadcasts over some batch dimensions only: give all of them or size 1 for each");
+  t.nq = s.nq;
+  t.nk = s.nk;
+  t.values = std::move(values);
+  t.check(s, what.c_str());
+  return t;
+}
+
 void Masking::check(const AttentionShape& s) const {
   if (window_left < -1 || window_right < -1) {
     throw std::invalid_argument("window: sizes must be >= 0 (or -1, unbounded), got " +

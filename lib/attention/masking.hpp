@@ -34,6 +34,14 @@ struct BroadcastTensor {
   void check(const AttentionShape& run, const char* what) const;
 };
 
+// An array of shape `dims` (..., Sq, Sk) as a BroadcastTensor of a run of shape `s` whose
+// queries have leading dimensions `leading` (..., H): its dimensions before the last two are
+// aligned at the right with `leading`, each 1 or the run's, and those before the heads all 1 or
+// all the run's. Throws std::invalid_argument naming `what`.
+BroadcastTensor broadcast_tensor(const std::vector<int64_t>& dims, std::vector<double> values,
+                                 const AttentionShape& s, const std::vector<int64_t>& leading,
+                                 const std::string& what);
+
 struct Masking {
   CausalAlign causal_align = CausalAlign::kTopLeft;
   // A sliding window about the (aligned) diagonal: key j is visible to query i when

@@ -23,6 +23,7 @@
 #include "lib/attention/preset.hpp"
 #include "lib/attention/row_sum_diagnosis.hpp"
 #include "lib/cli/command.hpp"
+#include "lib/cli/masking_options.hpp"
 #include "lib/cli/output_option.hpp"
 #include "lib/cli/seed_option.hpp"
 #include "lib/cli/threads_option.hpp"
@@ -49,6 +50,7 @@ struct Options {
   bool causal = false, attribute = false, backward = false, trace = false, no_baseline = false;
   bool quiet = false;
   unsigned threads = 0;
+  MaskingOptions masking;
 };
 
 // B,H,N,d: four integers in [1, kMaxDimension].
@@ -210,6 +212,10 @@ void run(const Options& opt) {
              (opt.d_out.empty() ? "" : ", " + opt.d_out);
   }
   if (query_rows > 0) {
+    if (opt.masking.any()) {
+      throw UsageError("--query-rows samples rows of a problem without masks; drop the masking "
+                       "options or --query-rows");
+    }
     if (opt.causal) {
       throw UsageError(
           "--query-rows samples rows of a problem without a causal mask (a sampled row would see "
@@ -223,6 +229,10 @@ void run(const Options& opt) {
     source += ", query rows sampled: " + std::to_string(raw.shape.nq);
   }
   const AttentionShape& s = raw.shape;
+  if (opt.masking.any()) {
+    if (leading.empty()) leading = {s.batch, s.heads};
+    config.masking = opt.masking.masking(s, leading);
+  }
   if (opt.attribute && opt.attribute_target != "o" && !raw.has_grad()) {
     throw UsageError("--attribute-target " + opt.attribute_target +
                      " needs dO (--do or --backward)");
@@ -279,6 +289,7 @@ void run(const Options& opt) {
   write_npy(dir, "o.npy", stored_array(out.o, oshape, o_format));
   if (raw.has_grad()) {
     std::vector<int64_t> qshape = leading, kshape = leading, vshape = leading;
+    if (!kshape.empty()) kshape.back() = vshape.back() = s.kv_heads();  // grouped-query heads
     qshape.insert(qshape.end(), {s.nq, s.d});
     kshape.insert(kshape.end(), {s.nk, s.d});
     vshape.insert(vshape.end(), {s.nk, s.dv});
@@ -294,7 +305,9 @@ void run(const Options& opt) {
               config.preset.c_str(), low.name().c_str(),
               std::string(config.algorithm.name()).c_str(),
               std::string(config.exp_impl.name()).c_str(), tiled.block_rows, tiled.block_cols,
-              config.causal ? ", causal" : "");
+              config.masking.active() ? (", " + config.masking.describe(config.causal)).c_str()
+              : config.causal         ? ", causal"
+                                      : "");
   std::printf("inputs: %s; shape B=%lld H=%lld Nq=%lld Nk=%lld d=%lld dv=%lld; scale %.6g\n",
               source.c_str(), (long long)s.batch, (long long)s.heads, (long long)s.nq,
               (long long)s.nk, (long long)s.d, (long long)s.dv, scale);
@@ -376,6 +389,7 @@ const RegisterCommand kRegistration([](CLI::App& app) {
   command->add_option("--mitigation", opt->mitigations, mitigation_syntax() + " (repeatable)");
   command->add_option("--tile", opt->tile, "BRxBC tile sizes (default: the preset's); tile=BRxBC");
   command->add_flag("--causal", opt->causal, "causal mask");
+  opt->masking.add_to(*command);
   command->add_option("--query-rows", opt->query_rows,
                       "emulate only R evenly spaced query rows (row r * Nq / R) against every key: "
                       "long sequences at the cost of R rows; forward only, no causal mask");

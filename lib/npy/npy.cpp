@@ -130,15 +130,17 @@ std::pair<uint64_t, uint64_t> read_header(const limits::InputFile& in, NpyArray&
   }
   bool known = false;
   for (const auto& t : kTypes) {
-    if (header.descr == t.descr || (t.bytes == 1 && header.descr == "<u1")) {
+    // numpy's bool is one byte holding 0 or 1: read as uint8.
+    if (header.descr == t.descr ||
+        (t.bytes == 1 && (header.descr == "<u1" || header.descr == "|b1"))) {
       array.type = t.type;
       known = true;
     }
   }
   if (!known) {
     fail(path, "dtype '" + limits::excerpt(header.descr) +
-                   "' (expected float32, float64, uint8, uint16, uint32, uint64, int32 or int64, "
-                   "little endian)");
+                   "' (expected float32, float64, uint8, uint16, uint32, uint64, int32, int64 or "
+                   "bool, little endian)");
   }
   if (header.fortran_order)
     fail(path, "Fortran order is not supported (save a C-contiguous array)");

@@ -11,7 +11,7 @@ class Chained final : public KvGroupSum {
       : KvGroupSum({.name = "chained",
                     .doc = "the dK and dV accumulators carried from each query head of the group "
                            "to the next (increasing order), scaled and cast once after the last "
-                           "(FlexAttention)"}) {}
+                           "(FlexAttention); standard attention as cast-then-sum"}) {}
   bool chained() const override { return true; }
 };
 
