@@ -89,8 +89,8 @@ double Head::modified_score(double x, int64_t i, int64_t j, uint64_t index, doub
     t = tanh_at(Site::kS, mul_at(Site::kS, x, e_.softcap_rcp, index + 2), index + 3);
     x = mul_at(Site::kS, t, m.softcap, index + 4);
   }
-  if (!m.alibi_slopes.empty()) {
-    const double slope = m.alibi_slopes[static_cast<size_t>(p_ % s_.heads)];
+  if (m.has_alibi()) {
+    const double slope = m.alibi_slope(p_ % s_.heads, s_.heads);
     x = fma_at(Site::kS, slope, static_cast<double>(j - i), x, index + 5);
   }
   if (m.bias) x = add_at(Site::kS, x, m.bias->at(p_ / s_.heads, p_ % s_.heads, i, j), index + 6);

@@ -65,6 +65,11 @@ BroadcastTensor broadcast_tensor(const std::vector<int64_t>& dims, std::vector<d
   return t;
 }
 
+double Masking::alibi_slope(int64_t h, int64_t heads) const {
+  if (!alibi_slopes.empty()) return alibi_slopes[static_cast<size_t>(h)];
+  return std::exp2(-8.0 * static_cast<double>(h + 1) / static_cast<double>(heads));
+}
+
 void Masking::check(const AttentionShape& s) const {
   if (window_left < -1 || window_right < -1) {
     throw std::invalid_argument("window: sizes must be >= 0 (or -1, unbounded), got " +
@@ -81,6 +86,8 @@ void Masking::check(const AttentionShape& s) const {
       }
     }
   }
+  if (alibi_default && !alibi_slopes.empty())
+    throw std::invalid_argument("alibi: default slopes and given slopes together");
   if (!alibi_slopes.empty() && static_cast<int64_t>(alibi_slopes.size()) != s.heads) {
     throw std::invalid_argument("alibi: " + std::to_string(alibi_slopes.size()) +
                                 " slopes for " + std::to_string(s.heads) + " heads");
@@ -102,7 +109,7 @@ std::string Masking::describe(bool causal) const {
   if (has_window()) add("window " + std::to_string(window_left) + "/" + std::to_string(window_right));
   if (mask) add("mask " + std::to_string(mask->batch) + "x" + std::to_string(mask->heads));
   if (bias) add("bias " + std::to_string(bias->batch) + "x" + std::to_string(bias->heads));
-  if (!alibi_slopes.empty()) add("alibi");
+  if (has_alibi()) add(alibi_default ? "alibi (default slopes)" : "alibi");
   if (softcap > 0) add("softcap " + limits::shortest_text(softcap));
   return out;
 }

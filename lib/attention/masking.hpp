@@ -51,11 +51,15 @@ struct Masking {
   std::shared_ptr<const BroadcastTensor> mask;  // 0: masked
   std::shared_ptr<const BroadcastTensor> bias;  // added to the scaled score
   std::vector<double> alibi_slopes;             // per head h: + slope_h (j - i)
+  bool alibi_default = false;  // ALiBi with the paper's slopes 2^(-8 (h + 1) / H) (Press et al.)
   double softcap = 0;                           // > 0: the score becomes cap tanh(score / cap)
 
   bool has_window() const { return window_left >= 0 || window_right >= 0; }
   // Whether a score's value changes (the scaled score is then what the softmax sees).
-  bool modifies_scores() const { return bias || !alibi_slopes.empty() || softcap > 0; }
+  bool has_alibi() const { return alibi_default || !alibi_slopes.empty(); }
+  // Head h's ALiBi slope in a run of `heads` heads.
+  double alibi_slope(int64_t h, int64_t heads) const;
+  bool modifies_scores() const { return bias || has_alibi() || softcap > 0; }
   // Whether anything beyond a top-left causal mask is set.
   bool active() const {
     return causal_align != CausalAlign::kTopLeft || has_window() || mask || modifies_scores();

@@ -105,8 +105,8 @@ AttentionOutputs reference_attention(const AttentionInputs& inputs, double scale
             softcap_slope[i * nk + j] = 1.0 - t * t;
             x = masking.softcap * t;
           }
-          if (!masking.alibi_slopes.empty())
-            x += masking.alibi_slopes[static_cast<size_t>(p % s.heads)] * static_cast<double>(j - i);
+          if (masking.has_alibi())
+            x += masking.alibi_slope(p % s.heads, s.heads) * static_cast<double>(j - i);
           if (masking.bias) x += masking.bias->at(p / s.heads, p % s.heads, i, j);
           prow[j] = x;
         }

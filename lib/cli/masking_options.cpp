@@ -86,8 +86,7 @@ attention::Masking MaskingOptions::masking(const attention::AttentionShape& s,
                                     "': expected a finite cap > 0");
     }
     if (alibi == "default") {
-      for (int64_t h = 0; h < s.heads; ++h)
-        m.alibi_slopes.push_back(std::exp2(-8.0 * static_cast<double>(h + 1) / s.heads));
+      m.alibi_default = true;
     } else if (!alibi.empty()) {
       std::stringstream ss(alibi);
       std::string item;

@@ -74,6 +74,14 @@ AttentionConfig build_config(const ImplementationSpec& impl) {
     }
   }
   config.causal = impl.causal;
+  if (impl.causal_align == "bottom-right")
+    config.masking.causal_align = attention::CausalAlign::kBottomRight;
+  if (impl.window.size() == 2) {
+    config.masking.window_left = impl.window[0];
+    config.masking.window_right = impl.window[1];
+  }
+  config.masking.softcap = impl.softcap;
+  config.masking.alibi_default = impl.alibi_default;
   return config;
 }
 
@@ -87,6 +95,10 @@ ImplementationSpec implementation_from_json(const nlohmann::json& j) {
   impl.format = j.value("format", "bf16");
   impl.tile = j.value("tile", "");
   impl.causal = j.value("causal", false);
+  impl.causal_align = j.value("causal_align", "top-left");
+  impl.window = j.value("window", std::vector<int64_t>{});
+  impl.softcap = j.value("softcap", 0.0);
+  impl.alibi_default = j.value("alibi", "") == "default";
   impl.set = j.value("set", std::vector<std::string>{});
   impl.mitigations = j.value("mitigations", std::vector<std::string>{});
   return impl;

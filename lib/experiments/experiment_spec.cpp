@@ -135,8 +135,8 @@ InputSpec read_input(const TableReader& t, const std::string& name, const fs::pa
 
 ImplementationSpec read_implementation(const TableReader& t, const std::string& name,
                                        const fs::path& base, const CaseBackend& backend) {
-  t.allow_only(
-      {"preset", "numerics", "format", "tile", "causal", "set", "mitigations", "plugin", "kernel"});
+  t.allow_only({"preset", "numerics", "format", "tile", "causal", "causal_align", "window",
+                "softcap", "alibi", "set", "mitigations", "plugin", "kernel"});
   ImplementationSpec impl;
   impl.name = name;
   impl.preset = t.string("preset").value_or("");
@@ -156,6 +156,19 @@ ImplementationSpec read_implementation(const TableReader& t, const std::string& 
   impl.format = t.string("format").value_or("bf16");
   impl.tile = t.string("tile").value_or("");
   impl.causal = t.boolean("causal").value_or(false);
+  impl.causal_align = t.string("causal_align").value_or("top-left");
+  if (impl.causal_align != "top-left" && impl.causal_align != "bottom-right")
+    t.fail(nullptr, "causal_align '" + impl.causal_align + "': expected top-left or bottom-right");
+  impl.window = t.integers("window", -1, int64_t{1} << 40).value_or(std::vector<int64_t>{});
+  if (!impl.window.empty() && impl.window.size() != 2)
+    t.fail(nullptr, "window: expected [LEFT, RIGHT] (-1: unbounded on that side)");
+  impl.softcap = t.number("softcap").value_or(0.0);
+  if (!(impl.softcap >= 0) || std::isinf(impl.softcap))
+    t.fail(nullptr, "softcap: expected a finite cap > 0");
+  if (const auto alibi = t.string("alibi")) {
+    if (*alibi != "default") t.fail(nullptr, "alibi: expected \"default\" (per-head slopes: see docs)");
+    impl.alibi_default = true;
+  }
   impl.set = t.strings("set").value_or(std::vector<std::string>{});
   impl.mitigations = t.strings("mitigations").value_or(std::vector<std::string>{});
   located(t, [&] { backend.check_implementation(impl); });
@@ -280,6 +293,11 @@ nlohmann::json ImplementationSpec::to_json() const {
   j["format"] = format;
   j["tile"] = tile;
   j["causal"] = causal;
+  // Masking only where set, so that records of unmasked studies read as they always did.
+  if (causal_align != "top-left") j["causal_align"] = causal_align;
+  if (!window.empty()) j["window"] = window;
+  if (softcap > 0) j["softcap"] = softcap;
+  if (alibi_default) j["alibi"] = "default";
   j["set"] = set;
   j["mitigations"] = mitigations;
   return j;

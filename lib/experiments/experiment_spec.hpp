@@ -49,6 +49,14 @@ struct ImplementationSpec {
   std::string format = "bf16";
   std::string tile;  // "BRxBC"; empty: the preset's default
   bool causal = false;
+  // Masking (lib/attention/masking.hpp): "top-left" or "bottom-right"; the window's left and
+  // right sizes (-1: unbounded; empty: none); the soft-cap (0: none); ALiBi slopes ("default":
+  // 2^(-8(h+1)/H); empty: none).
+  std::string causal_align = "top-left";
+  std::vector<int64_t> window;
+  double softcap = 0.0;
+  std::vector<double> alibi;
+  bool alibi_default = false;
   std::vector<std::string> set;
   std::vector<std::string> mitigations;
   std::string plugin, kernel;  // a plugin implementation instead of a preset
