@@ -56,10 +56,13 @@ def _refuse(condition, what):
 
 def _sdpa(options, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
           enable_gqa=False):
-    causal = _causal(attn_mask, is_causal, query.shape[-2], key.shape[-2], "attn_mask",
-                     true_attends=True)
-    return simprec.torch.attention(query, key, value, dropout_p=dropout_p, is_causal=causal,
-                                   scale=scale, enable_gqa=enable_gqa, **options)
+    # The causal mask given as a tensor runs as is_causal (the kernels' own causal path); any
+    # other mask goes to simprec.torch.attention as SDPA's attn_mask.
+    if causal_mask_of(attn_mask, query.shape[-2], key.shape[-2], True):
+        attn_mask, is_causal = None, True
+    return simprec.torch.attention(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p,
+                                   is_causal=is_causal, scale=scale, enable_gqa=enable_gqa,
+                                   **options)
 
 
 def _in_projection(query, key, value, in_proj_weight, in_proj_bias, separate):

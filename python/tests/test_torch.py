@@ -99,8 +99,11 @@ def test_dlpack_round_trip_keeps_torch_tensors_without_copies():
 
 def test_bad_torch_input_raises_naming_the_argument():
     t = bf16_inputs(backward=False)
-    with pytest.raises(ValueError, match="attn_mask: not emulated"):
-        storch.attention(t["q"], t["k"], t["v"], attn_mask=torch.ones(48, 48, dtype=torch.bool))
+    with pytest.raises(ValueError, match="attn_mask and is_causal=True together"):
+        storch.attention(t["q"], t["k"], t["v"], attn_mask=torch.ones(48, 48, dtype=torch.bool),
+                         is_causal=True)
+    with pytest.raises(TypeError, match="attn_mask: expected a boolean or floating-point"):
+        storch.attention(t["q"], t["k"], t["v"], attn_mask=torch.ones(48, 48, dtype=torch.int32))
     with pytest.raises(ValueError, match="dropout_p=0.1"):
         storch.attention(t["q"], t["k"], t["v"], dropout_p=0.1)
     with pytest.raises(ValueError, match="query: expected a CPU tensor.*meta"):

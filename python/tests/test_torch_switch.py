@@ -159,8 +159,9 @@ def test_scaled_dot_product_attention_is_replaced():
     with storch.emulate_attention(**SPEC):
         o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         assert torch.equal(F.scaled_dot_product_attention(q, k, v, attn_mask=attends), o)
-        with pytest.raises(ValueError, match="attn_mask: a mask of shape \\(16, 16\\)"):
-            F.scaled_dot_product_attention(q, k, v, attn_mask=~attends)  # the future only
+        window = attends & ~torch.ones(16, 16, dtype=torch.bool).tril(-4)  # 4 keys back
+        assert torch.equal(F.scaled_dot_product_attention(q, k, v, attn_mask=window),
+                           storch.attention(q, k, v, attn_mask=window, **SPEC))
     assert torch.equal(o, storch.attention(q, k, v, is_causal=True, **SPEC))
     assert not torch.equal(F.scaled_dot_product_attention(q, k, v, is_causal=True), o)
 
