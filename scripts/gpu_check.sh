@@ -19,8 +19,12 @@
 #      level of the host's CPU (scripts/check_cpu_levels.py: its AVX-512 kernels where it has them),
 #   7. cuBLAS and _scaled_mm GEMMs and F.linear recorded again and checked against the committed
 #      bits of tests/data/gemm and tests/data/linear (scripts/gpu_check_gemm.sh),
+#   8. the attention variants (grouped heads, masks, biases, windows, soft-caps, cuDNN) recorded
+#      again (scripts/gpu_record_variants.sh) and compared with the presets through the Python
+#      package of part 6 (scripts/compare_attention_variants.py; needs the python part), and
+#      simprec.torch.flex_attention beside PyTorch's own FlexAttention (scripts/check_flex_api.py),
 # and write everything plus summary.txt into OUT_DIR (default: gpu_check_out).
-# SIMPREC_GPU_CHECK_PARTS (default "probe flash python gemm") chooses the parts after the gpu
+# SIMPREC_GPU_CHECK_PARTS (default "probe flash python gemm variants") chooses the parts after the gpu
 # tests.
 # On a machine without Debian's build dependencies (SIMPREC_DEPS_DEBS: scripts/gpu_deps.sh), the
 # CUDA plugins and gpu tests may come from a build made elsewhere (SIMPREC_PREBUILT) while the
@@ -54,7 +58,7 @@ else
   fi
   note "build ok"
 fi
-parts=${SIMPREC_GPU_CHECK_PARTS:-probe flash python gemm}
+parts=${SIMPREC_GPU_CHECK_PARTS:-probe flash python gemm variants}
 python_status=0
 if [[ " $parts " == *" python "* ]]; then
   note "== python package (scripts/gpu_python_check.sh, in the background)"
@@ -150,6 +154,23 @@ if [[ " $parts " == *" gemm "* ]]; then
   grep -E "committed bits" "$out/gemm.log" | tee -a "$summary"
 fi
 
+status_variants=0
+if [[ " $parts " == *" variants "* && " $parts " == *" python "* ]]; then
+  note "== attention variants recorded again and compared (docs/attention_variants.md)"
+  SIMPREC_SKIP_TANH=1 bash "$repo/scripts/gpu_record_variants.sh" "$out/variants" \
+    > "$out/variants.log" 2>&1 || status_variants=1
+  fresh=$(mktemp -d)
+  tar -C "$fresh" -xzf "$out/variants/variants.tar.gz" 2>/dev/null || status_variants=1
+  LD_LIBRARY_PATH=$deps_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} PYTHONPATH=$python_build/python \
+    "${PYTHON:-python3}" "$repo/scripts/compare_attention_variants.py" --data "$fresh/variants" \
+    --markdown > "$out/variants_table.md" 2>> "$out/variants.log" || status_variants=1
+  tee -a "$summary" < "$out/variants_table.md"
+  LD_LIBRARY_PATH=$deps_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} PYTHONPATH=$python_build/python \
+    "${PYTHON:-python3}" "$repo/scripts/check_flex_api.py" 2>&1 | grep -E "^(ok|FAIL)" |
+    tee -a "$summary"
+  grep -q "^FAIL" "$summary" && status_variants=1
+fi
+
 verdict() { [ "$1" -eq 0 ] && echo PASS || echo FAIL; }
-note "== result: gpu tests $(verdict $status_tests), validate $(verdict $status_validate), flash $(verdict $status_flash), python $(verdict $python_status), gemm $(verdict $status_gemm)"
-[ $status_tests -eq 0 ] && [ $status_validate -eq 0 ] && [ $status_flash -eq 0 ] && [ $python_status -eq 0 ] && [ $status_gemm -eq 0 ]
+note "== result: gpu tests $(verdict $status_tests), validate $(verdict $status_validate), flash $(verdict $status_flash), python $(verdict $python_status), gemm $(verdict $status_gemm), variants $(verdict $status_variants)"
+[ $status_tests -eq 0 ] && [ $status_validate -eq 0 ] && [ $status_flash -eq 0 ] && [ $python_status -eq 0 ] && [ $status_gemm -eq 0 ] && [ $status_variants -eq 0 ]
