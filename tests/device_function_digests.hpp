@@ -74,6 +74,7 @@ inline Model make_model(const std::string& strategy, const std::string& function
                                               : function == "log"  ? &M::log
                                               : function == "log2" ? &M::log2
                                               : function == "rcp"  ? &M::rcp
+                                              : function == "tanh" ? &M::tanh
                                                                    : &M::fast_log;
   return [&math, f](float x, float) { return (math.*f)(x); };
 }

@@ -62,9 +62,9 @@ AttentionInputs round_inputs_for_reference(const AttentionInputs& inputs,
 
 namespace {
 
-// Grouped-query attention (kv_heads.hpp). dK and dV of the expanded run summed over each group (kv_heads.hpp): in fp32 for formats of 16
-// bits or fewer (at::sum's accumulator), else in the output format, each addition rounded, and
-// the sum rounded at grad_out.
+// Grouped-query attention (kv_heads.hpp). dK and dV of the expanded run summed over each group
+// (kv_heads.hpp): in fp32 for formats of 16 bits or fewer (at::sum's accumulator), else in the
+// output format, each addition rounded, and the sum rounded at grad_out.
 AttentionOutputs sum_group_gradients(const AttentionInputs& inputs, const AttentionConfig& config,
                                      AttentionOutputs out) {
   const SiteSpec& grad_out = config.site(Site::kGradOut);
@@ -181,8 +181,8 @@ AttentionOutputs run_problems(const AttentionInputs& raw_inputs, const Attention
   }
   std::vector<std::array<tracing::SiteTrace, kSiteCount>> traces(config.trace ? s.problems() : 0);
   std::vector<DeviceMisses> misses(s.problems());
-  const bool float_flash = options.fast_path == FastPath::kAllowed && !quantized &&
-                           chain == 1 && float_flash_applies(config);
+  const bool float_flash = options.fast_path == FastPath::kAllowed && !quantized && chain == 1 &&
+                           float_flash_applies(config);
   if (options.only_problem &&
       (*options.only_problem < 0 || *options.only_problem >= s.problems())) {
     throw std::invalid_argument("problem " + std::to_string(*options.only_problem) +
@@ -201,53 +201,54 @@ AttentionOutputs run_problems(const AttentionInputs& raw_inputs, const Attention
     return std::span<double>(v.data() + p * n, static_cast<size_t>(n));
   };
   parallel_for(s.problems() / chain, config.threads, [&](int64_t unit) {
-   std::vector<double> dk_chain, dv_chain;
-   for (int64_t p = unit * chain; p < (unit + 1) * chain; ++p) {
-    if (options.only_problem && p != *options.only_problem) continue;
-    RowProbe* const probed = probe && probe->problem == p ? probe : nullptr;
-    if (float_flash && !probed && run_float_flash(config, inputs, out, p)) {
-      // The site-by-site engine is the reference for special values: a problem whose outputs
-      // hold a NaN or an infinity is computed again there, from the state it started in. The
-      // fast path gives the engine's bits on the special values tested
-      // (tests/attention_float_flash_special_test.cpp); this keeps the engine the reference
-      // for those not tested, at a cost only to problems whose outputs are not finite.
-      const auto finite = [](std::span<double> x) {
-        return std::all_of(x.begin(), x.end(), [](double v) { return std::isfinite(v); });
-      };
-      bool all_finite = finite(slice(out.o, p, s.nq * s.dv));
-      if (inputs.has_grad()) {
-        all_finite = all_finite && finite(slice(out.dq, p, s.nq * s.d)) &&
-                     finite(slice(out.dk, p, s.nk * s.d)) && finite(slice(out.dv, p, s.nk * s.dv));
-      }
-      if (all_finite) continue;
-      if (inputs.has_forward()) {
-        std::copy_n(inputs.o.begin() + p * s.nq * s.dv, s.nq * s.dv,
-                    out.o.begin() + p * s.nq * s.dv);
-        std::copy_n(inputs.lse.begin() + p * s.nq, s.nq, out.lse.begin() + p * s.nq);
-      } else {
-        std::ranges::fill(slice(out.o, p, s.nq * s.dv), 0.0);
-        std::ranges::fill(slice(out.lse, p, s.nq), 0.0);
-      }
-      if (inputs.has_grad()) {
-        for (auto [v, n] : {std::pair{&out.dq, s.nq * s.d}, std::pair{&out.dk, s.nk * s.d},
-                            std::pair{&out.dv, s.nk * s.dv}, std::pair{&out.delta, s.nq}}) {
-          std::ranges::fill(slice(*v, p, n), 0.0);
+    std::vector<double> dk_chain, dv_chain;
+    for (int64_t p = unit * chain; p < (unit + 1) * chain; ++p) {
+      if (options.only_problem && p != *options.only_problem) continue;
+      RowProbe* const probed = probe && probe->problem == p ? probe : nullptr;
+      if (float_flash && !probed && run_float_flash(config, inputs, out, p)) {
+        // The site-by-site engine is the reference for special values: a problem whose outputs
+        // hold a NaN or an infinity is computed again there, from the state it started in. The
+        // fast path gives the engine's bits on the special values tested
+        // (tests/attention_float_flash_special_test.cpp); this keeps the engine the reference
+        // for those not tested, at a cost only to problems whose outputs are not finite.
+        const auto finite = [](std::span<double> x) {
+          return std::all_of(x.begin(), x.end(), [](double v) { return std::isfinite(v); });
+        };
+        bool all_finite = finite(slice(out.o, p, s.nq * s.dv));
+        if (inputs.has_grad()) {
+          all_finite = all_finite && finite(slice(out.dq, p, s.nq * s.d)) &&
+                       finite(slice(out.dk, p, s.nk * s.d)) &&
+                       finite(slice(out.dv, p, s.nk * s.dv));
+        }
+        if (all_finite) continue;
+        if (inputs.has_forward()) {
+          std::copy_n(inputs.o.begin() + p * s.nq * s.dv, s.nq * s.dv,
+                      out.o.begin() + p * s.nq * s.dv);
+          std::copy_n(inputs.lse.begin() + p * s.nq, s.nq, out.lse.begin() + p * s.nq);
+        } else {
+          std::ranges::fill(slice(out.o, p, s.nq * s.dv), 0.0);
+          std::ranges::fill(slice(out.lse, p, s.nq), 0.0);
+        }
+        if (inputs.has_grad()) {
+          for (auto [v, n] : {std::pair{&out.dq, s.nq * s.d}, std::pair{&out.dk, s.nk * s.d},
+                              std::pair{&out.dv, s.nk * s.dv}, std::pair{&out.delta, s.nq}}) {
+            std::ranges::fill(slice(*v, p, n), 0.0);
+          }
         }
       }
+      // Quantised inputs: an engine of the problem's own scales (Engine::for_quantized_problem).
+      std::optional<Engine> own;
+      if (quantized) own.emplace(config, s).for_quantized_problem(scales, p);
+      Head head(own ? *own : engine, inputs, out, p, config.trace ? &traces[p] : nullptr,
+                &misses[p], probed);
+      if (chain > 1) head.chain_gradients(&dk_chain, &dv_chain, p + 1 == (unit + 1) * chain);
+      if (!inputs.has_forward()) head.forward();
+      if (inputs.has_grad()) head.backward();
+      for (auto& m : misses[p]) {
+        std::sort(m.begin(), m.end());
+        m.erase(std::unique(m.begin(), m.end()), m.end());
+      }
     }
-    // Quantised inputs: an engine of the problem's own scales (Engine::for_quantized_problem).
-    std::optional<Engine> own;
-    if (quantized) own.emplace(config, s).for_quantized_problem(scales, p);
-    Head head(own ? *own : engine, inputs, out, p, config.trace ? &traces[p] : nullptr, &misses[p],
-              probed);
-    if (chain > 1) head.chain_gradients(&dk_chain, &dv_chain, p + 1 == (unit + 1) * chain);
-    if (!inputs.has_forward()) head.forward();
-    if (inputs.has_grad()) head.backward();
-    for (auto& m : misses[p]) {
-      std::sort(m.begin(), m.end());
-      m.erase(std::unique(m.begin(), m.end()), m.end());
-    }
-   }
   });
   // Merged in problem order, so the sums do not depend on the thread count.
   for (const auto& t : traces) {

@@ -60,7 +60,8 @@ void Engine::for_quantized_problem(const InputScales& s, int64_t p) {
   scales = &s;
   if (!cfg.quant.quantizes_qk()) return;
   if (prescaled_scores)
-    throw std::invalid_argument("quantised Q and K with a bias or a score modification: not modelled");
+    throw std::invalid_argument(
+        "quantised Q and K with a bias or a score modification: not modelled");
   if (cfg.quant.qk_scale == QuantScale::kBlock) {
     scale_log2 = 1.0;
     scale = std::numbers::ln2;

@@ -88,9 +88,9 @@ void Head::backward_flash() {
       const bool cast_p = e_.cfg.ds_p->cast();
       for (int64_t i = 0; i < br; ++i) {
         for (int64_t j = 0; j < bc; ++j) {
-          const double x = dscore(cast_p ? pc_t[j * br + i] : p[i * bc + j], dp[i * bc + j],
-                                  delta_[i0 + i], e_.idx(p_, i0 + i, j0 + j, 0),
-                                  softcap_tanh(i * bc + j));
+          const double x =
+              dscore(cast_p ? pc_t[j * br + i] : p[i * bc + j], dp[i * bc + j], delta_[i0 + i],
+                     e_.idx(p_, i0 + i, j0 + j, 0), softcap_tanh(i * bc + j));
           ds[i * bc + j] = x;
           ds_t[j * br + i] = x;
         }

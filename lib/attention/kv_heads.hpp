@@ -24,10 +24,12 @@ std::vector<double> summed_over_groups(const std::vector<double>& expanded,
   const int64_t group = grouped.heads / grouped.kv_heads(), block = n * width;
   std::vector<double> out(static_cast<size_t>(grouped.kv_problems() * block));
   for (int64_t kp = 0; kp < grouped.kv_problems(); ++kp) {
-    const int64_t first = (kp / grouped.kv_heads()) * grouped.heads + (kp % grouped.kv_heads()) * group;
+    const int64_t first =
+        (kp / grouped.kv_heads()) * grouped.heads + (kp % grouped.kv_heads()) * group;
     for (int64_t x = 0; x < block; ++x) {
       double sum = expanded[static_cast<size_t>(first * block + x)];
-      for (int64_t g = 1; g < group; ++g) sum = add(sum, expanded[static_cast<size_t>((first + g) * block + x)]);
+      for (int64_t g = 1; g < group; ++g)
+        sum = add(sum, expanded[static_cast<size_t>((first + g) * block + x)]);
       out[static_cast<size_t>(kp * block + x)] = finish(sum);
     }
   }

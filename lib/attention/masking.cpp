@@ -89,8 +89,8 @@ void Masking::check(const AttentionShape& s) const {
   if (alibi_default && !alibi_slopes.empty())
     throw std::invalid_argument("alibi: default slopes and given slopes together");
   if (!alibi_slopes.empty() && static_cast<int64_t>(alibi_slopes.size()) != s.heads) {
-    throw std::invalid_argument("alibi: " + std::to_string(alibi_slopes.size()) +
-                                " slopes for " + std::to_string(s.heads) + " heads");
+    throw std::invalid_argument("alibi: " + std::to_string(alibi_slopes.size()) + " slopes for " +
+                                std::to_string(s.heads) + " heads");
   }
   for (const double x : alibi_slopes) {
     if (!std::isfinite(x))
@@ -106,7 +106,8 @@ std::string Masking::describe(bool causal) const {
   std::string out;
   const auto add = [&](const std::string& x) { out += (out.empty() ? "" : ", ") + x; };
   if (causal) add(std::string(causal_align_name(causal_align)) + " causal");
-  if (has_window()) add("window " + std::to_string(window_left) + "/" + std::to_string(window_right));
+  if (has_window())
+    add("window " + std::to_string(window_left) + "/" + std::to_string(window_right));
   if (mask) add("mask " + std::to_string(mask->batch) + "x" + std::to_string(mask->heads));
   if (bias) add("bias " + std::to_string(bias->batch) + "x" + std::to_string(bias->heads));
   if (has_alibi()) add(alibi_default ? "alibi (default slopes)" : "alibi");

@@ -52,7 +52,7 @@ struct Masking {
   std::shared_ptr<const BroadcastTensor> bias;  // added to the scaled score
   std::vector<double> alibi_slopes;             // per head h: + slope_h (j - i)
   bool alibi_default = false;  // ALiBi with the paper's slopes 2^(-8 (h + 1) / H) (Press et al.)
-  double softcap = 0;                           // > 0: the score becomes cap tanh(score / cap)
+  double softcap = 0;          // > 0: the score becomes cap tanh(score / cap)
 
   bool has_window() const { return window_left >= 0 || window_right >= 0; }
   // Whether a score's value changes (the scaled score is then what the softmax sees).

@@ -51,9 +51,8 @@ NumericsSpec read_toml_spec(const std::string& path) {
 // threads, tracing, the supplied device functions) or how it was written.
 nlohmann::json numerics_of(const AttentionConfig& c) {
   nlohmann::json j = to_json(c);
-  for (const char* key :
-       {"overrides", "mitigations", "causal", "masking", "scale", "seed", "numerics",
-        "device_math_library"}) {
+  for (const char* key : {"overrides", "mitigations", "causal", "masking", "scale", "seed",
+                          "numerics", "device_math_library"}) {
     j.erase(key);
   }
   for (const DeviceFn fn : kDeviceFns) j.erase(std::string(device_fn_name(fn)) + "_table_size");

@@ -213,8 +213,9 @@ void run(const Options& opt) {
   }
   if (query_rows > 0) {
     if (opt.masking.any()) {
-      throw UsageError("--query-rows samples rows of a problem without masks; drop the masking "
-                       "options or --query-rows");
+      throw UsageError(
+          "--query-rows samples rows of a problem without masks; drop the masking "
+          "options or --query-rows");
     }
     if (opt.causal) {
       throw UsageError(

@@ -41,13 +41,15 @@ namespace {
 
 double finite_value(const std::string& text, const std::string& what) {
   const std::optional<double> v = limits::parse_finite_double(text);
-  if (!v) throw std::invalid_argument(what + " '" + limits::excerpt(text) + "': not a finite number");
+  if (!v)
+    throw std::invalid_argument(what + " '" + limits::excerpt(text) + "': not a finite number");
   return *v;
 }
 
-std::shared_ptr<const attention::BroadcastTensor> tensor_from(
-    const std::string& path, const char* option, const attention::AttentionShape& s,
-    const std::vector<int64_t>& leading) {
+std::shared_ptr<const attention::BroadcastTensor> tensor_from(const std::string& path,
+                                                              const char* option,
+                                                              const attention::AttentionShape& s,
+                                                              const std::vector<int64_t>& leading) {
   if (path.empty()) return nullptr;
   try {
     const NpyArray a = read_npy(path);

@@ -166,7 +166,8 @@ ImplementationSpec read_implementation(const TableReader& t, const std::string& 
   if (!(impl.softcap >= 0) || std::isinf(impl.softcap))
     t.fail(nullptr, "softcap: expected a finite cap > 0");
   if (const auto alibi = t.string("alibi")) {
-    if (*alibi != "default") t.fail(nullptr, "alibi: expected \"default\" (per-head slopes: see docs)");
+    if (*alibi != "default")
+      t.fail(nullptr, "alibi: expected \"default\" (per-head slopes: see docs)");
     impl.alibi_default = true;
   }
   impl.set = t.strings("set").value_or(std::vector<std::string>{});

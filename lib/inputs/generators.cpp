@@ -301,9 +301,10 @@ AttentionInputs inputs_from_arrays(const LabelledArray& qa, const LabelledArray&
     return std::vector<int64_t>(s.begin(), s.end() - std::min<size_t>(s.size(), 3));
   };
   const auto heads_of = [&](const std::vector<int64_t>& s) { return rank >= 3 ? s[rank - 3] : 1; };
-  if (k.shape.size() != rank || v.shape.size() != rank || batch_dims(k.shape) != batch_dims(q.shape) ||
-      batch_dims(v.shape) != batch_dims(q.shape) || heads_of(k.shape) != heads_of(v.shape) ||
-      heads_of(k.shape) < 1 || heads_of(q.shape) % heads_of(k.shape) != 0) {
+  if (k.shape.size() != rank || v.shape.size() != rank ||
+      batch_dims(k.shape) != batch_dims(q.shape) || batch_dims(v.shape) != batch_dims(q.shape) ||
+      heads_of(k.shape) != heads_of(v.shape) || heads_of(k.shape) < 1 ||
+      heads_of(q.shape) % heads_of(k.shape) != 0) {
     throw std::invalid_argument("shape mismatch: Q " + shape_text(q.shape) + ", K " +
                                 shape_text(k.shape) + ", V " + shape_text(v.shape) +
                                 " (leading dimensions must agree; K and V may have fewer heads "

@@ -14,11 +14,12 @@ namespace simprec::attention {
 
 class DeviceMath : public Strategy {
  public:
-  static constexpr SlotInfo kSlot{"device_math",
-                                  "the functions for exp2, exp, log, 1/x, x/y and tanh of fp32 (and "
-                                  "exp, log of fp64) values (elsewhere each is correctly rounded "
-                                  "at its site)",
-                                  "correctly-rounded", SlotScope::kAll};
+  static constexpr SlotInfo kSlot{
+      "device_math",
+      "the functions for exp2, exp, log, 1/x, x/y and tanh of fp32 (and "
+      "exp, log of fp64) values (elsewhere each is correctly rounded "
+      "at its site)",
+      "correctly-rounded", SlotScope::kAll};
   explicit DeviceMath(StrategyInfo info) : Strategy(kSlot, std::move(info)) {}
 
   virtual std::optional<float> exp2(float x) const { return std::nullopt; }          // exp2f
@@ -28,7 +29,7 @@ class DeviceMath : public Strategy {
   virtual std::optional<float> log2(float x) const { return std::nullopt; }          // log2f
   virtual std::optional<float> rcp(float x) const { return std::nullopt; }           // 1.0f / x
   virtual std::optional<float> div(float x, float y) const { return std::nullopt; }  // x / y
-  virtual std::optional<float> tanh(float x) const { return std::nullopt; }           // tanhf
+  virtual std::optional<float> tanh(float x) const { return std::nullopt; }          // tanhf
   // The double functions exp2, exp, log and log2 (log also where the kernel's fp32 code says
   // __logf).
   virtual std::optional<double> exp2_f64(double x) const { return std::nullopt; }

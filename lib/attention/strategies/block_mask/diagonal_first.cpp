@@ -16,11 +16,12 @@ namespace {
 class DiagonalFirst final : public BlockMask {
  public:
   DiagonalFirst()
-      : BlockMask({.name = "diagonal-first",
-                   .doc = "FlexAttention's 128x128 block mask (causal, or the mask given): the partial "
-                          "sparse blocks (some scores masked, or past a length 128 does not "
-                          "divide), then the full ones, each ascending; the backward pass "
-                          "likewise"}) {}
+      : BlockMask(
+            {.name = "diagonal-first",
+             .doc = "FlexAttention's 128x128 block mask (causal, or the mask given): the partial "
+                    "sparse blocks (some scores masked, or past a length 128 does not "
+                    "divide), then the full ones, each ascending; the backward pass "
+                    "likewise"}) {}
 
   std::string check(const AttentionConfig& c) const override {
     if (kSparseBlock % c.block_rows == 0 && kSparseBlock % c.block_cols == 0) return {};

@@ -7,9 +7,11 @@ namespace {
 class None final : public BlockMask {
  public:
   None()
-      : BlockMask({.name = "none",
-                   .doc = "the key blocks in increasing order that some query of the block sees (up to the "
-                          "diagonal when causal)"}) {}
+      : BlockMask(
+            {.name = "none",
+             .doc =
+                 "the key blocks in increasing order that some query of the block sees (up to the "
+                 "diagonal when causal)"}) {}
 
   std::vector<int64_t> key_tiles(const BlockGrid& g, int64_t i0, int64_t i1) const override {
     const int64_t tiles = g.key_tiles();

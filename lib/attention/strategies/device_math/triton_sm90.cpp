@@ -24,7 +24,8 @@ class TritonSm90 final : public DeviceMath {
       : DeviceMath({.name = "triton-sm90",
                     .doc = "Triton 3.6 on sm_90: tl.exp2 ex2.approx.ftz, tl.exp ex2.approx of "
                            "fp32(x log2e) (subnormal results unmodelled), tl.log and tl.log2 "
-                           "libdevice's logf and log2f, libdevice.tanh (tanhf, subnormals flushed), x/y and 1/x "
+                           "libdevice's logf and log2f, libdevice.tanh (tanhf, subnormals "
+                           "flushed), x/y and 1/x "
                            "div.full.f32: equal to the "
                            "H200 on every 4th block of 2^16 fp32 arguments"}) {}
 
