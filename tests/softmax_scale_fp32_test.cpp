@@ -4,6 +4,8 @@
 // other bits (the rounding matters).
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "lib/attention/attention.hpp"
 #include "lib/attention/numerics_spec.hpp"
 #include "lib/inputs/generators.hpp"
@@ -23,12 +25,16 @@ bool same(const AttentionOutputs& a, const AttentionOutputs& b) {
 }
 
 TEST(SoftmaxScaleFp32, RoundsTheScaleBeforeEveryUse) {
-  for (const char* spec : {"torch-flash,tile=32x32,kv_splits=1", "torch-math"}) {
-    SCOPED_TRACE(spec);
-    const std::string fp32 = std::string(spec) + ",softmax_scale=fp32";
-    const AttentionOutputs rounded = run(fp32.c_str(), 0.3);
-    EXPECT_TRUE(same(rounded, run(spec, 0.300000011920928955078125)));
-    EXPECT_FALSE(same(rounded, run(spec, 0.3)));
+  // Each model with its scale as given and with it rounded (torch-flash rounds it itself).
+  const std::pair<const char*, const char*> models[] = {
+      {"torch-flash,tile=32x32,kv_splits=1,softmax_scale=exact",
+       "torch-flash,tile=32x32,kv_splits=1"},
+      {"torch-math", "torch-math,softmax_scale=fp32"}};
+  for (const auto& [given, fp32] : models) {
+    SCOPED_TRACE(given);
+    const AttentionOutputs rounded = run(fp32, 0.3);
+    EXPECT_TRUE(same(rounded, run(given, 0.300000011920928955078125)));
+    EXPECT_FALSE(same(rounded, run(given, 0.3)));
   }
 }
 
