@@ -39,14 +39,36 @@ def causal_mask_of(mask, rows, columns, true_attends):
     return bool(torch.equal(mask == -math.inf, above) and torch.all(mask[~above] == 0))
 
 
-def _causal(attn_mask, is_causal, rows, columns, argument, true_attends=False):
-    if attn_mask is None:
-        return bool(is_causal)
-    if is_causal or causal_mask_of(attn_mask, rows, columns, true_attends):
-        return True
-    raise ValueError(f"{argument}: a mask of shape {tuple(attn_mask.shape)} that is not the causal "
-                     "mask is not emulated; expected None or the causal mask (-inf above the "
-                     "diagonal, or its boolean form)")
+def _mha_bias(attn_mask, key_padding_mask, batch, heads, rows, columns, dtype):
+    """nn.MultiheadAttention's masks as the one additive bias its math computes with, [N, H, L, S]
+    (a boolean True masks: -inf; float masks are added; attn_mask (L, S) or (N*H, L, S),
+    key_padding_mask (N, S)), in the inputs' dtype; None where neither is given."""
+    if attn_mask is None and key_padding_mask is None:
+        return None
+    bias = torch.zeros(batch, heads, rows, columns, dtype=dtype)
+
+    def additive(mask, argument):
+        if mask.dtype == torch.bool:
+            return torch.zeros(mask.shape, dtype=dtype).masked_fill(mask, -math.inf)
+        if not mask.is_floating_point():
+            raise TypeError(f"{argument}: expected a boolean or floating-point mask, got "
+                            f"{mask.dtype}")
+        return mask.to(dtype)
+
+    if attn_mask is not None:
+        if attn_mask.dim() == 2 and tuple(attn_mask.shape) == (rows, columns):
+            bias = bias + additive(attn_mask, "attn_mask")
+        elif attn_mask.dim() == 3 and tuple(attn_mask.shape) == (batch * heads, rows, columns):
+            bias = bias + additive(attn_mask, "attn_mask").view(batch, heads, rows, columns)
+        else:
+            raise ValueError(f"attn_mask: shape {tuple(attn_mask.shape)}, expected "
+                             f"({rows}, {columns}) or ({batch * heads}, {rows}, {columns})")
+    if key_padding_mask is not None:
+        if tuple(key_padding_mask.shape) != (batch, columns):
+            raise ValueError(f"key_padding_mask: shape {tuple(key_padding_mask.shape)}, expected "
+                             f"({batch}, {columns})")
+        bias = bias + additive(key_padding_mask, "key_padding_mask").view(batch, 1, 1, columns)
+    return bias
 
 
 def _refuse(condition, what):
@@ -90,7 +112,6 @@ def _mha_forward(options, query, key, value, embed_dim_to_check, num_heads, in_p
     _refuse(bias_k is not None or bias_v is not None, "nn.MultiheadAttention's add_bias_kv")
     _refuse(add_zero_attn, "nn.MultiheadAttention's add_zero_attn")
     _refuse(training and dropout_p > 0, f"attention dropout (dropout={dropout_p} in training)")
-    _refuse(key_padding_mask is not None, "a key padding mask (key_padding_mask)")
     _refuse(static_k is not None or static_v is not None, "static_k and static_v")
     batched = query.dim() == 3
     if not batched:
@@ -101,7 +122,12 @@ def _mha_forward(options, query, key, value, embed_dim_to_check, num_heads, in_p
         raise ValueError(f"query: embedding size {embed}, expected {embed_dim_to_check} in "
                          f"{num_heads} heads")
     head = embed // num_heads
-    causal = _causal(attn_mask, is_causal, rows, columns, "attn_mask")
+    # The causal mask alone runs as is_causal (the kernels' own causal path); other masks as the
+    # additive bias nn.MultiheadAttention's math adds to the scaled scores.
+    causal = key_padding_mask is None and (
+        (attn_mask is None and is_causal) or causal_mask_of(attn_mask, rows, columns, False))
+    bias = None if causal else _mha_bias(attn_mask, key_padding_mask, batch, num_heads, rows,
+                                         columns, query.dtype)
     separate = ((q_proj_weight, k_proj_weight, v_proj_weight) if use_separate_proj_weight
                 else None)
     q, k, v = _in_projection(query, key, value, in_proj_weight, in_proj_bias, separate)
@@ -110,7 +136,7 @@ def _mha_forward(options, query, key, value, embed_dim_to_check, num_heads, in_p
         return x.reshape(length, batch, num_heads, head).permute(1, 2, 0, 3)
 
     q, k, v = heads(q, rows), heads(k, columns), heads(v, columns)
-    o = simprec.torch.attention(q, k, v, is_causal=causal, **options)
+    o = simprec.torch.attention(q, k, v, attn_mask=bias, is_causal=causal, **options)
     o = o.permute(2, 0, 1, 3).reshape(rows * batch, embed)
     out = F.linear(o, out_proj_weight, out_proj_bias).view(rows, batch, embed)
     weights = None
@@ -119,6 +145,8 @@ def _mha_forward(options, query, key, value, embed_dim_to_check, num_heads, in_p
         if causal:
             scores = scores.masked_fill(
                 torch.ones(rows, columns, dtype=torch.bool, device=q.device).triu(1), -math.inf)
+        elif bias is not None:
+            scores = scores + bias
         weights = torch.softmax(scores, dim=-1)
         if average_attn_weights:
             weights = weights.mean(dim=1)
@@ -200,10 +228,12 @@ def emulate_attention(numerics="fa2", *, format=None, set=(), mitigations=(), ti
     on their eval-mode fast paths. Everything is put back on exit, also on an exception.
 
     The options are simprec.torch.attention's (format=None: each call's query dtype's format).
-    A mask is emulated where it is the causal mask (is_causal=True, or an attn_mask equal to
-    nn.Transformer.generate_square_subsequent_mask's); other masks, key padding masks, attention
-    dropout in training, add_bias_kv and add_zero_attn raise ValueError. need_weights=True
-    returns PyTorch's own softmax of the scores beside the emulated output.
+    The causal mask (is_causal=True, or an attn_mask equal to
+    nn.Transformer.generate_square_subsequent_mask's) runs as is_causal; any other attn_mask and
+    key padding masks as the additive bias PyTorch's own attention adds to the scaled scores
+    (SDPA's attn_mask as SDPA takes it). Attention dropout in training, add_bias_kv,
+    add_zero_attn and nested tensors raise ValueError. need_weights=True returns PyTorch's own
+    softmax of the scores beside the emulated output.
     """
     simprec.attention_config(numerics, "bf16" if format is None else format, set=set,
                              mitigations=mitigations, tile=tile)  # a bad spec fails here

@@ -3,6 +3,8 @@ nn.TransformerEncoderLayer under the switch gives the emulation's bits (checked 
 simprec.attention called on the same Q, K, V), in training and on the eval-mode fast path, and
 PyTorch's own results outside it."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -138,16 +140,40 @@ def test_multihead_attention_with_a_causal_mask_and_what_is_refused():
     with storch.emulate_attention(**SPEC):
         out, weights = mha(x, x, x, attn_mask=causal)
         assert weights.shape == (N, L, L)  # PyTorch's own softmax, beside the emulated output
-        with pytest.raises(ValueError, match="attn_mask: a mask of shape \\(24, 24\\) that is not"):
-            mha(x, x, x, attn_mask=torch.zeros(L, L))
-        with pytest.raises(ValueError, match="key padding mask"):
-            mha(x, x, x, key_padding_mask=torch.zeros(N, L, dtype=torch.bool))
+        with pytest.raises(ValueError, match="attn_mask: shape \\(3, 3\\), expected"):
+            mha(x, x, x, attn_mask=torch.zeros(3, 3))
     q, k, v = (t.reshape(L, N, HEADS, HEAD).permute(1, 2, 0, 3)
                for t in F.linear(x, mha.in_proj_weight, mha.in_proj_bias).chunk(3, -1))
     o = storch.attention(q, k, v, is_causal=True, **SPEC)
     expected = F.linear(o.permute(2, 0, 1, 3).reshape(L * N, E), mha.out_proj.weight,
                         mha.out_proj.bias).view(L, N, E)
     assert torch.equal(out, expected)
+
+
+def test_multihead_attention_masks_run_as_the_bias_pytorch_adds():
+    """Any attn_mask (boolean: True masks) and a key padding mask become the additive bias that
+    nn.MultiheadAttention's own math adds to the scaled scores; the emulation takes it as SDPA's
+    float attn_mask."""
+    torch.manual_seed(4)
+    mha = torch.nn.MultiheadAttention(E, HEADS)
+    x = torch.randn(L, N, E)
+    banned = torch.rand(L, L) < 0.2
+    banned.fill_diagonal_(False)
+    padding = torch.zeros(N, L, dtype=torch.bool)
+    padding[0, -3:] = True
+    with storch.emulate_attention(**SPEC):
+        out, weights = mha(x, x, x, attn_mask=banned, key_padding_mask=padding)
+    bias = torch.zeros(N, HEADS, L, L).masked_fill(banned, -math.inf).masked_fill(
+        padding.view(N, 1, 1, L), -math.inf)
+    q, k, v = (t.reshape(L, N, HEADS, HEAD).permute(1, 2, 0, 3)
+               for t in F.linear(x, mha.in_proj_weight, mha.in_proj_bias).chunk(3, -1))
+    o = storch.attention(q, k, v, attn_mask=bias, **SPEC)
+    expected = F.linear(o.permute(2, 0, 1, 3).reshape(L * N, E), mha.out_proj.weight,
+                        mha.out_proj.bias).view(L, N, E)
+    assert torch.equal(out, expected)
+    reference, _ = mha(x, x, x, attn_mask=banned, key_padding_mask=padding)  # PyTorch's own
+    assert (out - reference).abs().max() < 0.05 and not torch.equal(out, reference)
+    assert torch.all(weights[0, :, -3:] == 0)  # the padded keys get no weight
 
 
 @pytest.mark.skipif(not hasattr(F, "scaled_dot_product_attention"),
@@ -186,10 +212,13 @@ def test_decoder_layer_self_and_cross_attention_are_routed_with_their_masks():
         near = layer(tgt, memory, tgt_mask=causal)
         near.sum().backward()
         again = layer(tgt, memory, tgt_mask=causal).detach()
+    padded = torch.zeros(N, L + 8, dtype=torch.bool)
+    padded[:, -5:] = True
     with storch.emulate_attention(**SPEC):
         far = layer(tgt, memory, tgt_mask=causal).detach()
-        with pytest.raises(ValueError, match="key padding mask"):
-            layer(tgt, memory, memory_key_padding_mask=torch.zeros(N, L + 8, dtype=torch.bool))
+        padded_far = layer(tgt, memory, tgt_mask=causal, memory_key_padding_mask=padded)
+    padded_own = layer(tgt, memory, tgt_mask=causal, memory_key_padding_mask=padded).detach()
+    assert torch.allclose(padded_far.detach(), padded_own, atol=0.1)  # bf16 against PyTorch's
     # fp32 emulation: PyTorch's own result to rounding, so the causal mask was honoured (without
     # it the self-attention differs by far more, below); bf16: visibly another arithmetic.
     assert len(calls) == 2  # self-attention and cross-attention, each differentiated once
