@@ -136,7 +136,7 @@ def write_case(out, case, o, lse, dq, dk, dv, digest_inputs, full=False):
 
 def record_case(run, case, repeats, out, full=False):
     import torch
-    record = {"settings": {k: v for k, v in dataclasses.asdict(case).items() if k != "extra"}}
+    record = {"settings": dataclasses.asdict(case)}
     started = time.time()
     try:
         inputs = run.tensors(case)

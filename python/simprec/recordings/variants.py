@@ -14,7 +14,7 @@ emulation setting was chosen from them.
 """
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -46,7 +46,6 @@ class Case:
     held_out: bool = False
     window: int = 256
     softcap: float = 5.0
-    extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def name(self):
@@ -228,11 +227,6 @@ def score_mod(case, torch, device="cpu"):
         slopes = torch.from_numpy(alibi_slopes(case.heads)).to(device)
         return lambda s, b, h, q, k: s + slopes[h] * (k - q)
     return None
-
-
-def scale_of(case):
-    """The softmax scale the case passes (None: SDPA's default 1/sqrt(d))."""
-    return case.scale
 
 
 def default_scale(d):
