@@ -72,14 +72,14 @@ AttentionOutputs sum_group_gradients(const AttentionInputs& inputs, const Attent
   const SiteRounder sum(sum_spec, config.seed, Site::kGradOut);
   const SiteRounder cast(SiteSpec{grad_out.format}, config.seed, Site::kGradOut);
   const auto add = [&](double a, double b) {
-    const double hi = a + b;  // TwoSum: the exact sum hi + lo, rounded once
-    const double bb = hi - a;
-    return sum.round_exact(hi, (a - (hi - bb)) + (b - bb));
+    double hi, lo;
+    two_sum(a, b, hi, lo);
+    return sum.round_exact(hi, lo);
   };
   const auto finish = [&](double x) { return cast(x); };
   const AttentionShape& s = inputs.shape;
-  out.dk = summed_over_groups(out.dk, s, s.nk, s.d, add, finish);
-  out.dv = summed_over_groups(out.dv, s, s.nk, s.dv, add, finish);
+  out.dk = combined_over_groups(out.dk, s, s.nk, s.d, add, finish);
+  out.dv = combined_over_groups(out.dv, s, s.nk, s.dv, add, finish);
   return out;
 }
 
@@ -90,15 +90,14 @@ AttentionOutputs run_problems(const AttentionInputs& raw_inputs, const Attention
 AttentionOutputs last_of_groups(const AttentionShape& s, AttentionOutputs out) {
   const auto last = [](double, double b) { return b; };
   const auto same = [](double x) { return x; };
-  out.dk = summed_over_groups(out.dk, s, s.nk, s.d, last, same);
-  out.dv = summed_over_groups(out.dv, s, s.nk, s.dv, last, same);
+  out.dk = combined_over_groups(out.dk, s, s.nk, s.d, last, same);
+  out.dv = combined_over_groups(out.dv, s, s.nk, s.dv, last, same);
   return out;
 }
 
 AttentionOutputs run_grouped(const AttentionInputs& inputs, const AttentionConfig& config,
                              const RunOptions& options) {
   const AttentionShape& s = inputs.shape;
-  AttentionInputs expanded = with_kv_heads_expanded(inputs);
   // One query against grouped heads: FlashAttention-2's forward runs each group's query heads as
   // the rows of its key/value head's problem (flash_api.cpp: seqlen_q == 1, no window, a head
   // dimension that 8 divides); the backward pass then takes that O and LSE.
@@ -117,6 +116,7 @@ AttentionOutputs run_grouped(const AttentionInputs& inputs, const AttentionConfi
     swapped_config.batch_heads = config.batch_heads / static_cast<int>(swapped.shape.nq);
     AttentionOutputs forward = run_attention(swapped, swapped_config, options);
     if (!inputs.has_grad()) return forward;
+    AttentionInputs expanded = with_kv_heads_expanded(inputs);
     expanded.o = forward.o;
     expanded.lse = forward.lse;
     AttentionOutputs out = run_attention(expanded, config, options);
@@ -124,6 +124,7 @@ AttentionOutputs run_grouped(const AttentionInputs& inputs, const AttentionConfi
     out.traces = forward.traces;
     return sum_group_gradients(inputs, config, std::move(out));
   }
+  const AttentionInputs expanded = with_kv_heads_expanded(inputs);
   // Standard attention has no accumulators to carry (its baseline runs sum cast gradients).
   if (inputs.has_grad() && config.kv_group_sum->chained() && config.flash()) {
     if (options.only_problem) {

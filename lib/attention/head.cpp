@@ -64,7 +64,6 @@ void Head::scores(int64_t i0, int64_t i1, int64_t j0, int64_t j1, double* out, i
       e_.scales && e_.cfg.quant.quantizes_qk() && e_.cfg.quant.qk_scale == QuantScale::kBlock;
   const bool softcap = e_.cfg.masking.softcap > 0;
   if (softcap) softcap_tanh_.resize(br * bc);
-  double unused = 0;
   for (int64_t i = 0; i < br; ++i) {
     for (int64_t j = 0; j < bc; ++j) {
       double& x = out[i * bc + j];
@@ -75,18 +74,21 @@ void Head::scores(int64_t i0, int64_t i1, int64_t j0, int64_t j1, double* out, i
         x = mul_at(Site::kS, x, descale, index);
       }
       if (e_.prescaled_scores) {
-        x = modified_score(x, i0 + i, j0 + j, index, softcap ? softcap_tanh_[i * bc + j] : unused);
+        x = modified_score(x, i0 + i, j0 + j, index,
+                           softcap ? &softcap_tanh_[i * bc + j] : nullptr);
       }
       if (masked(i0 + i, j0 + j)) x = -kInf;
     }
   }
 }
 
-double Head::modified_score(double x, int64_t i, int64_t j, uint64_t index, double& t) const {
+double Head::modified_score(double x, int64_t i, int64_t j, uint64_t index,
+                            double* softcap_tanh) const {
   const Masking& m = e_.cfg.masking;
   x = mul_at(Site::kS, x, e_.score_scale, index + 1);
   if (m.softcap > 0) {
-    t = tanh_at(Site::kS, mul_at(Site::kS, x, e_.softcap_rcp, index + 2), index + 3);
+    const double t = tanh_at(Site::kS, mul_at(Site::kS, x, e_.softcap_rcp, index + 2), index + 3);
+    *softcap_tanh = t;
     x = mul_at(Site::kS, t, m.softcap, index + 4);
   }
   if (m.has_alibi()) {

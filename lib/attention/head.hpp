@@ -69,9 +69,9 @@ class Head : private SiteArithmetic {
   void scores(int64_t i0, int64_t i1, int64_t j0, int64_t j1, double* out, int64_t tile) const;
   // The score x of query i and key j scaled (rounded at s) and modified as masking says, each
   // step rounded at s: the soft-cap cap tanh(x / cap) as FlexAttention compiles it (x times
-  // fp32(1/cap), tanh, times cap; the tanh into `t`), ALiBi's fma(slope, j - i, x), the bias
-  // added.
-  double modified_score(double x, int64_t i, int64_t j, uint64_t index, double& t) const;
+  // fp32(1/cap), tanh, times cap; the tanh into *softcap_tanh, which a soft-cap needs), ALiBi's
+  // fma(slope, j - i, x), the bias added.
+  double modified_score(double x, int64_t i, int64_t j, uint64_t index, double* softcap_tanh) const;
   // dS = P o (dP - D), rounded at ds (the difference, then the product, then, with a soft-cap,
   // its derivative as FlexAttention's backward compiles it from the score's tanh t, then what
   // grad_scale does to dS), then cast at ds_cast.

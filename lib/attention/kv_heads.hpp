@@ -14,23 +14,23 @@ namespace simprec::attention {
 // The inputs with K and V repeated to every query head (the shape no longer grouped).
 AttentionInputs with_kv_heads_expanded(const AttentionInputs& grouped);
 
-// dK or dV of the expanded run ([B, H, n, width]) summed over each group into [B, Hkv, n, width],
-// the group's heads in increasing order: `add` combines the running sum with the next head's
-// value and `finish` rounds the sum.
-template <class Add, class Finish>
-std::vector<double> summed_over_groups(const std::vector<double>& expanded,
-                                       const AttentionShape& grouped, int64_t n, int64_t width,
-                                       Add add, Finish finish) {
+// dK or dV of the expanded run ([B, H, n, width]) reduced over each group into
+// [B, Hkv, n, width], the group's heads in increasing order: `combine` takes the value so far and
+// the next head's (a sum: the rounded addition), `finish` the result (a sum: its cast).
+template <class Combine, class Finish>
+std::vector<double> combined_over_groups(const std::vector<double>& expanded,
+                                         const AttentionShape& grouped, int64_t n, int64_t width,
+                                         Combine combine, Finish finish) {
   const int64_t group = grouped.heads / grouped.kv_heads(), block = n * width;
   std::vector<double> out(static_cast<size_t>(grouped.kv_problems() * block));
   for (int64_t kp = 0; kp < grouped.kv_problems(); ++kp) {
     const int64_t first =
         (kp / grouped.kv_heads()) * grouped.heads + (kp % grouped.kv_heads()) * group;
     for (int64_t x = 0; x < block; ++x) {
-      double sum = expanded[static_cast<size_t>(first * block + x)];
+      double value = expanded[static_cast<size_t>(first * block + x)];
       for (int64_t g = 1; g < group; ++g)
-        sum = add(sum, expanded[static_cast<size_t>((first + g) * block + x)]);
-      out[static_cast<size_t>(kp * block + x)] = finish(sum);
+        value = combine(value, expanded[static_cast<size_t>((first + g) * block + x)]);
+      out[static_cast<size_t>(kp * block + x)] = finish(value);
     }
   }
   return out;

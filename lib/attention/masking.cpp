@@ -4,12 +4,21 @@
 #include <stdexcept>
 
 #include "lib/attention/tensors.hpp"
+#include "lib/limits/checked_arithmetic.hpp"
 #include "lib/limits/strict_parse.hpp"
 
 namespace simprec::attention {
 
 const char* causal_align_name(CausalAlign a) {
   return a == CausalAlign::kTopLeft ? "top-left" : "bottom-right";
+}
+
+CausalAlign parse_causal_align(std::string_view text, std::string_view what) {
+  for (const CausalAlign a : {CausalAlign::kTopLeft, CausalAlign::kBottomRight}) {
+    if (text == causal_align_name(a)) return a;
+  }
+  throw std::invalid_argument(std::string(what) + " '" + limits::excerpt(text) +
+                              "': expected top-left or bottom-right");
 }
 
 void BroadcastTensor::check(const AttentionShape& s, const char* what) const {
@@ -24,7 +33,8 @@ void BroadcastTensor::check(const AttentionShape& s, const char* what) const {
                                 text(s.batch, s.heads, s.nq, s.nk) +
                                 " (batch and heads may be 1; Sq and Sk must match)");
   }
-  if (values.size() != static_cast<size_t>(batch * heads * nq * nk)) {
+  const int64_t elements = limits::checked_product({batch, heads, nq, nk}, what);
+  if (values.size() != static_cast<size_t>(elements)) {
     throw std::invalid_argument(std::string(what) + ": " + std::to_string(values.size()) +
                                 " values for shape " + text(batch, heads, nq, nk));
   }

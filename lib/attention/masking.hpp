@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace simprec::attention {
@@ -19,6 +20,9 @@ struct AttentionShape;
 // j <= i + Sk - Sq: FlashAttention's, and PyTorch's causal_lower_right).
 enum class CausalAlign : uint8_t { kTopLeft, kBottomRight };
 const char* causal_align_name(CausalAlign a);
+// "top-left" or "bottom-right"; anything else throws std::invalid_argument naming `what` (the
+// option or key that gave it).
+CausalAlign parse_causal_align(std::string_view text, std::string_view what);
 
 // Values of shape (batch, heads, nq, nk), C order, where batch and heads may be 1 and are then
 // broadcast over the run's.
@@ -55,10 +59,10 @@ struct Masking {
   double softcap = 0;          // > 0: the score becomes cap tanh(score / cap)
 
   bool has_window() const { return window_left >= 0 || window_right >= 0; }
-  // Whether a score's value changes (the scaled score is then what the softmax sees).
   bool has_alibi() const { return alibi_default || !alibi_slopes.empty(); }
   // Head h's ALiBi slope in a run of `heads` heads.
   double alibi_slope(int64_t h, int64_t heads) const;
+  // Whether a score's value changes (the scaled score is then what the softmax sees).
   bool modifies_scores() const { return bias || has_alibi() || softcap > 0; }
   // Whether anything beyond a top-left causal mask is set.
   bool active() const {

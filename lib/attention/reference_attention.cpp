@@ -62,8 +62,8 @@ AttentionOutputs reference_attention(const AttentionInputs& inputs, double scale
     const auto add = [](double a, double b) { return a + b; };
     const auto same = [](double x) { return x; };
     const AttentionShape& g = inputs.shape;
-    out.dk = summed_over_groups(out.dk, g, g.nk, g.d, add, same);
-    out.dv = summed_over_groups(out.dv, g, g.nk, g.dv, add, same);
+    out.dk = combined_over_groups(out.dk, g, g.nk, g.d, add, same);
+    out.dv = combined_over_groups(out.dv, g, g.nk, g.dv, add, same);
     return out;
   }
   masking.check(inputs.shape);

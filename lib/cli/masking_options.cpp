@@ -65,13 +65,8 @@ std::shared_ptr<const attention::BroadcastTensor> tensor_from(const std::string&
 attention::Masking MaskingOptions::masking(const attention::AttentionShape& s,
                                            const std::vector<int64_t>& leading) const {
   attention::Masking m;
-  if (causal_align == "bottom-right") {
-    m.causal_align = attention::CausalAlign::kBottomRight;
-  } else if (causal_align != "top-left") {
-    throw UsageError("--causal-align '" + limits::excerpt(causal_align) +
-                     "': expected top-left or bottom-right");
-  }
   try {
+    m.causal_align = attention::parse_causal_align(causal_align, "--causal-align");
     if (!window.empty()) {
       const size_t comma = window.find(',');
       if (comma == std::string::npos)

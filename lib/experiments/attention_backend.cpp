@@ -74,8 +74,7 @@ AttentionConfig build_config(const ImplementationSpec& impl) {
     }
   }
   config.causal = impl.causal;
-  if (impl.causal_align == "bottom-right")
-    config.masking.causal_align = attention::CausalAlign::kBottomRight;
+  config.masking.causal_align = attention::parse_causal_align(impl.causal_align, "causal_align");
   if (impl.window.size() == 2) {
     config.masking.window_left = impl.window[0];
     config.masking.window_right = impl.window[1];

@@ -8,6 +8,7 @@
 #include <set>
 #include <span>
 
+#include "lib/attention/masking.hpp"
 #include "lib/config/toml_reader.hpp"
 #include "lib/limits/checked_arithmetic.hpp"
 #include "lib/limits/checksums.hpp"
@@ -157,8 +158,11 @@ ImplementationSpec read_implementation(const TableReader& t, const std::string& 
   impl.tile = t.string("tile").value_or("");
   impl.causal = t.boolean("causal").value_or(false);
   impl.causal_align = t.string("causal_align").value_or("top-left");
-  if (impl.causal_align != "top-left" && impl.causal_align != "bottom-right")
-    t.fail(nullptr, "causal_align '" + impl.causal_align + "': expected top-left or bottom-right");
+  try {
+    attention::parse_causal_align(impl.causal_align, "causal_align");
+  } catch (const std::invalid_argument& e) {
+    t.fail(nullptr, e.what());
+  }
   impl.window = t.integers("window", -1, int64_t{1} << 40).value_or(std::vector<int64_t>{});
   if (!impl.window.empty() && impl.window.size() != 2)
     t.fail(nullptr, "window: expected [LEFT, RIGHT] (-1: unbounded on that side)");

@@ -31,11 +31,10 @@ std::shared_ptr<const attention::BroadcastTensor> broadcast_argument(
 attention::Masking masking_argument(const MaskingArguments& a, const attention::AttentionShape& s,
                                     const std::vector<int64_t>& leading) {
   attention::Masking m;
-  if (a.causal_align == "bottom-right") {
-    m.causal_align = attention::CausalAlign::kBottomRight;
-  } else if (a.causal_align != "top-left") {
-    throw py::value_error("causal_align='" + a.causal_align +
-                          "': expected 'top-left' or 'bottom-right'");
+  try {
+    m.causal_align = attention::parse_causal_align(a.causal_align, "causal_align");
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(e.what());
   }
   if (a.window) {
     m.window_left = a.window->first;

@@ -132,6 +132,16 @@ def test_everything_is_put_back_even_after_an_exception():
     assert all(a is b for a, b in zip(before, after))
 
 
+def _mha_by_hand(mha, x, **attention):
+    """nn.MultiheadAttention's self-attention on x (L, N, E) written out: its projections around
+    simprec.torch.attention called with `attention`."""
+    q, k, v = (t.reshape(L, N, HEADS, HEAD).permute(1, 2, 0, 3)
+               for t in F.linear(x, mha.in_proj_weight, mha.in_proj_bias).chunk(3, -1))
+    o = storch.attention(q, k, v, **attention, **SPEC)
+    return F.linear(o.permute(2, 0, 1, 3).reshape(L * N, E), mha.out_proj.weight,
+                    mha.out_proj.bias).view(L, N, E)
+
+
 def test_multihead_attention_with_a_causal_mask_and_what_is_refused():
     torch.manual_seed(3)
     mha = torch.nn.MultiheadAttention(E, HEADS)
@@ -142,12 +152,7 @@ def test_multihead_attention_with_a_causal_mask_and_what_is_refused():
         assert weights.shape == (N, L, L)  # PyTorch's own softmax, beside the emulated output
         with pytest.raises(ValueError, match="attn_mask: shape \\(3, 3\\), expected"):
             mha(x, x, x, attn_mask=torch.zeros(3, 3))
-    q, k, v = (t.reshape(L, N, HEADS, HEAD).permute(1, 2, 0, 3)
-               for t in F.linear(x, mha.in_proj_weight, mha.in_proj_bias).chunk(3, -1))
-    o = storch.attention(q, k, v, is_causal=True, **SPEC)
-    expected = F.linear(o.permute(2, 0, 1, 3).reshape(L * N, E), mha.out_proj.weight,
-                        mha.out_proj.bias).view(L, N, E)
-    assert torch.equal(out, expected)
+    assert torch.equal(out, _mha_by_hand(mha, x, is_causal=True))
 
 
 def test_multihead_attention_masks_run_as_the_bias_pytorch_adds():
@@ -165,12 +170,7 @@ def test_multihead_attention_masks_run_as_the_bias_pytorch_adds():
         out, weights = mha(x, x, x, attn_mask=banned, key_padding_mask=padding)
     bias = torch.zeros(N, HEADS, L, L).masked_fill(banned, -math.inf).masked_fill(
         padding.view(N, 1, 1, L), -math.inf)
-    q, k, v = (t.reshape(L, N, HEADS, HEAD).permute(1, 2, 0, 3)
-               for t in F.linear(x, mha.in_proj_weight, mha.in_proj_bias).chunk(3, -1))
-    o = storch.attention(q, k, v, attn_mask=bias, **SPEC)
-    expected = F.linear(o.permute(2, 0, 1, 3).reshape(L * N, E), mha.out_proj.weight,
-                        mha.out_proj.bias).view(L, N, E)
-    assert torch.equal(out, expected)
+    assert torch.equal(out, _mha_by_hand(mha, x, attn_mask=bias))
     reference, _ = mha(x, x, x, attn_mask=banned, key_padding_mask=padding)  # PyTorch's own
     assert (out - reference).abs().max() < 0.05 and not torch.equal(out, reference)
     assert torch.all(weights[0, :, -3:] == 0)  # the padded keys get no weight

@@ -30,7 +30,7 @@ class DiagonalFirst final : public BlockMask {
            std::to_string(c.block_cols);
   }
 
-  std::vector<int64_t> key_tiles(const BlockGrid& g, int64_t i0, int64_t i1) const override {
+  std::vector<int64_t> key_tiles(const BlockGrid& g, int64_t i0, int64_t /*i1*/) const override {
     const int64_t tiles = g.key_tiles();
     std::vector<int64_t> order;
     if (!g.causal && !g.masked_beyond_causal()) {
