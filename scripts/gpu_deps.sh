@@ -7,7 +7,7 @@
 set -euo pipefail
 packages=(libmpfr-dev libmpfr6 libgmp-dev libgmp10 libgmpxx4ldbl libeigen3-dev libtomlplusplus-dev
           libtomlplusplus3 nlohmann-json3-dev libdlpack-dev librandom123-dev libcli11-dev
-          liblzma-dev liblzma5 pkgconf pkgconf-bin libpkgconf3)
+          liblzma-dev liblzma5 pkgconf pkgconf-bin libpkgconf3 tao-pegtl-dev)
 case "${1:-}" in
   download)
     mkdir -p "$2"

@@ -9,7 +9,7 @@ cd "$(dirname "$(readlink -f "$0")")/.."  # the checkout, also when run through 
 packages=(
   build-essential cmake ninja-build pkg-config git
   libmpfr-dev libgmp-dev liblzma-dev libboost-dev libeigen3-dev
-  libtomlplusplus-dev libcli11-dev nlohmann-json3-dev librandom123-dev libdlpack-dev
+  libtomlplusplus-dev libcli11-dev nlohmann-json3-dev librandom123-dev libdlpack-dev tao-pegtl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   gnuplot-nox python3
   pybind11-dev python3-dev python3-numpy python3-pytest python3-torch

@@ -36,7 +36,7 @@ Engine::Engine(const AttentionConfig& config, const AttentionShape& s) : cfg(con
   if (config.masking.modifies_scores()) {
     prescaled_scores = true;
     score_scale = rd(Site::kS, scale);
-    if (config.masking.softcap > 0) softcap_rcp = rd(Site::kS, 1.0 / config.masking.softcap);
+    score_mod = config.masking.score_program(s.heads);
     scale = 1.0;
   }
   scale_log2 = rd(Site::kExpArg, scale * std::numbers::log2e);

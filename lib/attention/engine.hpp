@@ -24,7 +24,9 @@ struct Engine {
   double grad_scale;
   // Where the scores are modified: the scale they are multiplied by (rounded at s) before the
   // modification, and a soft-cap's 1/cap (rounded at s); 1 otherwise.
-  double score_scale = 1.0, softcap_rcp = 1.0;
+  double score_scale = 1.0;
+  // What modifies the scores (Masking::score_program), or null.
+  std::shared_ptr<const ScoreMod> score_mod;
   bool prescaled_scores = false;
   double scale_log2;           // c = scale*log2(e) rounded at exp_arg
   double log2e;                // log2(e) rounded at exp_arg

@@ -90,7 +90,7 @@ void Head::backward_flash() {
         for (int64_t j = 0; j < bc; ++j) {
           const double x =
               dscore(cast_p ? pc_t[j * br + i] : p[i * bc + j], dp[i * bc + j], delta_[i0 + i],
-                     e_.idx(p_, i0 + i, j0 + j, 0), softcap_tanh(i * bc + j));
+                     e_.idx(p_, i0 + i, j0 + j, 0), kept_score(i * bc + j), i0 + i, j0 + j);
           ds[i * bc + j] = x;
           ds_t[j * br + i] = x;
         }

@@ -1,5 +1,8 @@
 #include "lib/attention/head.hpp"
 
+#include <cmath>
+#include <numbers>
+
 namespace simprec::attention {
 
 Head::Head(const Engine& e, const AttentionInputs& in, AttentionOutputs& out, int64_t p,
@@ -62,8 +65,8 @@ void Head::scores(int64_t i0, int64_t i1, int64_t j0, int64_t j1, double* out, i
   // Q's scale carries the exponent constant).
   const bool dequantize =
       e_.scales && e_.cfg.quant.quantizes_qk() && e_.cfg.quant.qk_scale == QuantScale::kBlock;
-  const bool softcap = e_.cfg.masking.softcap > 0;
-  if (softcap) softcap_tanh_.resize(br * bc);
+  const bool keep = e_.score_mod != nullptr;
+  if (keep) kept_.resize(br * bc);
   for (int64_t i = 0; i < br; ++i) {
     for (int64_t j = 0; j < bc; ++j) {
       double& x = out[i * bc + j];
@@ -74,41 +77,83 @@ void Head::scores(int64_t i0, int64_t i1, int64_t j0, int64_t j1, double* out, i
         x = mul_at(Site::kS, x, descale, index);
       }
       if (e_.prescaled_scores) {
-        x = modified_score(x, i0 + i, j0 + j, index,
-                           softcap ? &softcap_tanh_[i * bc + j] : nullptr);
+        x = modified_score(x, i0 + i, j0 + j, index, keep ? &kept_[i * bc + j] : nullptr);
       }
       if (masked(i0 + i, j0 + j)) x = -kInf;
     }
   }
 }
 
-double Head::modified_score(double x, int64_t i, int64_t j, uint64_t index,
-                            double* softcap_tanh) const {
-  const Masking& m = e_.cfg.masking;
-  x = mul_at(Site::kS, x, e_.score_scale, index + 1);
-  if (m.softcap > 0) {
-    const double t = tanh_at(Site::kS, mul_at(Site::kS, x, e_.softcap_rcp, index + 2), index + 3);
-    *softcap_tanh = t;
-    x = mul_at(Site::kS, t, m.softcap, index + 4);
+namespace {
+
+// A score_mod's floating-point operations as the kernel rounds them at one site.
+class RoundedAt {
+ public:
+  RoundedAt(const SiteArithmetic& a, const Engine& e, Site site, uint64_t index)
+      : a_(a), e_(e), site_(site), index_(index) {}
+  double constant(double c) const { return e_.rd(site_, c); }
+  double to_float(double x, uint32_t) const { return e_.rd(site_, x); }
+  double add(double x, double y, uint32_t k) const { return a_.add_at(site_, x, y, at(k)); }
+  double mul(double x, double y, uint32_t k) const { return a_.mul_at(site_, x, y, at(k)); }
+  double fma(double x, double y, double z, uint32_t k) const {
+    return a_.fma_at(site_, x, y, z, at(k));
   }
-  if (m.has_alibi()) {
-    const double slope = m.alibi_slope(p_ % s_.heads, s_.heads);
-    x = fma_at(Site::kS, slope, static_cast<double>(j - i), x, index + 5);
+  // Triton's `/` on fp32 is div.full.f32; Inductor turns a division by a constant into a
+  // product with its reciprocal.
+  double div(double x, double y, uint32_t k) const { return a_.div_full_at(site_, x, y, at(k)); }
+  double div_const(double x, double c, uint32_t k) const { return mul(x, constant(1.0 / c), k); }
+  double tanh(double x, uint32_t k) const { return a_.tanh_at(site_, x, at(k)); }
+  // Triton's exp: ex2.approx of x times fp32(log2 e).
+  double exp(double x, uint32_t k) const {
+    return a_.exp2_at(site_, mul(x, constant(std::numbers::log2e), k), at(k) + 1);
   }
-  if (m.bias) x = add_at(Site::kS, x, m.bias->at(p_ / s_.heads, p_ % s_.heads, i, j), index + 6);
+  double exp2(double x, uint32_t k) const { return a_.exp2_at(site_, x, at(k)); }
+  double log(double x, uint32_t k) const { return a_.logf_at(site_, x, at(k)); }
+  double sqrt(double x, uint32_t) const { return e_.rd(site_, std::sqrt(x)); }
+  // Triton's sigmoid: 1 / (1 + exp(-x)).
+  double sigmoid(double x, uint32_t k) const { return div(1.0, add(1.0, exp(-x, k), k), k); }
+
+ private:
+  uint64_t at(uint32_t k) const { return index_ + 2 * static_cast<uint64_t>(k); }
+  const SiteArithmetic& a_;
+  const Engine& e_;
+  Site site_;
+  uint64_t index_;
+};
+
+}  // namespace
+
+double Head::run_score_mod(const ScoreProgram& program, Site site, const ScoreModPoint& at,
+                           uint64_t index) const {
+  const RoundedAt arith(*this, e_, site, index);
+  return evaluate(program, e_.score_mod->tensors(), at, arith, score_mod_values_);
+}
+
+double Head::modified_score(double x, int64_t i, int64_t j, uint64_t index, double* kept) const {
+  if (e_.score_mod) {
+    *kept = x;
+    const ScoreModPoint at{x, e_.score_scale, p_ / s_.heads, p_ % s_.heads, i, j};
+    x = run_score_mod(e_.score_mod->modification(), Site::kS, at, index + 7);
+  } else {
+    x = mul_at(Site::kS, x, e_.score_scale, index + 1);
+  }
+  if (const auto& bias = e_.cfg.masking.bias)
+    x = add_at(Site::kS, x, bias->at(p_ / s_.heads, p_ % s_.heads, i, j), index + 6);
   return x;
 }
 
-double Head::dscore(double p, double dp, double d, uint64_t index, double t) const {
+double Head::dscore(double p, double dp, double d, uint64_t index, double t, int64_t i,
+                    int64_t j) const {
   if (p == 0) return 0.0;
   const double diff = add_at(Site::kDs, dp, -d, index);
-  double ds = mul_at(Site::kDs, p, diff, index + 1);
-  if (const double cap = e_.cfg.masking.softcap; cap > 0) {
-    // d/dx cap tanh(x / cap) = 1 - t^2: Inductor's ((dS cap) (1 - t t)) (1/cap), with 1 - t t
-    // contracted into an fma.
-    const double one_minus = fma_at(Site::kDs, -t, t, 1.0, index + 3);
-    ds = mul_at(Site::kDs, mul_at(Site::kDs, ds, cap, index + 4), one_minus, index + 5);
-    ds = mul_at(Site::kDs, ds, e_.softcap_rcp, index + 6);
+  double ds;
+  if (e_.score_mod) {
+    // The score_mod's derivative program from q.k (t), with dS = P (dP - D) inside it, as
+    // FlexAttention's backward compiles its joint graph.
+    const ScoreModPoint at{t, e_.score_scale, p_ / s_.heads, p_ % s_.heads, i, j, p, diff};
+    ds = run_score_mod(e_.score_mod->derivative(), Site::kDs, at, index + 7);
+  } else {
+    ds = mul_at(Site::kDs, p, diff, index + 1);
   }
   ds = e_.cfg.grad_scale->ds(*this, ds, index);
   return at(Site::kDsCast, ds, index);

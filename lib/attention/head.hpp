@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lib/attention/engine.hpp"
+#include "lib/attention/score_mod.hpp"
 #include "lib/attention/site_arithmetic.hpp"
 #include "lib/attention/tensors.hpp"
 #include "lib/tracing/site_trace.hpp"
@@ -64,20 +65,24 @@ class Head : private SiteArithmetic {
   bool masked(int64_t i, int64_t j) const { return !visible_(i, j); }
 
   // Scores of rows [i0, i1) against keys [j0, j1), masks applied. Where the masking modifies
-  // scores (Engine::prescaled_scores) they are scaled and modified first (modified_score); a
-  // soft-cap's tanh of each is kept in softcap_tanh_ (for dscore).
+  // scores (Engine::prescaled_scores) they are scaled and modified first (modified_score), each
+  // one's q.k kept in kept_ for dscore where a score_mod (Engine::score_mod) modifies it.
   void scores(int64_t i0, int64_t i1, int64_t j0, int64_t j1, double* out, int64_t tile) const;
-  // The score x of query i and key j scaled (rounded at s) and modified as masking says, each
-  // step rounded at s: the soft-cap cap tanh(x / cap) as FlexAttention compiles it (x times
-  // fp32(1/cap), tanh, times cap; the tanh into *softcap_tanh, which a soft-cap needs), ALiBi's
-  // fma(slope, j - i, x), the bias added.
-  double modified_score(double x, int64_t i, int64_t j, uint64_t index, double* softcap_tanh) const;
-  // dS = P o (dP - D), rounded at ds (the difference, then the product, then, with a soft-cap,
-  // its derivative as FlexAttention's backward compiles it from the score's tanh t, then what
-  // grad_scale does to dS), then cast at ds_cast.
-  double dscore(double p, double dp, double d, uint64_t index, double t = 0.0) const;
-  // The soft-cap's tanh of element x of the last scores() block (0 without a soft-cap).
-  double softcap_tanh(int64_t x) const { return softcap_tanh_.empty() ? 0.0 : softcap_tanh_[x]; }
+  // The score x (q.k) of query i and key j scaled and modified: the score_mod's program (its
+  // product x times the scale contracted like any other; *kept = x), else x times the scale
+  // rounded at s; then the bias added, rounded at s.
+  double modified_score(double x, int64_t i, int64_t j, uint64_t index, double* kept) const;
+  // dS = P o (dP - D), rounded at ds (the difference, then the product; with a score_mod, its
+  // derivative program at (query i, key j) from q.k = t, which forms that product itself, as
+  // FlexAttention's backward compiles its joint graph), then what grad_scale does to dS, then
+  // cast at ds_cast.
+  double dscore(double p, double dp, double d, uint64_t index, double t = 0.0, int64_t i = 0,
+                int64_t j = 0) const;
+  // The q.k of element x of the last scores() block where a score_mod needs it (else 0).
+  double kept_score(int64_t x) const { return kept_.empty() ? 0.0 : kept_[x]; }
+  // A score_mod's program at the point, each floating-point operation rounded at `site`.
+  double run_score_mod(const ScoreProgram& program, Site site, const ScoreModPoint& at,
+                       uint64_t index) const;
   // dQ or dK from its accumulator (at site `acc`) as grad_scale says.
   double scaled_grad(Site acc, double value, uint64_t index) const {
     return e_.cfg.grad_scale->grad(*this, acc, value, index);
@@ -132,7 +137,7 @@ class Head : private SiteArithmetic {
 
   AttentionShape s_;
   Visibility visible_;
-  mutable std::vector<double> softcap_tanh_;
+  mutable std::vector<double> kept_, score_mod_values_;
   std::vector<double>*dk_chain_ = nullptr, *dv_chain_ = nullptr;
   bool last_in_chain_ = true;
   const double *q_, *k_, *v_, *do_ = nullptr;

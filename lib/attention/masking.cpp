@@ -1,5 +1,8 @@
 #include "lib/attention/masking.hpp"
 
+#include "emulation/excerpt.hpp"
+#include "lib/attention/score_mod.hpp"
+
 #include <cmath>
 #include <stdexcept>
 
@@ -75,6 +78,15 @@ BroadcastTensor broadcast_tensor(const std::vector<int64_t>& dims, std::vector<d
   return t;
 }
 
+std::shared_ptr<const ScoreMod> Masking::score_program(int64_t heads) const {
+  if (score_mod || (softcap <= 0 && !has_alibi())) return score_mod;
+  std::vector<double> slopes;
+  if (has_alibi()) {
+    for (int64_t h = 0; h < heads; ++h) slopes.push_back(alibi_slope(h, heads));
+  }
+  return std::make_shared<const ScoreMod>(ScoreMod::softcap_and_alibi(softcap, slopes));
+}
+
 double Masking::alibi_slope(int64_t h, int64_t heads) const {
   if (!alibi_slopes.empty()) return alibi_slopes[static_cast<size_t>(h)];
   return std::exp2(-8.0 * static_cast<double>(h + 1) / static_cast<double>(heads));
@@ -110,6 +122,9 @@ void Masking::check(const AttentionShape& s) const {
     throw std::invalid_argument("softcap: " + limits::shortest_text(softcap) +
                                 " (expected a finite cap > 0, or 0 for none)");
   }
+  if (score_mod && (has_alibi() || softcap > 0))
+    throw std::invalid_argument(
+        "score_mod with ALiBi or a soft-cap: write them into the score_mod");
 }
 
 std::string Masking::describe(bool causal) const {
@@ -122,6 +137,7 @@ std::string Masking::describe(bool causal) const {
   if (bias) add("bias " + std::to_string(bias->batch) + "x" + std::to_string(bias->heads));
   if (has_alibi()) add(alibi_default ? "alibi (default slopes)" : "alibi");
   if (softcap > 0) add("softcap " + limits::shortest_text(softcap));
+  if (score_mod) add("score_mod " + excerpt(score_mod->text()));
   return out;
 }
 

@@ -14,6 +14,7 @@
 namespace simprec::attention {
 
 struct AttentionShape;
+class ScoreMod;
 
 // Where a causal mask's diagonal runs when Sq != Sk: from the first query and key (top-left,
 // key j visible to query i when j <= i: SDPA's is_causal) or from the last of each (bottom-right,
@@ -57,13 +58,18 @@ struct Masking {
   std::vector<double> alibi_slopes;             // per head h: + slope_h (j - i)
   bool alibi_default = false;  // ALiBi with the paper's slopes 2^(-8 (h + 1) / H) (Press et al.)
   double softcap = 0;          // > 0: the score becomes cap tanh(score / cap)
+  // Any score_mod in FlexAttention's form (score_mod.hpp); not with the three above.
+  std::shared_ptr<const ScoreMod> score_mod;
+  // What modifies the score before the bias: score_mod, or the soft-cap and ALiBi as the
+  // score_mod FlexAttention compiles for them (ScoreMod::softcap_and_alibi); null for none.
+  std::shared_ptr<const ScoreMod> score_program(int64_t heads) const;
 
   bool has_window() const { return window_left >= 0 || window_right >= 0; }
   bool has_alibi() const { return alibi_default || !alibi_slopes.empty(); }
   // Head h's ALiBi slope in a run of `heads` heads.
   double alibi_slope(int64_t h, int64_t heads) const;
   // Whether a score's value changes (the scaled score is then what the softmax sees).
-  bool modifies_scores() const { return bias || has_alibi() || softcap > 0; }
+  bool modifies_scores() const { return bias || has_alibi() || softcap > 0 || score_mod; }
   // Whether anything beyond a top-left causal mask is set.
   bool active() const {
     return causal_align != CausalAlign::kTopLeft || has_window() || mask || modifies_scores();

@@ -10,8 +10,31 @@
 #include "lib/attention/attention.hpp"
 #include "lib/attention/kv_heads.hpp"
 #include "lib/attention/product.hpp"
+#include "lib/attention/score_mod.hpp"
 
 namespace simprec::attention {
+
+namespace {
+
+// A score_mod's operations in double, unrounded: the modification as written.
+struct ExactArithmetic {
+  double constant(double c) const { return c; }
+  double to_float(double x, uint32_t) const { return x; }
+  double add(double x, double y, uint32_t) const { return x + y; }
+  double mul(double x, double y, uint32_t) const { return x * y; }
+  double fma(double x, double y, double z, uint32_t) const { return std::fma(x, y, z); }
+  double div(double x, double y, uint32_t) const { return x / y; }
+  double div_const(double x, double c, uint32_t) const { return x / c; }
+  double tanh(double x, uint32_t) const { return std::tanh(x); }
+  double exp(double x, uint32_t) const { return std::exp(x); }
+  double exp2(double x, uint32_t) const { return std::exp2(x); }
+  double log(double x, uint32_t) const { return std::log(x); }
+  double sqrt(double x, uint32_t) const { return std::sqrt(x); }
+  double sigmoid(double x, uint32_t) const { return 1.0 / (1.0 + std::exp(-x)); }
+};
+
+}  // namespace
+
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -92,21 +115,22 @@ AttentionOutputs reference_attention(const AttentionInputs& inputs, double scale
     }
     static const double kOne = 1.0;
     const Visibility visible(masking, causal, s, p);
-    // With a soft-cap, the derivative of each modified score (1 - tanh^2 of the scaled score).
-    std::vector<double> softcap_slope(masking.softcap > 0 ? nq * nk : 0);
+    // With a score modification, each score's q.k (its derivative program starts there).
+    const std::shared_ptr<const ScoreMod> mod = masking.score_program(s.heads);
+    std::vector<double> raw(mod ? nq * nk : 0), scratch;
+    const ExactArithmetic exact;
+    const int64_t batch = p / s.heads, head = p % s.heads;
     for (int64_t i = 0; i < nq; ++i) {
       double* prow = prob.data() + i * nk;
       double m = -kInf;
       for (int64_t j = 0; j < nk; ++j) {
         if (modified) {  // scaled and modified: the softmax then takes them with scale 1
           double x = scale * prow[j];
-          if (masking.softcap > 0) {
-            const double t = std::tanh(x / masking.softcap);
-            softcap_slope[i * nk + j] = 1.0 - t * t;
-            x = masking.softcap * t;
+          if (mod) {
+            raw[i * nk + j] = prow[j];
+            x = evaluate(mod->modification(), mod->tensors(),
+                         ScoreModPoint{prow[j], scale, batch, head, i, j}, exact, scratch);
           }
-          if (masking.has_alibi())
-            x += masking.alibi_slope(p % s.heads, s.heads) * static_cast<double>(j - i);
           if (masking.bias) x += masking.bias->at(p / s.heads, p % s.heads, i, j);
           prow[j] = x;
         }
@@ -137,8 +161,14 @@ AttentionOutputs reference_attention(const AttentionInputs& inputs, double scale
       const double delta = hi + lo;
       out.delta[p * nq + i] = delta;
       for (int64_t j = 0; j < nk; ++j) {
-        ds[i * nk + j] = prob[i * nk + j] * (ds[i * nk + j] - delta);
-        if (!softcap_slope.empty()) ds[i * nk + j] *= softcap_slope[i * nk + j];
+        if (mod && prob[i * nk + j] != 0) {
+          ds[i * nk + j] = evaluate(mod->derivative(), mod->tensors(),
+                                    ScoreModPoint{raw[i * nk + j], scale, batch, head, i, j,
+                                                  prob[i * nk + j], ds[i * nk + j] - delta},
+                                    exact, scratch);
+        } else {
+          ds[i * nk + j] = prob[i * nk + j] * (ds[i * nk + j] - delta);
+        }
       }
     }
     double* dq = out.dq.data() + p * nq * d;

@@ -112,7 +112,7 @@ void Head::backward_standard() {
       for (int64_t j = 0; j < nk; ++j) {
         pc_t[j * nq + gi] = at(Site::kPCastBwd, pn[i * nk + j], e_.idx(p_, gi, j, 0));
         const double x = dscore(pn[i * nk + j], dp[i * nk + j], di, e_.idx(p_, gi, j, 0),
-                                softcap_tanh(i * nk + j));
+                                kept_score(i * nk + j), gi, j);
         ds[i * nk + j] = x;
         ds_t[j * nq + gi] = x;
       }

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable, Optional, Sequence, Tuple
+from typing import Any, Callable, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -279,7 +279,8 @@ def attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, do: Optional[ArrayLike] 
               mask: Optional[ArrayLike] = None, bias: Optional[ArrayLike] = None,
               causal_align: str = "top-left", window: Optional[Tuple[int, int]] = None,
               alibi_slopes: Optional[ArrayLike] = None,
-              softcap: Optional[float] = None) -> AttentionResult:
+              softcap: Optional[float] = None, score_mod: Optional[str] = None,
+              score_tensors: Optional[Mapping[str, ArrayLike]] = None) -> AttentionResult:
     """Emulated attention as `simprec attention` runs it: forward, and backward with dO.
 
     q (..., Nq, d), k (..., Nk, d), v (..., Nk, dv), do (..., Nq, dv): float32/float64 values,
@@ -307,7 +308,11 @@ def attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, do: Optional[ArrayLike] 
     (j <= i + Nk - Nq) for causal=True; window=(left, right), keys within left before and right
     after the (aligned) diagonal (-1: unbounded); alibi_slopes, one per head, adding
     slope * (j - i); softcap, cap * tanh(score / cap) on the scaled score as FlexAttention
-    compiles it. Returns an AttentionResult.
+    compiles it; score_mod, any score modification in FlexAttention's form written as an
+    expression of score, b, h, q_idx, kv_idx and the arrays of score_tensors (a dict of name:
+    array), e.g. "score + bias[h, q_idx, kv_idx]", its arithmetic and derivative emulated as
+    Inductor and Triton compile them (docs/score_mod.md; simprec.torch.flex_attention writes it
+    from a callable). Returns an AttentionResult.
     """
     numerics = _checks.numerics_spec(numerics)
     _checks.optional_str(format, "format", "bf16")
@@ -335,8 +340,32 @@ def attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, do: Optional[ArrayLike] 
                           window=_window_argument(window),
                           alibi_slopes=_mask_argument(alibi_slopes, "alibi_slopes", float),
                           softcap=0.0 if softcap is None else
-                          _checks.number(softcap, "softcap", "a positive number"))
+                          _checks.number(softcap, "softcap", "a positive number"),
+                          score_mod=_checks.optional_str(score_mod, "score_mod",
+                                                         "score + bias[h, q_idx, kv_idx]"),
+                          score_tensors=_score_tensors_argument(score_tensors))
     return AttentionResult(raw)
+
+
+def _score_tensors_argument(tensors):
+    """score_mod's arrays as numpy (torch tensors converted: bf16 and fp16 as float32, their
+    values exact there); None as is."""
+    if tensors is None:
+        return None
+    if not isinstance(tensors, Mapping):
+        raise TypeError(f"score_tensors: expected a dict of name: array, got "
+                        f"{type(tensors).__name__}")
+    out = {}
+    for name, value in tensors.items():
+        if not isinstance(name, str):
+            raise TypeError(f"score_tensors: the name {name!r} is not a string")
+        if hasattr(value, "detach"):  # a torch tensor
+            value = value.detach().cpu()
+            if value.is_floating_point() and value.element_size() < 4:
+                value = value.float()
+            value = value.numpy()
+        out[name] = np.asarray(value)
+    return out
 
 
 def _mask_argument(value, name, kind):

@@ -2,9 +2,9 @@
 
 A mask_mod (or a BlockMask's) is evaluated here, on index tensors, into a boolean mask: its
 values are exact whatever arithmetic computed them. A score_mod changes scores in floating
-point, so its arithmetic is emulated, not run: the score modifications simprec models are
-SoftCap and Alibi, which are also callables of FlexAttention's form (pass the same object to
-torch's flex_attention); any other callable is refused with a clear error.
+point, so its arithmetic is emulated, not run: the callable is traced once into simprec's
+score_mod expression (_score_mod_trace.py), which the engine rounds as Inductor and Triton
+compile it. SoftCap and Alibi are score_mods of that form too, with their own names in reports.
 """
 
 from __future__ import annotations
@@ -90,9 +90,12 @@ def _score_mod_options(score_mod, heads):
             raise ValueError(f"score_mod: Alibi with {score_mod.slopes.numel()} slopes for "
                              f"{heads} heads")
         return dict(alibi_slopes=score_mod.slopes.double().numpy())
-    raise ValueError(f"score_mod={score_mod!r}: simprec emulates the score modifications "
-                     "simprec.torch.SoftCap and simprec.torch.Alibi (their arithmetic as "
-                     "Inductor compiles them); an arbitrary callable's arithmetic is not known")
+    if not callable(score_mod):
+        raise TypeError(f"score_mod: expected a callable (score, b, h, q_idx, kv_idx) -> score, "
+                        f"got {type(score_mod).__name__}")
+    from simprec._score_mod_trace import trace_score_mod
+    text, tensors = trace_score_mod(score_mod)
+    return dict(score_mod=text, score_tensors=tensors)
 
 
 @named_keywords
@@ -107,7 +110,9 @@ def flex_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     """torch.nn.attention.flex_attention.flex_attention with emulated numerics (CPU tensors).
 
     query (B, H, L, E), key (B, Hkv, S, E), value (B, Hkv, S, Ev); enable_gqa=True for Hkv < H.
-    score_mod: SoftCap or Alibi (both usable with torch's flex_attention too). The mask: a
+    score_mod: any callable (score, b, h, q_idx, kv_idx) -> score of FlexAttention's form,
+    traced once into simprec's score_mod expression (docs/score_mod.md lists what it takes);
+    SoftCap and Alibi are two (usable with torch's flex_attention too). The mask: a
     BlockMask (its mask_mod is evaluated; PyTorch 2.5 and later) or mask_mod, a callable
     (b, h, q_idx, kv_idx) -> bool evaluated on broadcasting index tensors (what Debian's
     PyTorch 1.13, which has no create_block_mask, can take). scale: default 1/sqrt(E). The

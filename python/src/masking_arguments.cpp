@@ -1,7 +1,10 @@
 #include "python/src/masking_arguments.hpp"
 
+#include "lib/attention/score_mod.hpp"
+
 #include <pybind11/numpy.h>
 
+#include <cmath>
 #include <stdexcept>
 #include <vector>
 
@@ -24,6 +27,43 @@ std::shared_ptr<const attention::BroadcastTensor> broadcast_argument(
   } catch (const std::invalid_argument& e) {
     throw py::value_error(e.what());
   }
+}
+
+// The arrays a score_mod reads, by name: booleans, integers, or floats that are fp32 values (the
+// kernel loads them as fp32).
+std::vector<attention::ScoreModTensor> score_tensors_argument(const py::object& object) {
+  std::vector<attention::ScoreModTensor> out;
+  if (object.is_none()) return out;
+  if (!py::isinstance<py::dict>(object))
+    throw py::value_error("score_tensors: expected a dict of name: array");
+  for (const auto& [key, value] : object.cast<py::dict>()) {
+    attention::ScoreModTensor t;
+    t.name = py::str(key);
+    const auto raw = py::array::ensure(value);
+    if (!raw) throw py::value_error("score_tensors[" + t.name + "]: expected an array");
+    const char kind = raw.dtype().kind();
+    t.type = kind == 'b'                  ? attention::ScoreType::kBool
+             : kind == 'i' || kind == 'u' ? attention::ScoreType::kInt
+             : kind == 'f'                ? attention::ScoreType::kFloat
+                                          : throw py::value_error("score_tensors[" + t.name +
+                                                                  "]: expected booleans, integers or floats");
+    const auto a = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(raw);
+    t.dims.assign(a.shape(), a.shape() + a.ndim());
+    t.values.assign(a.data(), a.data() + a.size());
+    for (const double x : t.values) {
+      const bool fits = t.type == attention::ScoreType::kFloat
+                            ? (std::isnan(x) || static_cast<double>(static_cast<float>(x)) == x)
+                            : std::fabs(x) <= 2147483647.0;
+      if (!fits)
+        throw py::value_error("score_tensors[" + t.name + "]: holds " +
+                              py::str(py::float_(x)).cast<std::string>() +
+                              (t.type == attention::ScoreType::kFloat
+                                   ? ", not a float32 value (the kernel computes in float32)"
+                                   : ", beyond 32-bit integers"));
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
 }
 
 }  // namespace
@@ -51,6 +91,11 @@ attention::Masking masking_argument(const MaskingArguments& a, const attention::
   }
   m.softcap = a.softcap;
   try {
+    if (a.score_mod)
+      m.score_mod = std::make_shared<const attention::ScoreMod>(
+          *a.score_mod, score_tensors_argument(a.score_tensors));
+    else if (!a.score_tensors.is_none())
+      throw std::invalid_argument("score_tensors without a score_mod");
     m.check(s);
   } catch (const std::invalid_argument& e) {
     throw py::value_error(e.what());

@@ -1,6 +1,6 @@
 // The masking arguments of simprec.attention (lib/attention/masking.hpp): a boolean mask and an
 // additive bias as numpy arrays broadcast over batch and heads, the causal alignment, a sliding
-// window, ALiBi slopes and a soft-cap.
+// window, ALiBi slopes, a soft-cap, and a score_mod expression with its tensors.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -20,6 +20,9 @@ struct MaskingArguments {
   std::optional<std::pair<int64_t, int64_t>> window;
   pybind11::object alibi_slopes = pybind11::none();
   double softcap = 0.0;
+  // A score_mod expression (lib/attention/score_mod.hpp) and the arrays it reads by name.
+  std::optional<std::string> score_mod;
+  pybind11::object score_tensors = pybind11::none();
 };
 
 // The masking for a run of shape `s` (leading dimensions of Q: `leading`); throws

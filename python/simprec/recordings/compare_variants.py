@@ -63,6 +63,8 @@ def _run(case, numerics, q, k, v, do, threads):
             score_mod = st.SoftCap(case.softcap)
         elif case.score_mod == "alibi":
             score_mod = st.Alibi(variants.alibi_slopes(case.heads))
+        elif case.score_mod is not None:  # the recorded callable itself, traced by simprec
+            score_mod = variants.score_mod(case, torch)
         o, lse = st.flex_attention(q, k, v, score_mod=score_mod, scale=_scale(case),
                                    enable_gqa=gqa, return_lse=True,
                                    mask_mod=variants.mask_mod(case, torch), **common)

@@ -29,7 +29,7 @@ class Case:
     None, 'causal' (is_causal=True), 'causal-lower-right' (PyTorch's CausalBias), 'padding' (a
     boolean key-padding mask broadcast over heads and queries), 'alibi-bias' (an additive ALiBi
     bias), 'random-bias' (an additive bias drawn per head), 'window' and 'document' (FlexAttention
-    mask_mods). score_mod: None, 'softcap', 'alibi' (FlexAttention)."""
+    mask_mods). score_mod: None, 'softcap', 'alibi', or one of SCORE_MODS' (FlexAttention)."""
     backend: str
     variant: str
     batch: int
@@ -132,6 +132,18 @@ def _cases():
         c("cudnn", "long", 1, 1, 1, 4096, 4096, 64),
         c("cudnn", "long", 1, 1, 1, 3072, 3072, 128),
         c("cudnn", "long-causal", 1, 1, 1, 4096, 4096, 128, mask="causal"),
+        # Score modifications of every kind simprec's score_mod expressions take, recorded
+        # after their emulation was written (tests/data/torch_score_mods).
+        c("flex", "rel-bias", 1, 4, 4, 512, 512, 96, score_mod="rel-bias", held_out=True),
+        c("flex", "tanh-plus-bias", 1, 2, 2, 640, 640, 96, score_mod="tanh-plus-bias",
+          held_out=True),
+        c("flex", "silu", 1, 2, 2, 512, 512, 64, mask="causal", score_mod="silu", held_out=True),
+        c("flex", "distance-penalty", 1, 2, 2, 768, 768, 128, score_mod="distance-penalty",
+          held_out=True),
+        c("flex", "doc-damp", 1, 2, 2, 1024, 1024, 64, score_mod="doc-damp", held_out=True),
+        c("flex", "temperature", 1, 4, 2, 512, 512, 64, score_mod="temperature", held_out=True),
+        c("flex", "exp2-decay", 1, 2, 2, 512, 512, 64, mask="window", score_mod="exp2-decay",
+          held_out=True),
     ]
 
 
@@ -226,7 +238,52 @@ def score_mod(case, torch, device="cpu"):
     if case.score_mod == "alibi":
         slopes = torch.from_numpy(alibi_slopes(case.heads)).to(device)
         return lambda s, b, h, q, k: s + slopes[h] * (k - q)
+    if case.score_mod in SCORE_MODS:
+        return SCORE_MODS[case.score_mod](case, torch, device)
     return None
+
+
+def _draw(case, shape, stream):
+    rng = np.random.Generator(np.random.PCG64([case.seed, stream]))
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def _rel_bias(case, torch, device):
+    table = torch.from_numpy(_draw(case, (case.heads, case.sq + case.sk - 1), 11)).to(device)
+    offset = case.sk - 1
+    return lambda s, b, h, q, k: s + table[h, q - k + offset]
+
+
+def _tanh_plus_bias(case, torch, device):
+    bias = torch.from_numpy(_draw(case, (case.sq, case.sk), 12)).to(device)
+    return lambda s, b, h, q, k: 30.0 * torch.tanh(s / 30.0) + bias[q, k]
+
+
+def _temperature(case, torch, device):
+    temps = torch.from_numpy(np.linspace(0.6, 1.4, case.heads).astype(np.float32)).to(device)
+    return lambda s, b, h, q, k: s / temps[h]
+
+
+def _doc_damp(case, torch, device):
+    docs = torch.from_numpy(document_ids(case)).to(device)
+    return lambda s, b, h, q, k: torch.where(docs[q] == docs[k], s, s * 0.5 - 1.0)
+
+
+# Score modifications in FlexAttention's form, each exercising other operations: a relative
+# position bias table, a tanh soft-cap plus a bias, SiLU of the score (the score used twice), a
+# distance penalty, a damping across packed documents, a temperature per head (a division by a
+# tensor), a decay by exp2.
+SCORE_MODS = {
+    "rel-bias": _rel_bias,
+    "tanh-plus-bias": _tanh_plus_bias,
+    "silu": lambda case, torch, device: (lambda s, b, h, q, k: s * torch.sigmoid(s)),
+    "distance-penalty": lambda case, torch, device: (
+        lambda s, b, h, q, k: s - 0.05 * (q - k).abs()),
+    "doc-damp": _doc_damp,
+    "temperature": _temperature,
+    "exp2-decay": lambda case, torch, device: (
+        lambda s, b, h, q, k: s * torch.exp2(-(q - k).float() / 64.0)),
+}
 
 
 def default_scale(d):
