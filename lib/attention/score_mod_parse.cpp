@@ -406,7 +406,8 @@ class Builder {
       fail(op, "// and % take integers (index arithmetic)");
     if (constant(a) && constant(b)) {
       const double u = value(a), v = value(b);
-      if ((o == ScoreOp::kFloorDiv || o == ScoreOp::kMod) && v == 0) fail(op, "division by zero");
+      if ((o == ScoreOp::kDiv || o == ScoreOp::kFloorDiv || o == ScoreOp::kMod) && v == 0)
+        fail(op, "division by zero");
       const double r = o == ScoreOp::kAdd        ? u + v
                        : o == ScoreOp::kSub      ? u - v
                        : o == ScoreOp::kMul      ? u * v

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "lib/attention/score_mod.hpp"
 #include "lib/cli/command.hpp"
 #include "lib/limits/strict_parse.hpp"
 #include "lib/npy/npy.hpp"
@@ -30,11 +31,16 @@ void MaskingOptions::add_to(CLI::App& command) {
   command.add_option("--bias", bias,
                      "FILE.npy: an additive bias (..., Nq, Nk) broadcast over the batch and heads, "
                      "added to the scaled scores (-inf masks)");
+  command.add_option("--score-mod", score_mod,
+                     "EXPR: a score_mod in FlexAttention's form, e.g. 'score + bias[h, q_idx, "
+                     "kv_idx]' (docs/score_mod.md), emulated as Inductor and Triton compile it");
+  command.add_option("--score-tensor", score_tensors,
+                     "NAME=FILE.npy: an array --score-mod reads by NAME (repeatable)");
 }
 
 bool MaskingOptions::any() const {
   return causal_align != "top-left" || !window.empty() || !softcap.empty() || !alibi.empty() ||
-         !mask.empty() || !bias.empty();
+         !mask.empty() || !bias.empty() || !score_mod.empty() || !score_tensors.empty();
 }
 
 namespace {
@@ -58,6 +64,39 @@ std::shared_ptr<const attention::BroadcastTensor> tensor_from(const std::string&
   } catch (const std::exception& e) {
     throw UsageError(e.what());
   }
+}
+
+// NAME=FILE.npy as an array of booleans, integers or floats a score_mod reads.
+attention::ScoreModTensor score_tensor_from(const std::string& spec) {
+  const size_t eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw UsageError("--score-tensor '" + limits::excerpt(spec) + "': expected NAME=FILE.npy");
+  attention::ScoreModTensor t;
+  t.name = spec.substr(0, eq);
+  const std::string path = spec.substr(eq + 1);
+  try {
+    const NpyArray a = read_npy(path);
+    t.dims = a.shape;
+    t.values = a.to_doubles();
+    // A boolean .npy reads as 0/1 integers (compare it: m[q_idx, kv_idx] == 1).
+    t.type = a.type == NpyType::kFloat32 || a.type == NpyType::kFloat64
+                 ? attention::ScoreType::kFloat
+                 : attention::ScoreType::kInt;
+  } catch (const std::exception& e) {
+    throw UsageError("--score-tensor " + limits::excerpt(t.name) + ": " + e.what());
+  }
+  for (const double x : t.values) {
+    const bool fits = t.type == attention::ScoreType::kFloat
+                          ? (std::isnan(x) || static_cast<double>(static_cast<float>(x)) == x)
+                          : std::fabs(x) <= 2147483647.0;
+    if (!fits)
+      throw UsageError("--score-tensor " + limits::excerpt(t.name) + ": holds " +
+                       limits::shortest_text(x) +
+                       (t.type == attention::ScoreType::kFloat
+                            ? ", not a float32 value (the kernel computes in float32)"
+                            : ", beyond 32-bit integers"));
+  }
+  return t;
 }
 
 }  // namespace
@@ -92,6 +131,13 @@ attention::Masking MaskingOptions::masking(const attention::AttentionShape& s,
     }
     m.mask = tensor_from(mask, "--mask", s, leading);
     m.bias = tensor_from(bias, "--bias", s, leading);
+    if (!score_mod.empty()) {
+      std::vector<attention::ScoreModTensor> tensors;
+      for (const std::string& spec : score_tensors) tensors.push_back(score_tensor_from(spec));
+      m.score_mod = std::make_shared<const attention::ScoreMod>(score_mod, std::move(tensors));
+    } else if (!score_tensors.empty()) {
+      throw UsageError("--score-tensor without --score-mod");
+    }
     m.check(s);
   } catch (const UsageError&) {
     throw;

@@ -30,7 +30,7 @@ def _inputs(seed=0):
 
 
 def _oracle(q, k, v, do, *, causal=False, align="top-left", window=None, mask=None, bias=None,
-            alibi=None, softcap=None):
+            alibi=None, softcap=None, score_mod=None):
     """O, LSE, dQ, dK, dV by autograd in float64: K and V repeated to the query heads."""
     q, k, v = (torch.tensor(x, requires_grad=True) for x in (q, k, v))
     group = q.shape[1] // k.shape[1]
@@ -39,6 +39,9 @@ def _oracle(q, k, v, do, *, causal=False, align="top-left", window=None, mask=No
         s = softcap * torch.tanh(s / softcap)
     i = torch.arange(L).view(L, 1)
     j = torch.arange(S).view(1, S)
+    if score_mod is not None:
+        s = score_mod(s, torch.arange(B).view(B, 1, 1, 1), torch.arange(H).view(1, H, 1, 1),
+                      i.view(1, 1, L, 1), j.view(1, 1, 1, S))
     if alibi is not None:
         s = s + torch.tensor(alibi).view(1, -1, 1, 1) * (j - i)
     if bias is not None:
@@ -69,6 +72,27 @@ VARIANTS = {
     "alibi": dict(alibi_slopes=[2.0 ** -(h + 1) for h in range(H)]),
     "softcap": dict(softcap=2.0),
 }
+# Score modifications as simprec's expressions, each with the same function in torch for the
+# oracle: the score used twice (SiLU), a table read at computed indices with a floor division
+# and a distance, a branch with a per-head division.
+_TABLE = _G.standard_normal((H, L + S - 1)).astype(np.float32)
+_TEMPS = np.array([0.5, 0.75, 1.25, 2.0], dtype=np.float32)
+SCORE_MODS = {
+    "score_mod silu": ("score * sigmoid(score)", {}, lambda s, b, h, i, j: s * torch.sigmoid(s)),
+    "score_mod table": (
+        f"score + t[h, q_idx - kv_idx + {S - 1}] / 2.0 - 0.1 * abs((q_idx - kv_idx) // 3)",
+        {"t": _TABLE},
+        lambda s, b, h, i, j: (s + torch.tensor(_TABLE, dtype=torch.float64)[h, i - j + S - 1] / 2
+                               - 0.1 * (i - j).div(3, rounding_mode="floor").abs().double())),
+    "score_mod branch": (
+        "where(q_idx >= kv_idx, score / temp[h], 3.0 * tanh(score) + exp(-score ** 2))",
+        {"temp": _TEMPS},
+        lambda s, b, h, i, j: torch.where(
+            i >= j, s / torch.tensor(_TEMPS, dtype=torch.float64)[h],
+            3.0 * torch.tanh(s) + torch.exp(-s * s))),
+}
+for _name, (_text, _tensors, _) in SCORE_MODS.items():
+    VARIANTS[_name] = dict(score_mod=_text, score_tensors=_tensors)
 
 
 @pytest.mark.parametrize("name", VARIANTS)
@@ -81,7 +105,8 @@ def test_fp64_emulation_agrees_with_autograd(name):
                           baseline=False, **kw)
     oracle_kw = dict(causal=kw.get("causal", False), align=kw.get("causal_align", "top-left"),
                      window=kw.get("window"), mask=kw.get("mask"), bias=kw.get("bias"),
-                     alibi=kw.get("alibi_slopes"), softcap=kw.get("softcap"))
+                     alibi=kw.get("alibi_slopes"), softcap=kw.get("softcap"),
+                     score_mod=SCORE_MODS[name][2] if name in SCORE_MODS else None)
     for got, expected in zip((r.o, r.lse, r.dq, r.dk, r.dv), _oracle(q, k, v, do, **oracle_kw)):
         assert got.shape == expected.shape
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
@@ -123,8 +148,8 @@ def test_bad_variant_arguments_are_refused_clearly():
         storch.attention(q, k, v)
     with pytest.raises(ValueError, match="attn_mask: shape \\(3, 3\\) does not broadcast"):
         storch.attention(q, k, v, attn_mask=torch.ones(3, 3, dtype=torch.bool), enable_gqa=True)
-    with pytest.raises(ValueError, match="score_mod=.*arbitrary callable"):
-        storch.flex_attention(q, k, v, score_mod=lambda s, b, h, i, j: s * 2, enable_gqa=True)
+    with pytest.raises(TypeError, match="score_mod: expected a callable"):
+        storch.flex_attention(q, k, v, score_mod="score * 2", enable_gqa=True)
     with pytest.raises(ValueError, match="mask_mod raised"):
         storch.flex_attention(q, k, v, mask_mod=lambda b, h, i, j: 1 / 0, enable_gqa=True)
     with pytest.raises(ValueError, match="softcap"):
@@ -150,12 +175,15 @@ def _recorded(data):
     return [(data, name) for name, case in summary["cases"].items() if "error" not in case]
 
 
-RECORDED = _recorded(DATA) + _recorded(HELD_OUT) + _recorded(LONG)
+SCORE_MOD_DATA = SOURCE_DIR / "tests" / "data" / "torch_score_mods"
+RECORDED = (_recorded(DATA) + _recorded(HELD_OUT) + _recorded(LONG) +
+            _recorded(SCORE_MOD_DATA))
 # Where a preset does not reach every recorded bit (docs/attention_variants.md names the sites):
 # the least share of each output on the recorded rows. cuDNN's kernels are closed; the forward
 # found by simprec discover and fa2's backward with dS scaled before its cast.
 _CUDNN = dict(o=0.995, lse=0.68, dq=0.99, dk=0.99, dv=0.985)
-FLOORS = {"flex_window_b1h2_n700_d64_heldout": dict(dk=0.9995, dv=0.9992)}
+FLOORS = {"flex_window_b1h2_n700_d64_heldout": dict(dk=0.9995, dv=0.9992),
+          "flex_distance-penalty_b1h2_n768_d128_heldout": dict(dq=0.9998, dk=0.9998)}
 
 
 def _floors(name):
@@ -177,3 +205,55 @@ def test_presets_reproduce_the_recorded_kernels(data, name):
     bound = r["run_to_run"]["dq"]
     least = floors.get("dq", 1.0 if bound == 1.0 else bound - 1e-3)
     assert r["dq"] >= least, (r["dq"], bound)
+
+
+def test_flex_attention_traces_any_score_mod():
+    """simprec.torch.flex_attention with plain callables (not SoftCap or Alibi): traced into
+    expressions, emulated in fp64 against the float64 autograd oracle, and each expression as
+    the tracer writes it."""
+    from simprec._score_mod_trace import trace_score_mod
+    q, k, v, do = _inputs(3)
+    tq, tk, tv = (torch.tensor(x, requires_grad=True) for x in (q, k, v))
+    temps = torch.tensor(_TEMPS)
+    fn = SCORE_MODS["score_mod branch"][2]
+    mod = lambda s, b, h, i, j: torch.where(i >= j, s / temps[h],  # noqa: E731
+                                            3.0 * torch.tanh(s) + torch.exp(-s ** 2))
+    assert trace_score_mod(mod)[0] == ("where((q_idx >= kv_idx), (score / t0[h]), ((3.0 * "
+                                       "tanh(score)) + exp((-(score ** 2)))))")
+    o = storch.flex_attention(tq, tk, tv, score_mod=mod, enable_gqa=True, numerics="fp64",
+                          format="fp64")
+    o.backward(torch.tensor(do))
+    expected = _oracle(q, k, v, do, score_mod=fn)
+    for got, want in zip((o.detach().numpy(), tq.grad.numpy(), tk.grad.numpy(), tv.grad.numpy()),
+                         (expected[0], expected[2], expected[3], expected[4])):
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("mod,message", [
+    (lambda s, b, h, i, j: s if s > 0 else 0, "no truth value"),
+    (lambda s, b, h, i, j: torch.cos(s), "cos is not among"),
+    (lambda s, b, h, i, j: s ** 3, r"\*\* 3"),
+    (lambda s, b, h, i, j: s + torch.zeros(4, 4), "used whole"),
+])
+def test_score_mods_simprec_cannot_trace_are_refused_clearly(mod, message):
+    q, k, v, _ = (torch.tensor(x) for x in _inputs())
+    with pytest.raises(ValueError, match=message):
+        storch.flex_attention(q, k, v, score_mod=mod, enable_gqa=True, numerics="fp64",
+                          format="fp64")
+
+
+@pytest.mark.parametrize("text,tensors,message", [
+    ("score +", {}, "column 8: expected an operand"),
+    ("score * nope(score)", {}, "unknown function 'nope'"),
+    ("t[q_idx]", {"t": np.zeros((2, 2), np.float32)}, "2 dimensions, indexed with 1"),
+    ("score + t[q_idx]", {"t": np.zeros(3, np.float32)}, "index 0 is 3, outside"),
+    ("score + q_idx // 0", {}, "division by zero"),
+    ("score + t[0]", {"t": np.array([0.1])}, "not a float32 value"),
+    ("q_idx > 3", {}, "a boolean"),
+])
+def test_bad_score_mods_are_refused_clearly(text, tensors, message):
+    q, k, v, _ = _inputs()
+    with pytest.raises((ValueError, IndexError), match=message):
+        simprec.attention(np.ascontiguousarray(q[:, :2]), k, v, numerics="fp64", format="fp64",
+                          score_mod=text,
+                          score_tensors=tensors, reference=False, baseline=False)
