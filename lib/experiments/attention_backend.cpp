@@ -15,6 +15,7 @@
 #include "lib/attention/options.hpp"
 #include "lib/attention/preset.hpp"
 #include "lib/attention/row_sum_diagnosis.hpp"
+#include "lib/attention/score_mod.hpp"
 #include "lib/inputs/generators.hpp"
 #include "lib/inputs/query_rows.hpp"
 #include "lib/limits/checked_arithmetic.hpp"
@@ -81,6 +82,9 @@ AttentionConfig build_config(const ImplementationSpec& impl) {
   }
   config.masking.softcap = impl.softcap;
   config.masking.alibi_default = impl.alibi_default;
+  if (!impl.score_mod.empty())
+    config.masking.score_mod = std::make_shared<const attention::ScoreMod>(
+        impl.score_mod, std::vector<attention::ScoreModTensor>{});
   return config;
 }
 
@@ -98,6 +102,7 @@ ImplementationSpec implementation_from_json(const nlohmann::json& j) {
   impl.window = j.value("window", std::vector<int64_t>{});
   impl.softcap = j.value("softcap", 0.0);
   impl.alibi_default = j.value("alibi", "") == "default";
+  impl.score_mod = j.value("score_mod", "");
   impl.set = j.value("set", std::vector<std::string>{});
   impl.mitigations = j.value("mitigations", std::vector<std::string>{});
   return impl;

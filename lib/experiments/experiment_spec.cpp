@@ -9,6 +9,7 @@
 #include <span>
 
 #include "lib/attention/masking.hpp"
+#include "lib/attention/score_mod.hpp"
 #include "lib/config/toml_reader.hpp"
 #include "lib/limits/checked_arithmetic.hpp"
 #include "lib/limits/checksums.hpp"
@@ -137,7 +138,7 @@ InputSpec read_input(const TableReader& t, const std::string& name, const fs::pa
 ImplementationSpec read_implementation(const TableReader& t, const std::string& name,
                                        const fs::path& base, const CaseBackend& backend) {
   t.allow_only({"preset", "numerics", "format", "tile", "causal", "causal_align", "window",
-                "softcap", "alibi", "set", "mitigations", "plugin", "kernel"});
+                "softcap", "alibi", "score_mod", "set", "mitigations", "plugin", "kernel"});
   ImplementationSpec impl;
   impl.name = name;
   impl.preset = t.string("preset").value_or("");
@@ -173,6 +174,16 @@ ImplementationSpec read_implementation(const TableReader& t, const std::string& 
     if (*alibi != "default")
       t.fail(nullptr, "alibi: expected \"default\" (per-head slopes: see docs)");
     impl.alibi_default = true;
+  }
+  impl.score_mod = t.string("score_mod").value_or("");
+  if (!impl.score_mod.empty()) {
+    if (impl.softcap > 0 || impl.alibi_default)
+      t.fail(nullptr, "score_mod with softcap or alibi: write them into the score_mod");
+    try {
+      attention::ScoreMod(impl.score_mod, {});
+    } catch (const std::invalid_argument& e) {
+      t.fail(nullptr, e.what());
+    }
   }
   impl.set = t.strings("set").value_or(std::vector<std::string>{});
   impl.mitigations = t.strings("mitigations").value_or(std::vector<std::string>{});
@@ -303,6 +314,7 @@ nlohmann::json ImplementationSpec::to_json() const {
   if (!window.empty()) j["window"] = window;
   if (softcap > 0) j["softcap"] = softcap;
   if (alibi_default) j["alibi"] = "default";
+  if (!score_mod.empty()) j["score_mod"] = score_mod;
   j["set"] = set;
   j["mitigations"] = mitigations;
   return j;

@@ -57,6 +57,7 @@ struct ImplementationSpec {
   double softcap = 0.0;
   std::vector<double> alibi;
   bool alibi_default = false;
+  std::string score_mod;  // an expression (lib/attention/score_mod.hpp) without tensors
   std::vector<std::string> set;
   std::vector<std::string> mitigations;
   std::string plugin, kernel;  // a plugin implementation instead of a preset

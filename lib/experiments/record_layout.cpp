@@ -131,6 +131,7 @@ std::string check_implementation(const json& impl) {
                                   {"window", Kind::kArray},
                                   {"softcap", Kind::kNumberOrNull},
                                   {"alibi", Kind::kString},
+                                  {"score_mod", Kind::kString},
                                   {"set", Kind::kArray},
                                   {"mitigations", Kind::kArray},
                                   {"plugin", Kind::kString},
