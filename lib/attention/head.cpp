@@ -103,15 +103,16 @@ class RoundedAt {
   double div(double x, double y, uint32_t k) const { return a_.div_full_at(site_, x, y, at(k)); }
   double div_const(double x, double c, uint32_t k) const { return mul(x, constant(1.0 / c), k); }
   double tanh(double x, uint32_t k) const { return a_.tanh_at(site_, x, at(k)); }
-  // Triton's exp: ex2.approx of x times fp32(log2 e).
-  double exp(double x, uint32_t k) const {
-    return a_.exp2_at(site_, mul(x, constant(std::numbers::log2e), k), at(k) + 1);
-  }
+  // Inductor's exp on fp32 is libdevice's expf (inlined in the kernels' PTX).
+  double exp(double x, uint32_t k) const { return a_.expf_at(site_, x, at(k)); }
   double exp2(double x, uint32_t k) const { return a_.exp2_at(site_, x, at(k)); }
   double log(double x, uint32_t k) const { return a_.logf_at(site_, x, at(k)); }
   double sqrt(double x, uint32_t) const { return e_.rd(site_, std::sqrt(x)); }
-  // Triton's sigmoid: 1 / (1 + exp(-x)).
-  double sigmoid(double x, uint32_t k) const { return div(1.0, add(1.0, exp(-x, k), k), k); }
+  // Triton's sigmoid: 1 / (1 + exp(-x)), its exp ex2.approx of x times fp32(log2 e).
+  double sigmoid(double x, uint32_t k) const {
+    const double e = a_.exp2_at(site_, mul(-x, constant(std::numbers::log2e), k), at(k) + 1);
+    return div(1.0, add(1.0, e, k), k);
+  }
 
  private:
   uint64_t at(uint32_t k) const { return index_ + 2 * static_cast<uint64_t>(k); }

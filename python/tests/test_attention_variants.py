@@ -183,7 +183,8 @@ RECORDED = (_recorded(DATA) + _recorded(HELD_OUT) + _recorded(LONG) +
 # found by simprec discover and fa2's backward with dS scaled before its cast.
 _CUDNN = dict(o=0.995, lse=0.68, dq=0.99, dk=0.99, dv=0.985)
 FLOORS = {"flex_window_b1h2_n700_d64_heldout": dict(dk=0.9995, dv=0.9992),
-          "flex_distance-penalty_b1h2_n768_d128_heldout": dict(dq=0.9998, dk=0.9998)}
+          "flex_distance-penalty_b1h2_n768_d128_heldout": dict(dq=0.9998, dk=0.9998),
+          "flex_log-sqrt_b1h2_n384_d64_heldout": dict(dq=0.998, dk=0.999)}
 
 
 def _floors(name):

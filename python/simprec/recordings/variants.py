@@ -144,6 +144,13 @@ def _cases():
         c("flex", "temperature", 1, 4, 2, 512, 512, 64, score_mod="temperature", held_out=True),
         c("flex", "exp2-decay", 1, 2, 2, 512, 512, 64, mask="window", score_mod="exp2-decay",
           held_out=True),
+        c("flex", "alibi", 1, 3, 3, 640, 640, 64, mask="causal", score_mod="alibi",
+          held_out=True),
+        c("flex", "exp-bias", 1, 2, 2, 512, 512, 128, score_mod="exp-bias", held_out=True),
+        c("flex", "log-sqrt", 1, 2, 2, 384, 384, 64, score_mod="log-sqrt", held_out=True),
+        c("flex", "distance-penalty", 1, 2, 2, 768, 768, 64, score_mod="distance-penalty",
+          held_out=True),
+        c("flex", "plain", 1, 2, 2, 768, 768, 128, held_out=True),
     ]
 
 
@@ -272,7 +279,7 @@ def _doc_damp(case, torch, device):
 # Score modifications in FlexAttention's form, each exercising other operations: a relative
 # position bias table, a tanh soft-cap plus a bias, SiLU of the score (the score used twice), a
 # distance penalty, a damping across packed documents, a temperature per head (a division by a
-# tensor), a decay by exp2.
+# tensor), decays by exp2, exp, log and sqrt.
 SCORE_MODS = {
     "rel-bias": _rel_bias,
     "tanh-plus-bias": _tanh_plus_bias,
@@ -283,6 +290,10 @@ SCORE_MODS = {
     "temperature": _temperature,
     "exp2-decay": lambda case, torch, device: (
         lambda s, b, h, q, k: s * torch.exp2(-(q - k).float() / 64.0)),
+    "exp-bias": lambda case, torch, device: (
+        lambda s, b, h, q, k: s + torch.exp(-(q - k).abs().float() / 32.0)),
+    "log-sqrt": lambda case, torch, device: (
+        lambda s, b, h, q, k: s - torch.log(1.0 + torch.sqrt((q - k).abs().float()))),
 }
 
 
