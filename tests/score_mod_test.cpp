@@ -180,3 +180,30 @@ TEST(ScoreMod, FaultsAreReportedWithTheirColumn) {
 
 }  // namespace
 }  // namespace simprec::attention
+
+namespace simprec::attention {
+namespace {
+
+TEST(MaskMod, MasksAsItsExpressionSaysAndRefusesWhatIsNoMask) {
+  const MaskMod window("(q_idx >= kv_idx) & (q_idx - kv_idx < w[h])",
+                       {{"w", {2}, {3, 5}, ScoreType::kInt}});
+  for (int64_t h = 0; h < 2; ++h) {
+    for (int64_t q = 0; q < 12; ++q) {
+      for (int64_t k = 0; k < 12; ++k)
+        EXPECT_EQ(window.visible(0, h, q, k), q >= k && q - k < (h == 0 ? 3 : 5));
+    }
+  }
+  EXPECT_THROW(MaskMod("q_idx - kv_idx", {}), std::invalid_argument);
+  try {
+    MaskMod("score > 0", {});
+    ADD_FAILURE() << "a mask_mod with a score was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("mask_mod 'score > 0': column 1: a mask_mod has no score"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(window.visible(0, 2, 0, 0), std::out_of_range);
+}
+
+}  // namespace
+}  // namespace simprec::attention

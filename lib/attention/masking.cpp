@@ -137,6 +137,7 @@ std::string Masking::describe(bool causal) const {
   if (bias) add("bias " + std::to_string(bias->batch) + "x" + std::to_string(bias->heads));
   if (has_alibi()) add(alibi_default ? "alibi (default slopes)" : "alibi");
   if (softcap > 0) add("softcap " + limits::shortest_text(softcap));
+  if (mask_mod) add("mask_mod " + excerpt(mask_mod->text()));
   if (score_mod) add("score_mod " + excerpt(score_mod->text()));
   return out;
 }
@@ -147,9 +148,14 @@ Visibility::Visibility(const Masking& m, bool causal, const AttentionShape& s, i
       left_(m.window_left),
       right_(causal && m.has_window() ? 0 : m.window_right),
       mask_(m.mask.get()),
+      mask_mod_(m.mask_mod.get()),
       b_(problem / s.heads),
       h_(problem % s.heads) {
-  plain_ = offset_ == 0 && left_ < 0 && right_ < 0 && !mask_;
+  plain_ = offset_ == 0 && left_ < 0 && right_ < 0 && !mask_ && !mask_mod_;
+}
+
+bool Visibility::mask_mod_visible(int64_t i, int64_t j) const {
+  return mask_mod_->visible(b_, h_, i, j);
 }
 
 bool Visibility::any(int64_t i0, int64_t i1, int64_t j0, int64_t j1) const {

@@ -15,6 +15,7 @@ namespace simprec::attention {
 
 struct AttentionShape;
 class ScoreMod;
+class MaskMod;
 
 // Where a causal mask's diagonal runs when Sq != Sk: from the first query and key (top-left,
 // key j visible to query i when j <= i: SDPA's is_causal) or from the last of each (bottom-right,
@@ -54,6 +55,7 @@ struct Masking {
   // -1: unbounded on that side. With causal, window_right is 0 whatever it says.
   int64_t window_left = -1, window_right = -1;
   std::shared_ptr<const BroadcastTensor> mask;  // 0: masked
+  std::shared_ptr<const MaskMod> mask_mod;      // an expression (score_mod.hpp); false: masked
   std::shared_ptr<const BroadcastTensor> bias;  // added to the scaled score
   std::vector<double> alibi_slopes;             // per head h: + slope_h (j - i)
   bool alibi_default = false;  // ALiBi with the paper's slopes 2^(-8 (h + 1) / H) (Press et al.)
@@ -72,7 +74,8 @@ struct Masking {
   bool modifies_scores() const { return bias || has_alibi() || softcap > 0 || score_mod; }
   // Whether anything beyond a top-left causal mask is set.
   bool active() const {
-    return causal_align != CausalAlign::kTopLeft || has_window() || mask || modifies_scores();
+    return causal_align != CausalAlign::kTopLeft || has_window() || mask || mask_mod ||
+           modifies_scores();
   }
   // Throws std::invalid_argument on a value out of range or a tensor that does not fit `s`.
   void check(const AttentionShape& s) const;
@@ -89,7 +92,8 @@ class Visibility {
     if (causal_ && j > ia) return false;
     if (left_ >= 0 && j < ia - left_) return false;
     if (right_ >= 0 && j > ia + right_) return false;
-    return !mask_ || mask_->at(b_, h_, i, j) != 0.0;
+    if (mask_ && mask_->at(b_, h_, i, j) == 0.0) return false;
+    return !mask_mod_ || mask_mod_visible(i, j);
   }
   // Whether some (any) or every (all) key of [j0, j1) is visible to some or every query of
   // [i0, i1).
@@ -100,9 +104,12 @@ class Visibility {
   bool plain() const { return plain_; }
 
  private:
+  bool mask_mod_visible(int64_t i, int64_t j) const;
+
   bool causal_, plain_;
   int64_t offset_, left_, right_;
   const BroadcastTensor* mask_;
+  const MaskMod* mask_mod_;
   int64_t b_, h_;
 };
 

@@ -1,5 +1,6 @@
 #include "lib/attention/score_mod.hpp"
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -8,10 +9,13 @@
 
 namespace simprec::attention {
 
-ScoreMod::ScoreMod(std::string text, std::vector<ScoreModTensor> tensors)
-    : text_(std::move(text)), tensors_(std::move(tensors)) {
-  for (size_t t = 0; t < tensors_.size(); ++t) {
-    const ScoreModTensor& x = tensors_[t];
+namespace {
+
+// Each tensor's values fill its dimensions (each above 0, at most 2^40 values), and no name is
+// given twice.
+void check_tensors(const std::vector<ScoreModTensor>& tensors) {
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    const ScoreModTensor& x = tensors[t];
     size_t count = 1;
     for (const int64_t d : x.dims) {
       if (d <= 0 || count > (size_t{1} << 40) / static_cast<size_t>(d))
@@ -25,13 +29,55 @@ ScoreMod::ScoreMod(std::string text, std::vector<ScoreModTensor> tensors)
                                   std::to_string(x.values.size()) + " values for " +
                                   std::to_string(count));
     for (size_t u = 0; u < t; ++u) {
-      if (tensors_[u].name == x.name)
+      if (tensors[u].name == x.name)
         throw std::invalid_argument("score_mod tensor " + excerpt(x.name) + " given twice");
     }
   }
+}
+
+}  // namespace
+
+ScoreMod::ScoreMod(std::string text, std::vector<ScoreModTensor> tensors)
+    : text_(std::move(text)), tensors_(std::move(tensors)) {
+  check_tensors(tensors_);
   const ScoreProgram forward = parse_score_program(text_, tensors_);
   modification_ = contracted(forward);
   derivative_ = contracted(derivative_program(forward));
+}
+
+namespace {
+
+// A mask_mod's float operations in fp32, each correctly rounded (through double, whose rounding
+// to fp32 after one exact-or-rounded double operation is innocuous for +, -, *, / and sqrt).
+struct Fp32 {
+  static double f(double x) { return static_cast<float>(x); }
+  double constant(double c) const { return f(c); }
+  double to_float(double x, uint32_t) const { return f(x); }
+  double add(double x, double y, uint32_t) const { return f(x + y); }
+  double mul(double x, double y, uint32_t) const { return f(x * y); }
+  double fma(double x, double y, double z, uint32_t) const { return f(std::fma(x, y, z)); }
+  double div(double x, double y, uint32_t) const { return f(x / y); }
+  double div_const(double x, double c, uint32_t) const { return f(x * f(1.0 / c)); }
+  double tanh(double x, uint32_t) const { return f(std::tanh(x)); }
+  double exp(double x, uint32_t) const { return f(std::exp(x)); }
+  double exp2(double x, uint32_t) const { return f(std::exp2(x)); }
+  double log(double x, uint32_t) const { return f(std::log(x)); }
+  double sqrt(double x, uint32_t) const { return f(std::sqrt(x)); }
+  double sigmoid(double x, uint32_t) const { return f(1 / (1 + std::exp(-x))); }
+};
+
+}  // namespace
+
+MaskMod::MaskMod(std::string text, std::vector<ScoreModTensor> tensors)
+    : text_(std::move(text)), tensors_(std::move(tensors)) {
+  check_tensors(tensors_);
+  program_ = contracted(parse_score_program(text_, tensors_, /*mask=*/true));
+}
+
+bool MaskMod::visible(int64_t b, int64_t h, int64_t q, int64_t kv) const {
+  thread_local std::vector<double> scratch;
+  const Fp32 arith;
+  return evaluate(program_, tensors_, ScoreModPoint{0, 1, b, h, q, kv}, arith, scratch) != 0;
 }
 
 ScoreMod ScoreMod::softcap_and_alibi(double softcap, const std::vector<double>& slopes) {

@@ -124,8 +124,28 @@ class ScoreMod {
   ScoreProgram modification_, derivative_;
 };
 
-// Building blocks of the constructor (score_mod_*.cpp).
-ScoreProgram parse_score_program(std::string_view text, const std::vector<ScoreModTensor>& t);
+// A mask in FlexAttention's form, mask_mod(b, h, q_idx, kv_idx) -> bool, as an expression of
+// the same language without `score` ("q_idx // 300 == kv_idx // 300"); its float arithmetic, if
+// any, in fp32, each operation correctly rounded.
+class MaskMod {
+ public:
+  // Throws std::invalid_argument as ScoreMod does, and where the value is not a boolean.
+  MaskMod(std::string text, std::vector<ScoreModTensor> tensors);
+  const std::string& text() const { return text_; }
+  // Whether key kv is visible to query q of batch b, head h. Throws std::out_of_range on a
+  // read outside an array.
+  bool visible(int64_t b, int64_t h, int64_t q, int64_t kv) const;
+
+ private:
+  std::string text_;
+  std::vector<ScoreModTensor> tensors_;
+  ScoreProgram program_;
+};
+
+// Building blocks of the constructors (score_mod_*.cpp). `mask`: a mask_mod's text (a boolean,
+// no score) instead of a score_mod's.
+ScoreProgram parse_score_program(std::string_view text, const std::vector<ScoreModTensor>& t,
+                                 bool mask = false);
 ScoreProgram derivative_program(const ScoreProgram& forward);
 // Products feeding sums and differences contracted into fmas; unused nodes removed.
 ScoreProgram contracted(const ScoreProgram& p);

@@ -105,8 +105,8 @@ using Tree = tao::pegtl::parse_tree::node;
 
 class Builder {
  public:
-  Builder(std::string_view text, const std::vector<ScoreModTensor>& tensors)
-      : text_(text), tensors_(tensors) {}
+  Builder(std::string_view text, const std::vector<ScoreModTensor>& tensors, bool mask)
+      : text_(text), tensors_(tensors), mask_(mask) {}
 
   ScoreProgram take(int32_t result) {
     p_.result = result;
@@ -132,8 +132,8 @@ class Builder {
     fail_at(at.begin().column, what);
   }
   [[noreturn]] void fail_at(size_t column, const std::string& what) const {
-    throw std::invalid_argument("score_mod '" + excerpt(text_) + "': column " +
-                                std::to_string(column) + ": " + what);
+    throw std::invalid_argument(std::string(mask_ ? "mask_mod '" : "score_mod '") + excerpt(text_) +
+                                "': column " + std::to_string(column) + ": " + what);
   }
 
   ScoreType type(int32_t k) const { return p_.nodes[k].type; }
@@ -180,7 +180,10 @@ class Builder {
 
   int32_t name(const Tree& n) {
     const std::string s = n.string();
-    if (s == "score") return score();
+    if (s == "score") {
+      if (mask_) fail(n, "a mask_mod has no score (b, h, q_idx and kv_idx decide a mask)");
+      return score();
+    }
     if (s == "b") return input(ScoreOp::kBatch, ScoreType::kInt);
     if (s == "h") return input(ScoreOp::kHead, ScoreType::kInt);
     if (s == "q_idx") return input(ScoreOp::kQuery, ScoreType::kInt);
@@ -424,11 +427,13 @@ class Builder {
   const std::vector<ScoreModTensor>& tensors_;
   ScoreProgram p_;
   int32_t score_ = -1;
+  bool mask_;
 };
 
 }  // namespace
 
-ScoreProgram parse_score_program(std::string_view text, const std::vector<ScoreModTensor>& t) {
+ScoreProgram parse_score_program(std::string_view text, const std::vector<ScoreModTensor>& t,
+                                 bool mask) {
   namespace pg = tao::pegtl;
   pg::memory_input in(text.data(), text.size(), "score_mod");
   std::unique_ptr<Tree> root;
@@ -437,14 +442,22 @@ ScoreProgram parse_score_program(std::string_view text, const std::vector<ScoreM
         pg::parse_tree::parse<grammar::whole, grammar::selector, pg::nothing, grammar::control>(in);
   } catch (const pg::parse_error& e) {
     const size_t column = e.positions().empty() ? 0 : e.positions().front().column;
-    throw std::invalid_argument("score_mod '" + excerpt(text) + "': column " +
-                                std::to_string(column) + ": " + std::string(e.message()));
+    throw std::invalid_argument(std::string(mask ? "mask_mod '" : "score_mod '") + excerpt(text) +
+                                "': column " + std::to_string(column) + ": " +
+                                std::string(e.message()));
   }
   if (!root || root->children.size() != 1)
-    throw std::invalid_argument("score_mod '" + excerpt(text) + "': expected an expression");
-  Builder builder(text, t);
+    throw std::invalid_argument(std::string(mask ? "mask_mod '" : "score_mod '") + excerpt(text) +
+                                "': expected an expression");
+  Builder builder(text, t, mask);
   const int32_t result = builder.build(*root->children[0]);
   ScoreProgram p = builder.take(result);
+  if (mask) {
+    if (p.nodes[p.result].type != ScoreType::kBool)
+      throw std::invalid_argument("mask_mod '" + excerpt(text) +
+                                  "': its value is not a boolean (compare: q_idx >= kv_idx)");
+    return p;
+  }
   if (p.nodes[p.result].type == ScoreType::kBool)
     throw std::invalid_argument("score_mod '" + excerpt(text) +
                                 "': its value is a boolean (a mask belongs in mask_mod)");

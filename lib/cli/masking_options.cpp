@@ -34,13 +34,18 @@ void MaskingOptions::add_to(CLI::App& command) {
   command.add_option("--score-mod", score_mod,
                      "EXPR: a score_mod in FlexAttention's form, e.g. 'score + bias[h, q_idx, "
                      "kv_idx]' (docs/score_mod.md), emulated as Inductor and Triton compile it");
+  command.add_option("--mask-mod", mask_mod,
+                     "EXPR: a mask_mod in FlexAttention's form, e.g. 'q_idx // 256 == kv_idx // "
+                     "256' (false: masked; docs/score_mod.md)");
   command.add_option("--score-tensor", score_tensors,
-                     "NAME=FILE.npy: an array --score-mod reads by NAME (repeatable)");
+                     "NAME=FILE.npy: an array --score-mod and --mask-mod read by NAME "
+                     "(repeatable)");
 }
 
 bool MaskingOptions::any() const {
   return causal_align != "top-left" || !window.empty() || !softcap.empty() || !alibi.empty() ||
-         !mask.empty() || !bias.empty() || !score_mod.empty() || !score_tensors.empty();
+         !mask.empty() || !bias.empty() || !score_mod.empty() || !mask_mod.empty() ||
+         !score_tensors.empty();
 }
 
 namespace {
@@ -131,13 +136,14 @@ attention::Masking MaskingOptions::masking(const attention::AttentionShape& s,
     }
     m.mask = tensor_from(mask, "--mask", s, leading);
     m.bias = tensor_from(bias, "--bias", s, leading);
-    if (!score_mod.empty()) {
-      std::vector<attention::ScoreModTensor> tensors;
-      for (const std::string& spec : score_tensors) tensors.push_back(score_tensor_from(spec));
+    std::vector<attention::ScoreModTensor> tensors;
+    for (const std::string& spec : score_tensors) tensors.push_back(score_tensor_from(spec));
+    if (!score_tensors.empty() && score_mod.empty() && mask_mod.empty())
+      throw UsageError("--score-tensor without --score-mod or --mask-mod");
+    if (!mask_mod.empty())
+      m.mask_mod = std::make_shared<const attention::MaskMod>(mask_mod, tensors);
+    if (!score_mod.empty())
       m.score_mod = std::make_shared<const attention::ScoreMod>(score_mod, std::move(tensors));
-    } else if (!score_tensors.empty()) {
-      throw UsageError("--score-tensor without --score-mod");
-    }
     m.check(s);
   } catch (const UsageError&) {
     throw;

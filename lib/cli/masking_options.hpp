@@ -1,5 +1,5 @@
 // The masking options of `simprec attention` (lib/attention/masking.hpp): --causal-align,
-// --window, --softcap, --alibi, --mask, --bias, --score-mod and --score-tensor.
+// --window, --softcap, --alibi, --mask, --bias, --score-mod, --mask-mod and --score-tensor.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -13,7 +13,7 @@
 namespace simprec::cli {
 
 struct MaskingOptions {
-  std::string causal_align = "top-left", window, softcap, alibi, mask, bias, score_mod;
+  std::string causal_align = "top-left", window, softcap, alibi, mask, bias, score_mod, mask_mod;
   std::vector<std::string> score_tensors;  // NAME=FILE.npy
   void add_to(CLI::App& command);
   bool any() const;

@@ -82,6 +82,9 @@ AttentionConfig build_config(const ImplementationSpec& impl) {
   }
   config.masking.softcap = impl.softcap;
   config.masking.alibi_default = impl.alibi_default;
+  if (!impl.mask_mod.empty())
+    config.masking.mask_mod = std::make_shared<const attention::MaskMod>(
+        impl.mask_mod, std::vector<attention::ScoreModTensor>{});
   if (!impl.score_mod.empty())
     config.masking.score_mod = std::make_shared<const attention::ScoreMod>(
         impl.score_mod, std::vector<attention::ScoreModTensor>{});
@@ -103,6 +106,7 @@ ImplementationSpec implementation_from_json(const nlohmann::json& j) {
   impl.softcap = j.value("softcap", 0.0);
   impl.alibi_default = j.value("alibi", "") == "default";
   impl.score_mod = j.value("score_mod", "");
+  impl.mask_mod = j.value("mask_mod", "");
   impl.set = j.value("set", std::vector<std::string>{});
   impl.mitigations = j.value("mitigations", std::vector<std::string>{});
   return impl;

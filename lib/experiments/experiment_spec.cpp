@@ -138,7 +138,8 @@ InputSpec read_input(const TableReader& t, const std::string& name, const fs::pa
 ImplementationSpec read_implementation(const TableReader& t, const std::string& name,
                                        const fs::path& base, const CaseBackend& backend) {
   t.allow_only({"preset", "numerics", "format", "tile", "causal", "causal_align", "window",
-                "softcap", "alibi", "score_mod", "set", "mitigations", "plugin", "kernel"});
+                "softcap", "alibi", "score_mod", "mask_mod", "set", "mitigations", "plugin",
+                "kernel"});
   ImplementationSpec impl;
   impl.name = name;
   impl.preset = t.string("preset").value_or("");
@@ -181,6 +182,14 @@ ImplementationSpec read_implementation(const TableReader& t, const std::string& 
       t.fail(nullptr, "score_mod with softcap or alibi: write them into the score_mod");
     try {
       attention::ScoreMod(impl.score_mod, {});
+    } catch (const std::invalid_argument& e) {
+      t.fail(nullptr, e.what());
+    }
+  }
+  impl.mask_mod = t.string("mask_mod").value_or("");
+  if (!impl.mask_mod.empty()) {
+    try {
+      attention::MaskMod(impl.mask_mod, {});
     } catch (const std::invalid_argument& e) {
       t.fail(nullptr, e.what());
     }
@@ -315,6 +324,7 @@ nlohmann::json ImplementationSpec::to_json() const {
   if (softcap > 0) j["softcap"] = softcap;
   if (alibi_default) j["alibi"] = "default";
   if (!score_mod.empty()) j["score_mod"] = score_mod;
+  if (!mask_mod.empty()) j["mask_mod"] = mask_mod;
   j["set"] = set;
   j["mitigations"] = mitigations;
   return j;

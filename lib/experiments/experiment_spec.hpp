@@ -57,7 +57,8 @@ struct ImplementationSpec {
   double softcap = 0.0;
   std::vector<double> alibi;
   bool alibi_default = false;
-  std::string score_mod;  // an expression (lib/attention/score_mod.hpp) without tensors
+  std::string score_mod;  // expressions (lib/attention/score_mod.hpp) without tensors
+  std::string mask_mod;
   std::vector<std::string> set;
   std::vector<std::string> mitigations;
   std::string plugin, kernel;  // a plugin implementation instead of a preset

@@ -132,6 +132,7 @@ std::string check_implementation(const json& impl) {
                                   {"softcap", Kind::kNumberOrNull},
                                   {"alibi", Kind::kString},
                                   {"score_mod", Kind::kString},
+                                  {"mask_mod", Kind::kString},
                                   {"set", Kind::kArray},
                                   {"mitigations", Kind::kArray},
                                   {"plugin", Kind::kString},

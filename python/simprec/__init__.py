@@ -280,6 +280,7 @@ def attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, do: Optional[ArrayLike] 
               causal_align: str = "top-left", window: Optional[Tuple[int, int]] = None,
               alibi_slopes: Optional[ArrayLike] = None,
               softcap: Optional[float] = None, score_mod: Optional[str] = None,
+              mask_mod: Optional[str] = None,
               score_tensors: Optional[Mapping[str, ArrayLike]] = None) -> AttentionResult:
     """Emulated attention as `simprec attention` runs it: forward, and backward with dO.
 
@@ -312,7 +313,8 @@ def attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, do: Optional[ArrayLike] 
     expression of score, b, h, q_idx, kv_idx and the arrays of score_tensors (a dict of name:
     array), e.g. "score + bias[h, q_idx, kv_idx]", its arithmetic and derivative emulated as
     Inductor and Triton compile them (docs/score_mod.md; simprec.torch.flex_attention writes it
-    from a callable). Returns an AttentionResult.
+    from a callable); mask_mod, a boolean expression of b, h, q_idx, kv_idx and those arrays
+    (False: masked), e.g. "q_idx // 256 == kv_idx // 256". Returns an AttentionResult.
     """
     numerics = _checks.numerics_spec(numerics)
     _checks.optional_str(format, "format", "bf16")
@@ -343,6 +345,8 @@ def attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, do: Optional[ArrayLike] 
                           _checks.number(softcap, "softcap", "a positive number"),
                           score_mod=_checks.optional_str(score_mod, "score_mod",
                                                          "score + bias[h, q_idx, kv_idx]"),
+                          mask_mod=_checks.optional_str(mask_mod, "mask_mod",
+                                                        "q_idx >= kv_idx"),
                           score_tensors=_score_tensors_argument(score_tensors))
     return AttentionResult(raw)
 

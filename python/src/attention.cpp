@@ -101,7 +101,7 @@ void bind_attention(py::module_& m) {
          const py::object& mask, const py::object& bias, const std::string& causal_align,
          const std::optional<std::pair<int64_t, int64_t>>& window, const py::object& alibi_slopes,
          double softcap, const std::optional<std::string>& score_mod,
-         const py::object& score_tensors) {
+         const std::optional<std::string>& mask_mod, const py::object& score_tensors) {
         const ConfigChoices choices{numerics, format, sets,       mitigations,   tile,
                                     causal,   scale,  seed.value, threads.value, trace};
         attention::AnalysisOptions options;
@@ -111,8 +111,8 @@ void bind_attention(py::module_& m) {
         options.attribute_target = attribute_target;
         options.device_functions = device_functions_argument(device_functions);
         if (attribute && !reference) throw py::value_error("attribute=True needs reference=True");
-        const MaskingArguments masking{mask,         bias,    causal_align, window,
-                                       alibi_slopes, softcap, score_mod,    score_tensors};
+        const MaskingArguments masking{mask,    bias,      causal_align, window,       alibi_slopes,
+                                       softcap, score_mod, mask_mod,     score_tensors};
         return run_attention_call(q, k, v, d_out, choices, input_format, o, lse, options,
                                   max_memory, masking);
       },
@@ -128,7 +128,8 @@ void bind_attention(py::module_& m) {
       py::arg("mask") = py::none(), py::arg("bias") = py::none(),
       py::arg("causal_align") = "top-left", py::arg("window") = py::none(),
       py::arg("alibi_slopes") = py::none(), py::arg("softcap") = 0.0,
-      py::arg("score_mod") = py::none(), py::arg("score_tensors") = py::none());
+      py::arg("score_mod") = py::none(), py::arg("mask_mod") = py::none(),
+      py::arg("score_tensors") = py::none());
   m.def(
       "generate",
       [](const std::string& kind, const std::vector<int64_t>& shape, Seed seed, bool backward,

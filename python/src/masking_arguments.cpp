@@ -91,11 +91,12 @@ attention::Masking masking_argument(const MaskingArguments& a, const attention::
   }
   m.softcap = a.softcap;
   try {
+    std::vector<attention::ScoreModTensor> tensors = score_tensors_argument(a.score_tensors);
+    if (!a.score_tensors.is_none() && !a.score_mod && !a.mask_mod)
+      throw std::invalid_argument("score_tensors without a score_mod or a mask_mod");
+    if (a.mask_mod) m.mask_mod = std::make_shared<const attention::MaskMod>(*a.mask_mod, tensors);
     if (a.score_mod)
-      m.score_mod = std::make_shared<const attention::ScoreMod>(
-          *a.score_mod, score_tensors_argument(a.score_tensors));
-    else if (!a.score_tensors.is_none())
-      throw std::invalid_argument("score_tensors without a score_mod");
+      m.score_mod = std::make_shared<const attention::ScoreMod>(*a.score_mod, std::move(tensors));
     m.check(s);
   } catch (const std::invalid_argument& e) {
     throw py::value_error(e.what());

@@ -20,8 +20,9 @@ struct MaskingArguments {
   std::optional<std::pair<int64_t, int64_t>> window;
   pybind11::object alibi_slopes = pybind11::none();
   double softcap = 0.0;
-  // A score_mod expression (lib/attention/score_mod.hpp) and the arrays it reads by name.
-  std::optional<std::string> score_mod;
+  // score_mod and mask_mod expressions (lib/attention/score_mod.hpp) and the arrays they read by
+  // name.
+  std::optional<std::string> score_mod, mask_mod;
   pybind11::object score_tensors = pybind11::none();
 };
 

@@ -258,3 +258,25 @@ def test_bad_score_mods_are_refused_clearly(text, tensors, message):
         simprec.attention(np.ascontiguousarray(q[:, :2]), k, v, numerics="fp64", format="fp64",
                           score_mod=text,
                           score_tensors=tensors, reference=False, baseline=False)
+
+
+def test_mask_mod_expressions_mask_as_the_arrays_they_describe():
+    """mask_mod as text: the same bits as the boolean array it describes (torch-flex, causal
+    too), and float64 autograd's values in fp64; a mask_mod reads the arrays of score_tensors."""
+    q, k, v, do = _inputs(5)
+    i, j = np.arange(L)[:, None], np.arange(S)[None, :]
+    docs = (np.arange(S) // 13).astype(np.int32)
+    keep = (docs[np.minimum(i, S - 1)] == docs[j]) | (j == 0)
+    for spec, fmt in (("torch-flex", "bf16"), ("fp64", "fp64")):
+        common = dict(numerics=spec, format=fmt, reference=False, baseline=False)
+        by_text = simprec.attention(q, k, v, do, **common, score_tensors={"docs": docs},
+                                    mask_mod="(docs[q_idx] == docs[kv_idx]) | (kv_idx == 0)")
+        by_array = simprec.attention(q, k, v, do, **common, mask=keep)
+        for out in ("o", "lse", "dq", "dk", "dv"):
+            assert np.array_equal(getattr(by_text, out), getattr(by_array, out)), (spec, out)
+    expected = _oracle(q, k, v, do, mask=keep)
+    np.testing.assert_allclose(by_text.o, expected[0], rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="mask_mod 'q_idx - kv_idx': its value is not a boolean"):
+        simprec.attention(q, k, v, mask_mod="q_idx - kv_idx")
+    with pytest.raises(ValueError, match="a mask_mod has no score"):
+        simprec.attention(q, k, v, mask_mod="score > 0")
