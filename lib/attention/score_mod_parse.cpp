@@ -1,6 +1,7 @@
 // The score_mod expression's grammar (PEGTL, Python's precedence) and its typed program:
 // constants folded in double as Python folds them before tracing, an integer meeting a float
 // converted, each fault reported with its column.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
@@ -435,6 +436,20 @@ class Builder {
 ScoreProgram parse_score_program(std::string_view text, const std::vector<ScoreModTensor>& t,
                                  bool mask) {
   namespace pg = tao::pegtl;
+  const std::string what = std::string(mask ? "mask_mod '" : "score_mod '") + excerpt(text) + "'";
+  // The parser and the program's builder recurse once per nesting level and unary operator:
+  // bounded (the unary operators by the length), so that no text can exhaust the stack.
+  constexpr size_t kMaxLength = 2000, kMaxDepth = 100;
+  if (text.size() > kMaxLength)
+    throw std::invalid_argument(what + ": " + std::to_string(text.size()) +
+                                " characters, more than " + std::to_string(kMaxLength));
+  size_t depth = 0, deepest = 0;
+  for (const char c : text) {
+    if (c == '(' || c == '[') deepest = std::max(deepest, ++depth);
+    if ((c == ')' || c == ']') && depth > 0) --depth;
+  }
+  if (deepest > kMaxDepth)
+    throw std::invalid_argument(what + ": nested more than " + std::to_string(kMaxDepth) + " deep");
   pg::memory_input in(text.data(), text.size(), "score_mod");
   std::unique_ptr<Tree> root;
   try {
