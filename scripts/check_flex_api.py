@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """simprec.torch.flex_attention beside PyTorch's own FlexAttention (PyTorch 2.5 or later, CPU
 tensors): the score_mod objects (SoftCap, Alibi) are score_mods torch's flex_attention takes, a
-real BlockMask from create_block_mask gives the emulation the mask its mask_mod gives, and
+plain callable traced by simprec computes in fp64 what torch's flex_attention computes with it,
+a real BlockMask from create_block_mask gives the emulation the mask its mask_mod gives, and
 simprec.torch.attention takes SDPA's CausalBias. Prints one line per check and exits 1 if any
 fails. Run where PyTorch has torch.nn.attention.flex_attention (the GPU machine):
 
@@ -29,7 +30,13 @@ def main():
     window = lambda b, h, i, j: (i >= j) & (i - j < 64)  # noqa: E731
     block_mask = create_block_mask(window, None, None, 256, 256, device="cpu")
     spec = dict(numerics="fp64", format="fp64")
-    for mod in (st.SoftCap(5.0), st.Alibi.default(4)):
+    table = torch.randn(4, 511, generator=g, dtype=torch.float32)
+
+    def rel_bias(score, b, h, q_idx, kv_idx):
+        return torch.where(q_idx - kv_idx < 32, score + table[h, q_idx - kv_idx + 255],
+                           score * torch.sigmoid(score))
+
+    for mod in (st.SoftCap(5.0), st.Alibi.default(4), rel_bias):
         exact = flex_attention(q, k, v, score_mod=mod, block_mask=block_mask)
         emulated = st.flex_attention(q, k, v, score_mod=mod, block_mask=block_mask, **spec)
         by_mask_mod = st.flex_attention(q, k, v, score_mod=mod, mask_mod=window, **spec)
