@@ -133,6 +133,8 @@ double Head::run_score_mod(const ScoreProgram& program, Site site, const ScoreMo
 double Head::modified_score(double x, int64_t i, int64_t j, uint64_t index, double* kept) const {
   if (e_.score_mod) {
     *kept = x;
+    // The program's random bits (stochastic rounding) from index + 7 on: past the scale's and
+    // the bias's.
     const ScoreModPoint at{x, e_.score_scale, p_ / s_.heads, p_ % s_.heads, i, j};
     x = run_score_mod(e_.score_mod->modification(), Site::kS, at, index + 7);
   } else {
