@@ -17,21 +17,7 @@ namespace {
 
 using namespace simprec::attention;
 
-struct Exact {
-  double constant(double c) const { return c; }
-  double to_float(double x, uint32_t) const { return x; }
-  double add(double x, double y, uint32_t) const { return x + y; }
-  double mul(double x, double y, uint32_t) const { return x * y; }
-  double fma(double x, double y, double z, uint32_t) const { return std::fma(x, y, z); }
-  double div(double x, double y, uint32_t) const { return x / y; }
-  double div_const(double x, double c, uint32_t) const { return x / c; }
-  double tanh(double x, uint32_t) const { return std::tanh(x); }
-  double exp(double x, uint32_t) const { return std::exp(x); }
-  double exp2(double x, uint32_t) const { return std::exp2(x); }
-  double log(double x, uint32_t) const { return std::log(x); }
-  double sqrt(double x, uint32_t) const { return std::sqrt(x); }
-  double sigmoid(double x, uint32_t) const { return 1 / (1 + std::exp(-x)); }
-};
+using Exact = ExactScoreArithmetic;
 
 bool same(double a, double b) {
   return std::isnan(a) ? std::isnan(b) : a == b;

@@ -14,22 +14,7 @@
 namespace simprec::attention {
 namespace {
 
-// Every operation in double, unrounded.
-struct Exact {
-  double constant(double c) const { return c; }
-  double to_float(double x, uint32_t) const { return x; }
-  double add(double x, double y, uint32_t) const { return x + y; }
-  double mul(double x, double y, uint32_t) const { return x * y; }
-  double fma(double x, double y, double z, uint32_t) const { return std::fma(x, y, z); }
-  double div(double x, double y, uint32_t) const { return x / y; }
-  double div_const(double x, double c, uint32_t) const { return x / c; }
-  double tanh(double x, uint32_t) const { return std::tanh(x); }
-  double exp(double x, uint32_t) const { return std::exp(x); }
-  double exp2(double x, uint32_t) const { return std::exp2(x); }
-  double log(double x, uint32_t) const { return std::log(x); }
-  double sqrt(double x, uint32_t) const { return std::sqrt(x); }
-  double sigmoid(double x, uint32_t) const { return 1 / (1 + std::exp(-x)); }
-};
+using Exact = ExactScoreArithmetic;
 
 // Every operation rounded to float, as the kernel's fp32 arithmetic (tanh and exp through
 // libm: the contractions are what these tests look at).
@@ -171,6 +156,18 @@ TEST(ScoreMod, FaultsAreReportedWithTheirColumn) {
       ADD_FAILURE() << text << " was accepted";
     } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << text << ": " << e.what();
+    }
+  }
+  // Arrays hold what the kernel loads: fp32 values, 32-bit integers.
+  for (const auto& [tensor, message] :
+       {std::pair<ScoreModTensor, const char*>{{"f", {1}, {0.1}, ScoreType::kFloat},
+                                               "holds 0.1, not a float32 value"},
+        {{"n", {1}, {4294967296.0}, ScoreType::kInt}, "beyond 32-bit integers"}}) {
+    try {
+      const ScoreMod m("score", {tensor});
+      ADD_FAILURE() << tensor.name << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
     }
   }
   const ScoreMod m("score + t[q_idx]", t);

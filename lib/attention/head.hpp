@@ -76,8 +76,8 @@ class Head : private SiteArithmetic {
   // derivative program at (query i, key j) from q.k = t, which forms that product itself, as
   // FlexAttention's backward compiles its joint graph), then what grad_scale does to dS, then
   // cast at ds_cast.
-  double dscore(double p, double dp, double d, uint64_t index, double t = 0.0, int64_t i = 0,
-                int64_t j = 0) const;
+  double dscore(double p, double dp, double d, uint64_t index, double t, int64_t i,
+                int64_t j) const;
   // The q.k of element x of the last scores() block where a score_mod needs it (else 0).
   double kept_score(int64_t x) const { return kept_.empty() ? 0.0 : kept_[x]; }
   // A score_mod's program at the point, each floating-point operation rounded at `site`.

@@ -16,27 +16,6 @@ namespace simprec::attention {
 
 namespace {
 
-// A score_mod's operations in double, unrounded: the modification as written.
-struct ExactArithmetic {
-  double constant(double c) const { return c; }
-  double to_float(double x, uint32_t) const { return x; }
-  double add(double x, double y, uint32_t) const { return x + y; }
-  double mul(double x, double y, uint32_t) const { return x * y; }
-  double fma(double x, double y, double z, uint32_t) const { return std::fma(x, y, z); }
-  double div(double x, double y, uint32_t) const { return x / y; }
-  double div_const(double x, double c, uint32_t) const { return x / c; }
-  double tanh(double x, uint32_t) const { return std::tanh(x); }
-  double exp(double x, uint32_t) const { return std::exp(x); }
-  double exp2(double x, uint32_t) const { return std::exp2(x); }
-  double log(double x, uint32_t) const { return std::log(x); }
-  double sqrt(double x, uint32_t) const { return std::sqrt(x); }
-  double sigmoid(double x, uint32_t) const { return 1.0 / (1.0 + std::exp(-x)); }
-};
-
-}  // namespace
-
-namespace {
-
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // C = A (m x k, lda) B (k x n, ldb) with every element a Dot2 (twice-working-precision) dot
@@ -102,6 +81,7 @@ AttentionOutputs reference_attention(const AttentionInputs& inputs, double scale
     out.dv.assign(s.problems() * s.nk * s.dv, 0.0);
     out.delta.assign(s.problems() * s.nq, 0.0);
   }
+  const std::shared_ptr<const ScoreMod> mod = masking.score_program(s.heads);
   parallel_for(s.problems(), threads, [&](int64_t p) {
     const int64_t nq = s.nq, nk = s.nk, d = s.d, dv = s.dv;
     const double* q = inputs.q.data() + p * nq * d;
@@ -116,9 +96,8 @@ AttentionOutputs reference_attention(const AttentionInputs& inputs, double scale
     static const double kOne = 1.0;
     const Visibility visible(masking, causal, s, p);
     // With a score modification, each score's q.k (its derivative program starts there).
-    const std::shared_ptr<const ScoreMod> mod = masking.score_program(s.heads);
     std::vector<double> raw(mod ? nq * nk : 0), scratch;
-    const ExactArithmetic exact;
+    const ExactScoreArithmetic exact;
     const int64_t batch = p / s.heads, head = p % s.heads;
     for (int64_t i = 0; i < nq; ++i) {
       double* prow = prob.data() + i * nk;

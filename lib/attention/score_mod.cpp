@@ -11,8 +11,8 @@ namespace simprec::attention {
 
 namespace {
 
-// Each tensor's values fill its dimensions (each above 0, at most 2^40 values), and no name is
-// given twice.
+// Each tensor's values fill its dimensions (each above 0, at most 2^40 values) and are what the
+// kernel loads (floats fp32 values, integers within 32 bits), and no name is given twice.
 void check_tensors(const std::vector<ScoreModTensor>& tensors) {
   for (size_t t = 0; t < tensors.size(); ++t) {
     const ScoreModTensor& x = tensors[t];
@@ -28,6 +28,16 @@ void check_tensors(const std::vector<ScoreModTensor>& tensors) {
       throw std::invalid_argument("score_mod tensor " + excerpt(x.name) + ": " +
                                   std::to_string(x.values.size()) + " values for " +
                                   std::to_string(count));
+    for (const double v : x.values) {
+      const bool fits = x.type == ScoreType::kFloat
+                            ? (std::isnan(v) || static_cast<double>(static_cast<float>(v)) == v)
+                            : std::fabs(v) <= 2147483647.0;
+      if (!fits)
+        throw std::invalid_argument(
+            "score_mod tensor " + excerpt(x.name) + ": holds " + limits::shortest_text(v) +
+            (x.type == ScoreType::kFloat ? ", not a float32 value (the kernel computes in float32)"
+                                         : ", beyond 32-bit integers"));
+    }
     for (size_t u = 0; u < t; ++u) {
       if (tensors[u].name == x.name)
         throw std::invalid_argument("score_mod tensor " + excerpt(x.name) + " given twice");

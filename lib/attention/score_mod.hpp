@@ -16,6 +16,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -150,6 +151,24 @@ ScoreProgram derivative_program(const ScoreProgram& forward);
 // Products feeding sums and differences contracted into fmas; unused nodes removed.
 ScoreProgram contracted(const ScoreProgram& p);
 const char* score_op_name(ScoreOp op);
+
+// Every floating-point operation of a program in double, unrounded: the expression as written
+// (the fp64 reference's arithmetic).
+struct ExactScoreArithmetic {
+  double constant(double c) const { return c; }
+  double to_float(double x, uint32_t) const { return x; }
+  double add(double x, double y, uint32_t) const { return x + y; }
+  double mul(double x, double y, uint32_t) const { return x * y; }
+  double fma(double x, double y, double z, uint32_t) const { return std::fma(x, y, z); }
+  double div(double x, double y, uint32_t) const { return x / y; }
+  double div_const(double x, double c, uint32_t) const { return x / c; }
+  double tanh(double x, uint32_t) const { return std::tanh(x); }
+  double exp(double x, uint32_t) const { return std::exp(x); }
+  double exp2(double x, uint32_t) const { return std::exp2(x); }
+  double log(double x, uint32_t) const { return std::log(x); }
+  double sqrt(double x, uint32_t) const { return std::sqrt(x); }
+  double sigmoid(double x, uint32_t) const { return 1.0 / (1.0 + std::exp(-x)); }
+};
 
 // Evaluates a program: Arith supplies the floating-point operations (rounded as the kernel
 // does, or exact); integer and boolean operations are exact here. Throws std::out_of_range on

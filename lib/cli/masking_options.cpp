@@ -90,17 +90,6 @@ attention::ScoreModTensor score_tensor_from(const std::string& spec) {
   } catch (const std::exception& e) {
     throw UsageError("--score-tensor " + limits::excerpt(t.name) + ": " + e.what());
   }
-  for (const double x : t.values) {
-    const bool fits = t.type == attention::ScoreType::kFloat
-                          ? (std::isnan(x) || static_cast<double>(static_cast<float>(x)) == x)
-                          : std::fabs(x) <= 2147483647.0;
-    if (!fits)
-      throw UsageError("--score-tensor " + limits::excerpt(t.name) + ": holds " +
-                       limits::shortest_text(x) +
-                       (t.type == attention::ScoreType::kFloat
-                            ? ", not a float32 value (the kernel computes in float32)"
-                            : ", beyond 32-bit integers"));
-  }
   return t;
 }
 

@@ -18,6 +18,13 @@ import torch
 _FUNCTIONS = {torch.tanh: "tanh", torch.exp: "exp", torch.exp2: "exp2", torch.log: "log",
               torch.sqrt: "sqrt", torch.sigmoid: "sigmoid", torch.abs: "abs"}
 _METHODS = {"tanh", "exp", "exp2", "log", "sqrt", "sigmoid", "abs"}
+# torch's arithmetic functions and Tensor operators, as the traced value's own operators.
+_BINARY = {torch.add: "__add__", torch.sub: "__sub__", torch.mul: "__mul__",
+           torch.div: "__truediv__", torch.Tensor.__add__: "__add__",
+           torch.Tensor.__radd__: "__radd__", torch.Tensor.__sub__: "__sub__",
+           torch.Tensor.__rsub__: "__rsub__", torch.Tensor.__mul__: "__mul__",
+           torch.Tensor.__rmul__: "__rmul__", torch.Tensor.__truediv__: "__truediv__",
+           torch.Tensor.__rtruediv__: "__rtruediv__"}
 
 
 class _Trace:
@@ -173,12 +180,7 @@ class Traced:
             return _load(args[0], args[1], trace)
         if func in (torch.Tensor.to, torch.Tensor.float) and isinstance(args[0], Traced):
             return args[0].to(*args[1:], **kwargs) if func is torch.Tensor.to else args[0].float()
-        binary = {torch.add: "__add__", torch.sub: "__sub__", torch.mul: "__mul__",
-                  torch.div: "__truediv__", torch.Tensor.__add__: "__add__",
-                  torch.Tensor.__radd__: "__radd__", torch.Tensor.__sub__: "__sub__",
-                  torch.Tensor.__rsub__: "__rsub__", torch.Tensor.__mul__: "__mul__",
-                  torch.Tensor.__rmul__: "__rmul__", torch.Tensor.__truediv__: "__truediv__",
-                  torch.Tensor.__rtruediv__: "__rtruediv__"}.get(func)
+        binary = _BINARY.get(func)
         if binary is not None and len(args) == 2 and not kwargs:
             a, b = args
             if isinstance(a, Traced):

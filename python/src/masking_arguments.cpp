@@ -4,7 +4,6 @@
 
 #include <pybind11/numpy.h>
 
-#include <cmath>
 #include <stdexcept>
 #include <vector>
 
@@ -50,17 +49,6 @@ std::vector<attention::ScoreModTensor> score_tensors_argument(const py::object& 
     const auto a = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(raw);
     t.dims.assign(a.shape(), a.shape() + a.ndim());
     t.values.assign(a.data(), a.data() + a.size());
-    for (const double x : t.values) {
-      const bool fits = t.type == attention::ScoreType::kFloat
-                            ? (std::isnan(x) || static_cast<double>(static_cast<float>(x)) == x)
-                            : std::fabs(x) <= 2147483647.0;
-      if (!fits)
-        throw py::value_error("score_tensors[" + t.name + "]: holds " +
-                              py::str(py::float_(x)).cast<std::string>() +
-                              (t.type == attention::ScoreType::kFloat
-                                   ? ", not a float32 value (the kernel computes in float32)"
-                                   : ", beyond 32-bit integers"));
-    }
     out.push_back(std::move(t));
   }
   return out;
